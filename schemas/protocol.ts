@@ -1,0 +1,287 @@
+// The subset of the codex app-server protocol (0.171) the harness relies on. Unknown fields are kept by decoding with
+// `onExcessProperty: "preserve"`, and unknown item types fall through to `OtherItem`, so a newer app-server never breaks us.
+// `npm run protocol:check` holds every struct here to the JSON schema the pinned binary generates.
+import { Schema } from "effect"
+
+const optionalNullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optional(Schema.NullOr(schema))
+
+export const AskForApproval = Schema.Literal("untrusted", "on-request", "never")
+export type AskForApproval = typeof AskForApproval.Type
+export const SandboxMode = Schema.Literal("read-only", "workspace-write", "danger-full-access")
+export type SandboxMode = typeof SandboxMode.Type
+export const ApprovalsReviewer = Schema.Literal("user", "auto_review", "guardian_subagent")
+export const Personality = Schema.Literal("none", "friendly", "pragmatic")
+
+// ---- initialize (v1) ----
+export const ClientInfo = Schema.Struct({
+  name: Schema.String,
+  title: optionalNullable(Schema.String),
+  version: Schema.String
+})
+export const InitializeCapabilities = Schema.Struct({
+  experimentalApi: Schema.optional(Schema.Boolean),
+  optOutNotificationMethods: optionalNullable(Schema.Array(Schema.String))
+})
+export const InitializeParams = Schema.Struct({
+  clientInfo: ClientInfo,
+  capabilities: optionalNullable(InitializeCapabilities)
+})
+export type InitializeParams = typeof InitializeParams.Type
+export const InitializeResponse = Schema.Struct({
+  userAgent: Schema.String,
+  codexHome: Schema.String,
+  platformFamily: Schema.String,
+  platformOs: Schema.String
+})
+export type InitializeResponse = typeof InitializeResponse.Type
+
+// ---- items and turns ----
+export const AgentMessageItem = Schema.Struct({
+  type: Schema.Literal("agentMessage"),
+  id: Schema.String,
+  text: Schema.String,
+  phase: optionalNullable(Schema.Unknown)
+})
+export const UserMessageItem = Schema.Struct({
+  type: Schema.Literal("userMessage"),
+  id: Schema.String,
+  content: Schema.Array(Schema.Unknown)
+})
+export const ReasoningItem = Schema.Struct({
+  type: Schema.Literal("reasoning"),
+  id: Schema.String,
+  summary: Schema.optional(Schema.Array(Schema.String)),
+  content: Schema.optional(Schema.Array(Schema.String))
+})
+export const PlanItem = Schema.Struct({
+  type: Schema.Literal("plan"),
+  id: Schema.String,
+  text: Schema.String
+})
+export const ImageGenerationItem = Schema.Struct({
+  type: Schema.Literal("imageGeneration"),
+  id: Schema.String,
+  status: Schema.String,
+  savedPath: optionalNullable(Schema.String)
+})
+export const ContextCompactionItem = Schema.Struct({
+  type: Schema.Literal("contextCompaction"),
+  id: Schema.String
+})
+export const DynamicToolCallItem = Schema.Struct({
+  type: Schema.Literal("dynamicToolCall"),
+  id: Schema.String,
+  tool: Schema.String,
+  namespace: optionalNullable(Schema.String),
+  arguments: Schema.Unknown,
+  status: Schema.String
+})
+/** Every other item kind (command executions, file changes, MCP calls, ...) passes through untyped. */
+export const OtherItem = Schema.Struct({ type: Schema.String, id: Schema.String })
+export const ThreadItem = Schema.Union(
+  AgentMessageItem,
+  UserMessageItem,
+  ReasoningItem,
+  PlanItem,
+  ImageGenerationItem,
+  ContextCompactionItem,
+  DynamicToolCallItem,
+  OtherItem
+)
+export type ThreadItem = typeof ThreadItem.Type
+
+export const TurnStatus = Schema.Literal("completed", "interrupted", "failed", "inProgress")
+export type TurnStatus = typeof TurnStatus.Type
+export const TurnError = Schema.Struct({
+  message: Schema.String,
+  codexErrorInfo: optionalNullable(Schema.Unknown),
+  additionalDetails: optionalNullable(Schema.String)
+})
+export const Turn = Schema.Struct({
+  id: Schema.String,
+  status: TurnStatus,
+  items: Schema.Array(ThreadItem),
+  error: optionalNullable(TurnError)
+})
+export type Turn = typeof Turn.Type
+
+export const Thread = Schema.Struct({
+  id: Schema.String,
+  modelProvider: Schema.String,
+  model: optionalNullable(Schema.String),
+  preview: Schema.String,
+  ephemeral: Schema.Boolean,
+  cwd: Schema.String
+})
+export type Thread = typeof Thread.Type
+
+// ---- user input ----
+export const TextInput = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
+export const LocalImageInput = Schema.Struct({ type: Schema.Literal("localImage"), path: Schema.String })
+export const UserInput = Schema.Union(TextInput, LocalImageInput)
+export type UserInput = typeof UserInput.Type
+
+// ---- thread/start, thread/resume ----
+const threadOptions = {
+  model: optionalNullable(Schema.String),
+  modelProvider: optionalNullable(Schema.String),
+  cwd: optionalNullable(Schema.String),
+  approvalPolicy: optionalNullable(AskForApproval),
+  approvalsReviewer: optionalNullable(ApprovalsReviewer),
+  sandbox: optionalNullable(SandboxMode),
+  personality: optionalNullable(Personality),
+  serviceTier: optionalNullable(Schema.String),
+  baseInstructions: optionalNullable(Schema.String),
+  developerInstructions: optionalNullable(Schema.String),
+  config: optionalNullable(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}
+export const ThreadStartParams = Schema.Struct({
+  ...threadOptions,
+  ephemeral: optionalNullable(Schema.Boolean)
+})
+export type ThreadStartParams = typeof ThreadStartParams.Type
+export const ThreadResumeParams = Schema.Struct({
+  ...threadOptions,
+  threadId: Schema.String,
+  excludeTurns: Schema.optional(Schema.Boolean)
+})
+export type ThreadResumeParams = typeof ThreadResumeParams.Type
+
+const threadOpened = {
+  thread: Thread,
+  model: Schema.String,
+  modelProvider: Schema.String,
+  cwd: Schema.String,
+  approvalPolicy: Schema.Unknown,
+  sandbox: Schema.Unknown
+}
+export const ThreadStartResponse = Schema.Struct(threadOpened)
+export type ThreadStartResponse = typeof ThreadStartResponse.Type
+export const ThreadResumeResponse = Schema.Struct(threadOpened)
+export type ThreadResumeResponse = typeof ThreadResumeResponse.Type
+
+// ---- turn/start, turn/interrupt ----
+export const TurnStartParams = Schema.Struct({
+  threadId: Schema.String,
+  input: Schema.Array(UserInput),
+  model: optionalNullable(Schema.String),
+  cwd: optionalNullable(Schema.String),
+  approvalPolicy: optionalNullable(AskForApproval),
+  approvalsReviewer: optionalNullable(ApprovalsReviewer),
+  personality: optionalNullable(Personality),
+  serviceTier: optionalNullable(Schema.String)
+})
+export type TurnStartParams = typeof TurnStartParams.Type
+export const TurnStartResponse = Schema.Struct({ turn: Turn })
+export type TurnStartResponse = typeof TurnStartResponse.Type
+
+export const TurnInterruptParams = Schema.Struct({ threadId: Schema.String, turnId: Schema.String })
+export const TurnInterruptResponse = Schema.Struct({})
+
+// ---- notifications ----
+export const ThreadStartedNotification = Schema.Struct({ thread: Thread })
+export const TurnStartedNotification = Schema.Struct({ threadId: Schema.String, turn: Turn })
+export const TurnCompletedNotification = Schema.Struct({ threadId: Schema.String, turn: Turn })
+export type TurnCompletedNotification = typeof TurnCompletedNotification.Type
+export const ItemStartedNotification = Schema.Struct({
+  threadId: Schema.String,
+  turnId: Schema.String,
+  item: ThreadItem
+})
+export const ItemCompletedNotification = Schema.Struct({
+  threadId: Schema.String,
+  turnId: Schema.String,
+  item: ThreadItem
+})
+export type ItemCompletedNotification = typeof ItemCompletedNotification.Type
+export const AgentMessageDeltaNotification = Schema.Struct({
+  threadId: Schema.String,
+  turnId: Schema.String,
+  itemId: Schema.String,
+  delta: Schema.String
+})
+export const ErrorNotification = Schema.Struct({
+  threadId: Schema.String,
+  turnId: Schema.String,
+  willRetry: Schema.Boolean,
+  error: TurnError
+})
+export type ErrorNotification = typeof ErrorNotification.Type
+
+// ---- server requests in general ----
+/** Every server request the harness routes carries the thread it belongs to; the rest of its params stay untyped here. */
+export const ThreadScopedRequestParams = Schema.Struct({ threadId: Schema.String })
+
+// ---- the contract: which methods we call and which notifications we read, with their generated-schema names ----
+export interface MethodContract {
+  readonly params: Schema.Schema.AnyNoContext
+  readonly result: Schema.Schema.AnyNoContext
+  /** definition names in the generated JSON schema */
+  readonly paramsDefinition: string
+  readonly resultDefinition: string
+}
+export const ClientMethods = {
+  initialize: {
+    params: InitializeParams,
+    result: InitializeResponse,
+    paramsDefinition: "InitializeParams",
+    resultDefinition: "InitializeResponse"
+  },
+  "thread/start": {
+    params: ThreadStartParams,
+    result: ThreadStartResponse,
+    paramsDefinition: "ThreadStartParams",
+    resultDefinition: "ThreadStartResponse"
+  },
+  "thread/resume": {
+    params: ThreadResumeParams,
+    result: ThreadResumeResponse,
+    paramsDefinition: "ThreadResumeParams",
+    resultDefinition: "ThreadResumeResponse"
+  },
+  "turn/start": {
+    params: TurnStartParams,
+    result: TurnStartResponse,
+    paramsDefinition: "TurnStartParams",
+    resultDefinition: "TurnStartResponse"
+  },
+  "turn/interrupt": {
+    params: TurnInterruptParams,
+    result: TurnInterruptResponse,
+    paramsDefinition: "TurnInterruptParams",
+    resultDefinition: "TurnInterruptResponse"
+  }
+} as const satisfies Record<string, MethodContract>
+export type ClientMethod = keyof typeof ClientMethods
+
+export const ServerNotifications = {
+  "thread/started": { schema: ThreadStartedNotification, definition: "ThreadStartedNotification" },
+  "turn/started": { schema: TurnStartedNotification, definition: "TurnStartedNotification" },
+  "turn/completed": { schema: TurnCompletedNotification, definition: "TurnCompletedNotification" },
+  "item/started": { schema: ItemStartedNotification, definition: "ItemStartedNotification" },
+  "item/completed": { schema: ItemCompletedNotification, definition: "ItemCompletedNotification" },
+  "item/agentMessage/delta": { schema: AgentMessageDeltaNotification, definition: "AgentMessageDeltaNotification" },
+  error: { schema: ErrorNotification, definition: "ErrorNotification" }
+} as const
+export type ServerNotificationMethod = keyof typeof ServerNotifications
+
+/** Item kinds the harness reads, each held to the matching variant of the generated ThreadItem union. */
+export const ThreadItemContracts = [
+  { schema: AgentMessageItem, definition: "AgentMessageThreadItem" },
+  { schema: UserMessageItem, definition: "UserMessageThreadItem" },
+  { schema: ReasoningItem, definition: "ReasoningThreadItem" },
+  { schema: PlanItem, definition: "PlanThreadItem" },
+  { schema: ImageGenerationItem, definition: "ImageGenerationThreadItem" },
+  { schema: ContextCompactionItem, definition: "ContextCompactionThreadItem" },
+  { schema: DynamicToolCallItem, definition: "DynamicToolCallThreadItem" }
+] as const
+
+/** Server-request methods the harness knows of; any other still gets an answer (an error when nobody handles it). */
+export const ServerRequestMethods = [
+  "item/commandExecution/requestApproval",
+  "item/fileChange/requestApproval",
+  "item/permissions/requestApproval",
+  "item/tool/call",
+  "item/tool/requestUserInput",
+  "mcpServer/elicitation/request"
+] as const

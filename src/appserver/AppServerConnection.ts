@@ -1,0 +1,327 @@
+// One JSON-RPC session with an app-server over a transport: the initialize handshake, request/response correlation
+// with per-request timeouts, server requests routed to handlers registered within a Scope, notifications fanned out to
+// subscribers, and a once-only termination that fails every pending request. It is the only code that reads or writes
+// the wire; it never interprets turns or threads beyond routing by threadId.
+import { Cause, Deferred, Duration, Effect, Exit, Option, PubSub, Schema, Scope, Stream } from "effect"
+import type { ParseOptions } from "effect/SchemaAST"
+import { ErrorCodes, type NotificationMessage, type RequestId, type RequestMessage } from "../../schemas/jsonrpc.js"
+import { type ClientMethod, ClientMethods, type InitializeResponse } from "../../schemas/protocol.js"
+import {
+  AppServerExited,
+  type ConnectionClosed,
+  ConnectionRetired,
+  ProtocolDecodeError,
+  type RequestError,
+  RequestTimedOut,
+  RpcError
+} from "./errors.js"
+import type { FramedLine } from "./LineFramer.js"
+import type { TransportHandle } from "./Transport.js"
+
+export interface ConnectionOptions {
+  readonly clientName?: string | undefined
+  readonly clientVersion?: string | undefined
+  /** default timeout of a request; individual requests may override it */
+  readonly requestTimeout?: Duration.DurationInput | undefined
+  readonly notificationBuffer?: number | undefined
+}
+
+export const defaults = {
+  requestTimeout: Duration.seconds(60),
+  notificationBuffer: 4_096
+} as const
+
+/** What a server-request handler fails with: becomes the JSON-RPC error reply. */
+export interface HandlerFailure {
+  readonly code: number
+  readonly message: string
+  readonly data?: unknown
+}
+
+export type ServerRequestHandler = (request: RequestMessage) => Effect.Effect<unknown, HandlerFailure>
+
+export interface ServerRequestRoute {
+  /** method name, or a predicate over the whole request (e.g. method + threadId) */
+  readonly match: string | ((request: RequestMessage) => boolean)
+  readonly handle: ServerRequestHandler
+}
+
+export type Params<M extends ClientMethod> = (typeof ClientMethods)[M]["params"]["Type"]
+export type Result<M extends ClientMethod> = (typeof ClientMethods)[M]["result"]["Type"]
+
+export interface RequestOptions {
+  readonly timeout?: Duration.DurationInput | undefined
+}
+
+export interface ConnectionStats {
+  readonly malformedLines: number
+  readonly oversizedLines: number
+  readonly unmatchedResponses: number
+  readonly pendingRequests: number
+}
+
+export interface AppServerConnection {
+  readonly initialize: InitializeResponse
+  /** a typed request from the protocol contract; the result is decoded, unknown fields kept */
+  readonly request: <M extends ClientMethod>(
+    method: M,
+    params: Params<M>,
+    options?: RequestOptions
+  ) => Effect.Effect<Result<M>, RequestError>
+  /** any method, untyped result */
+  readonly requestRaw: (method: string, params: unknown, options?: RequestOptions) => Effect.Effect<unknown, RequestError>
+  readonly notify: (method: string, params?: unknown) => Effect.Effect<void, ConnectionClosed>
+  /**
+   * Subscribes now (so nothing emitted after this returns is missed) and yields the notifications as a stream,
+   * optionally only those whose params carry this threadId. Ends with the subscription's scope.
+   */
+  readonly subscribe: (
+    filter?: { readonly threadId?: string | undefined }
+  ) => Effect.Effect<Stream.Stream<NotificationMessage>, never, Scope.Scope>
+  /** installs a server-request handler for the lifetime of the current Scope; newer routes win */
+  readonly handle: (route: ServerRequestRoute) => Effect.Effect<void, never, Scope.Scope>
+  /** waits until the connection ends and yields why */
+  readonly terminated: Effect.Effect<ConnectionClosed>
+  readonly terminationCause: Effect.Effect<Option.Option<ConnectionClosed>>
+  /** fails every current and future request with ConnectionRetired and lets the process exit */
+  readonly retire: (reason: string) => Effect.Effect<void>
+  readonly stats: Effect.Effect<ConnectionStats>
+  readonly pid: number | undefined
+}
+
+interface Pending {
+  readonly method: string
+  readonly deferred: Deferred.Deferred<unknown, RequestError>
+}
+
+const preserve: ParseOptions = { onExcessProperty: "preserve", errors: "first" }
+
+// compiled once: decoding a result is on the hot path of every request
+const resultDecoders = new Map<string, (u: unknown) => Effect.Effect<unknown, ProtocolDecodeError>>(
+  Object.entries(ClientMethods).map(([method, contract]) => {
+    const decode = Schema.decodeUnknown(contract.result as Schema.Schema<unknown>, preserve)
+    return [
+      method,
+      (u: unknown) =>
+        decode(u).pipe(Effect.mapError((e) => new ProtocolDecodeError({ method, detail: e.message.split("\n")[0] ?? "" })))
+    ] as const
+  })
+)
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+const isRequestId = (u: unknown): u is RequestId => typeof u === "string" || (typeof u === "number" && Number.isInteger(u))
+
+/** Connects over an already-spawned transport and performs the handshake. The connection lives as long as the Scope. */
+export const make = (
+  transport: TransportHandle,
+  options: ConnectionOptions = {}
+): Effect.Effect<AppServerConnection, RequestError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const requestTimeout = options.requestTimeout ?? defaults.requestTimeout
+    const pending = new Map<number, Pending>()
+    let nextId = 0
+    let routes: ReadonlyArray<ServerRequestRoute> = []
+    let cause: ConnectionClosed | undefined
+    const counters = { malformedLines: 0, oversizedLines: 0, unmatchedResponses: 0 }
+    const terminatedDeferred = yield* Deferred.make<ConnectionClosed>()
+    const notifications = yield* PubSub.bounded<NotificationMessage>(options.notificationBuffer ?? defaults.notificationBuffer)
+    yield* Scope.addFinalizer(scope, PubSub.shutdown(notifications))
+
+    const terminate = (why: ConnectionClosed) =>
+      Effect.suspend(() => {
+        if (cause !== undefined) return Effect.void
+        cause = why
+        const failing = [...pending.values()]
+        pending.clear()
+        return Effect.forEach(failing, (p) => Deferred.fail(p.deferred, why), { discard: true }).pipe(
+          Effect.zipRight(Deferred.succeed(terminatedDeferred, why))
+        )
+      })
+
+    const write = (message: unknown) =>
+      Effect.suspend(() => transport.send(JSON.stringify(message)))
+
+    const reply = (id: RequestId, outcome: Exit.Exit<unknown, HandlerFailure>) =>
+      write(
+        Exit.isSuccess(outcome)
+          ? { id, result: outcome.value ?? {} }
+          : Option.match(Cause.failureOption(outcome.cause), {
+              onSome: (f) => ({ id, error: f.data === undefined ? { code: f.code, message: f.message } : f }),
+              onNone: () => ({ id, error: { code: ErrorCodes.internalError, message: "the harness handler was interrupted" } })
+            })
+      )
+
+    const routeServerRequest = (request: RequestMessage) => {
+      const route = routes.find((r) => (typeof r.match === "string" ? r.match === request.method : r.match(request)))
+      const run: Effect.Effect<unknown, HandlerFailure> =
+        route === undefined
+          ? Effect.fail({ code: ErrorCodes.methodNotFound, message: `no handler for ${request.method} in this harness` })
+          : Effect.suspend(() => route.handle(request))
+      // handlers may wait on people: never block the reader
+      return run.pipe(
+        Effect.exit,
+        Effect.flatMap((exit) => reply(request.id, exit)),
+        Effect.forkIn(scope),
+        Effect.asVoid
+      )
+    }
+
+    const settleResponse = (message: Record<string, unknown>) =>
+      Effect.suspend(() => {
+        const id = message.id
+        const entry = typeof id === "number" ? pending.get(id) : undefined
+        if (entry === undefined) {
+          counters.unmatchedResponses++
+          return Effect.logDebug("response for an unknown request id").pipe(Effect.annotateLogs("id", String(id)))
+        }
+        pending.delete(id as number)
+        const error = message.error
+        if (isRecord(error)) {
+          return Deferred.fail(
+            entry.deferred,
+            new RpcError({
+              method: entry.method,
+              code: typeof error.code === "number" ? error.code : ErrorCodes.internalError,
+              rpcMessage: typeof error.message === "string" ? error.message : "unknown error",
+              data: error.data
+            })
+          )
+        }
+        return Deferred.succeed(entry.deferred, message.result)
+      })
+
+    const onLine = (line: FramedLine): Effect.Effect<void> => {
+      if (line._tag === "Oversized") {
+        counters.oversizedLines++
+        return Effect.logWarning(`dropped an oversized line from the app-server (${line.bytes} bytes)`)
+      }
+      let message: unknown
+      try {
+        message = JSON.parse(line.text)
+      } catch {
+        counters.malformedLines++
+        return Effect.logWarning("ignored a line from the app-server that is not JSON")
+      }
+      if (!isRecord(message)) {
+        counters.malformedLines++
+        return Effect.logWarning("ignored a JSON line from the app-server that is not an object")
+      }
+      const method = message.method
+      if (typeof method === "string") {
+        if ("id" in message) {
+          if (!isRequestId(message.id)) {
+            counters.malformedLines++
+            return Effect.logWarning(`ignored server request ${method} with an invalid id`)
+          }
+          return routeServerRequest({ id: message.id, method, params: message.params })
+        }
+        return PubSub.publish(notifications, { method, params: message.params })
+      }
+      if ("id" in message && ("result" in message || "error" in message)) return settleResponse(message)
+      counters.malformedLines++
+      return Effect.logWarning("ignored a message from the app-server that is neither request, response nor notification")
+    }
+
+    // one reader fiber for the whole connection; it ends when stdout closes
+    const reader = yield* transport.incoming.pipe(Stream.runForEach(onLine), Effect.forkIn(scope))
+
+    // termination: stdout closing or the process exiting, whichever comes first; give the other a moment
+    yield* Effect.gen(function* () {
+      const first = yield* Effect.raceFirst(
+        reader.await.pipe(Effect.as("reader" as const)),
+        transport.exited.pipe(Effect.as("exit" as const))
+      )
+      if (first === "exit") yield* reader.await.pipe(Effect.timeout(Duration.seconds(1)), Effect.ignore)
+      const info = yield* transport.exited.pipe(Effect.timeoutOption(Duration.seconds(1)))
+      const stderrTail = yield* transport.stderrTail
+      yield* terminate(
+        new AppServerExited({
+          exitCode: Option.match(info, { onNone: () => null, onSome: (i) => i.exitCode }),
+          signal: Option.match(info, { onNone: () => null, onSome: (i) => i.signal }),
+          stderrTail
+        })
+      )
+    }).pipe(Effect.forkIn(scope))
+    // closing the scope means the harness is done with it: anyone still waiting gets a clear cause
+    yield* Scope.addFinalizer(scope, terminate(new ConnectionRetired({ reason: "its scope closed" })))
+
+    const requestRaw = (method: string, params: unknown, requestOptions?: RequestOptions) =>
+      Effect.gen(function* () {
+        if (cause !== undefined) return yield* Effect.fail(cause)
+        const id = nextId++
+        const deferred = yield* Deferred.make<unknown, RequestError>()
+        pending.set(id, { method, deferred })
+        const sent = yield* write({ id, method, params: params ?? {} })
+        if (!sent) {
+          pending.delete(id)
+          return yield* Effect.fail(yield* terminatedCauseNow)
+        }
+        const timeout = requestOptions?.timeout ?? requestTimeout
+        return yield* Deferred.await(deferred).pipe(
+          Effect.timeoutFail({
+            duration: timeout,
+            onTimeout: () => new RequestTimedOut({ method, timeoutMs: Duration.toMillis(timeout) })
+          }),
+          Effect.ensuring(Effect.sync(() => pending.delete(id)))
+        )
+      })
+
+    // stdin refused a write: the process is going away, so wait (briefly) for the real cause
+    const terminatedCauseNow = Deferred.await(terminatedDeferred).pipe(
+      Effect.timeoutOption(Duration.seconds(2)),
+      Effect.map(Option.getOrElse(() => new AppServerExited({ exitCode: null, signal: null, stderrTail: "" }) as ConnectionClosed))
+    )
+
+    const request = <M extends ClientMethod>(method: M, params: Params<M>, requestOptions?: RequestOptions) =>
+      requestRaw(method, params, requestOptions).pipe(Effect.flatMap((u) => resultDecoders.get(method)!(u))) as Effect.Effect<
+        Result<M>,
+        RequestError
+      >
+
+    const notify = (method: string, params?: unknown) =>
+      Effect.suspend(() => {
+        if (cause !== undefined) return Effect.fail(cause)
+        return write(params === undefined ? { method } : { method, params }).pipe(
+          Effect.flatMap((sent) => (sent ? Effect.void : Effect.flatMap(terminatedCauseNow, Effect.fail)))
+        )
+      })
+
+    const initialize = yield* request("initialize", {
+      clientInfo: { name: options.clientName ?? "codex-harness", title: "codex-harness", version: options.clientVersion ?? "0.1.0" },
+      capabilities: { experimentalApi: true }
+    })
+    yield* notify("initialized")
+
+    return {
+      initialize,
+      request,
+      requestRaw,
+      notify,
+      subscribe: (filter) =>
+        Effect.gen(function* () {
+          const dequeue = yield* PubSub.subscribe(notifications)
+          const threadId = filter?.threadId
+          const all = Stream.fromQueue(dequeue)
+          return threadId === undefined
+            ? all
+            : Stream.filter(all, (n) => isRecord(n.params) && n.params.threadId === threadId)
+        }),
+      handle: (route) =>
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            routes = [route, ...routes]
+          }),
+          () =>
+            Effect.sync(() => {
+              routes = routes.filter((r) => r !== route)
+            })
+        ),
+      terminated: Deferred.await(terminatedDeferred),
+      terminationCause: Effect.sync(() => Option.fromNullable(cause)),
+      retire: (reason) =>
+        terminate(new ConnectionRetired({ reason })).pipe(Effect.zipRight(transport.endInput)),
+      stats: Effect.sync(() => ({ ...counters, pendingRequests: pending.size })),
+      pid: transport.pid
+    } satisfies AppServerConnection
+  })

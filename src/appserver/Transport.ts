@@ -1,0 +1,157 @@
+// Owns the app-server child process: spawning it in its own process group, framing its stdout into lines, keeping a
+// bounded stderr tail, and the shutdown sequence (end stdin, wait for the exit, then kill the group). It never parses
+// JSON-RPC; that is the connection's job.
+import { NodeStream } from "@effect/platform-node"
+import { Context, Deferred, Duration, Effect, Layer, Option, Scope, Stream } from "effect"
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import { mkdirSync } from "node:fs"
+import * as CodexBinary from "./CodexBinary.js"
+import { SpawnFailed } from "./errors.js"
+import { type FramedLine, LineFramer } from "./LineFramer.js"
+
+export interface TransportOptions {
+  /** explicit codex executable; default: the native binary of the installed @openai/codex */
+  readonly codexBin?: string | undefined
+  /** CODEX_HOME for this app-server; created when missing. Default: inherit the user's */
+  readonly codexHome?: string | undefined
+  /** extra codex arguments placed before `app-server` (e.g. `-c key=value` pairs) */
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly env?: Readonly<Record<string, string>> | undefined
+  readonly cwd?: string | undefined
+  readonly maxLineBytes?: number | undefined
+  readonly stderrTailChars?: number | undefined
+  /** how long to wait for a clean exit after stdin is closed before SIGKILL */
+  readonly exitGrace?: Duration.DurationInput | undefined
+}
+
+export const defaults = {
+  maxLineBytes: 8 * 1024 * 1024,
+  stderrTailChars: 2_000,
+  exitGrace: Duration.seconds(5)
+} as const
+
+export interface ExitInfo {
+  readonly exitCode: number | null
+  readonly signal: string | null
+}
+
+export interface TransportHandle {
+  readonly pid: number | undefined
+  /** stdout framed into lines; ends when stdout closes. Single consumer. */
+  readonly incoming: Stream.Stream<FramedLine>
+  /** writes one message line (the newline is added); false when stdin is already closed */
+  readonly send: (line: string) => Effect.Effect<boolean>
+  /** completes when the process has exited */
+  readonly exited: Effect.Effect<ExitInfo>
+  readonly stderrTail: Effect.Effect<string>
+  /** closes stdin: the app-server exits by itself soon after */
+  readonly endInput: Effect.Effect<void>
+}
+
+/** Spawns app-server transports. Live: a real child process. Tests: `MockAppServer`. */
+export class Transport extends Context.Tag("codex-harness/Transport")<
+  Transport,
+  {
+    readonly spawn: (
+      options: TransportOptions
+    ) => Effect.Effect<TransportHandle, SpawnFailed | CodexBinary.CodexBinaryNotFound, Scope.Scope>
+  }
+>() {}
+
+const killGroup = (pid: number | undefined, signal: NodeJS.Signals) => {
+  if (pid === undefined) return
+  try {
+    process.kill(-pid, signal)
+  } catch {
+    // ESRCH: the group is already gone
+  }
+}
+
+const spawnProcess = (options: TransportOptions) =>
+  Effect.gen(function* () {
+    const codex = yield* CodexBinary.resolve(options.codexBin)
+    const env: Record<string, string | undefined> = { ...process.env, ...options.env }
+    if (options.codexHome !== undefined) {
+      const home = options.codexHome
+      yield* Effect.try({
+        try: () => mkdirSync(home, { recursive: true }),
+        catch: (e) => new SpawnFailed({ command: codex.command, reason: `cannot create CODEX_HOME ${home}: ${describe(e)}` })
+      })
+      env.CODEX_HOME = home
+    }
+    const argv = [...codex.prefixArgs, ...(options.args ?? []), "app-server"]
+    const maxLineBytes = options.maxLineBytes ?? defaults.maxLineBytes
+    const tailChars = options.stderrTailChars ?? defaults.stderrTailChars
+    const exitGrace = options.exitGrace ?? defaults.exitGrace
+
+    const exitDeferred = yield* Deferred.make<ExitInfo>()
+    let stderrTail = ""
+
+    const child = yield* Effect.acquireRelease(
+      Effect.async<ChildProcessWithoutNullStreams, SpawnFailed>((resume) => {
+        const proc = spawn(codex.command, argv, {
+          stdio: ["pipe", "pipe", "pipe"],
+          // own process group: the commands the app-server starts can be signalled with it
+          detached: true,
+          env,
+          cwd: options.cwd
+        })
+        const onError = (error: Error) => resume(Effect.fail(new SpawnFailed({ command: codex.command, reason: describe(error) })))
+        proc.once("error", onError)
+        proc.once("spawn", () => {
+          proc.off("error", onError)
+          // later pipe errors (EPIPE after the peer died) surface as exit, never as an uncaught exception
+          proc.on("error", () => {})
+          proc.stdin.on("error", () => {})
+          resume(Effect.succeed(proc))
+        })
+        proc.once("exit", (code, signal) => Deferred.unsafeDone(exitDeferred, Effect.succeed({ exitCode: code, signal })))
+        proc.stderr.setEncoding("utf8")
+        proc.stderr.on("data", (text: string) => {
+          stderrTail = (stderrTail + text).slice(-tailChars)
+        })
+      }),
+      (proc) =>
+        Effect.gen(function* () {
+          proc.stdin.end()
+          const clean = yield* Deferred.await(exitDeferred).pipe(Effect.timeoutOption(exitGrace))
+          if (Option.isNone(clean)) {
+            killGroup(proc.pid, "SIGKILL")
+            yield* Deferred.await(exitDeferred)
+          }
+          // anything the app-server left in its group goes with it
+          killGroup(proc.pid, "SIGKILL")
+        })
+    )
+
+    const incoming = NodeStream.fromReadable<never, Uint8Array>(() => child.stdout, () => undefined as never, {
+      closeOnDone: false
+    }).pipe(
+      Stream.catchAllCause(() => Stream.empty),
+      Stream.mapAccum(new LineFramer(maxLineBytes), (framer, chunk) => [framer, framer.push(chunk)] as const),
+      Stream.flattenIterables
+    )
+
+    const handle: TransportHandle = {
+      pid: child.pid,
+      incoming,
+      send: (line) =>
+        Effect.async<boolean>((resume) => {
+          const stdin = child.stdin
+          if (!stdin.writable) return resume(Effect.succeed(false))
+          stdin.write(line + "\n", (error) => resume(Effect.succeed(error == null)))
+        }),
+      exited: Deferred.await(exitDeferred),
+      stderrTail: Effect.sync(() => stderrTail),
+      endInput: Effect.sync(() => {
+        child.stdin.end()
+      })
+    }
+    return handle
+  })
+
+const describe = (error: unknown): string =>
+  error instanceof Error ? ((error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : error.message) : String(error)
+
+/** The real thing: `codex app-server` over stdio. */
+export const NodeTransportLive = Layer.succeed(Transport, { spawn: spawnProcess })

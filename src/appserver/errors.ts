@@ -1,0 +1,73 @@
+// Typed failures of the app-server room. Each carries a one-line human `message` so the CLI can print it as is.
+import { Schema } from "effect"
+
+export class SpawnFailed extends Schema.TaggedError<SpawnFailed>()("SpawnFailed", {
+  command: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `could not start the codex app-server (${this.command}): ${this.reason}`
+  }
+}
+
+/** The app-server process ended (on its own, killed, or its stdout closed); every pending request fails with this. */
+export class AppServerExited extends Schema.TaggedError<AppServerExited>()("AppServerExited", {
+  exitCode: Schema.NullOr(Schema.Number),
+  signal: Schema.NullOr(Schema.String),
+  stderrTail: Schema.String
+}) {
+  override get message() {
+    const how = this.signal !== null ? `killed by ${this.signal}` : `exited with code ${this.exitCode ?? "unknown"}`
+    const tail = lastLine(this.stderrTail)
+    return `the codex app-server ${how}${tail === "" ? "" : `: ${tail}`}`
+  }
+}
+
+/** The pool retired the client (for instance after an unconfirmed interrupt): retryable on a fresh client. */
+export class ConnectionRetired extends Schema.TaggedError<ConnectionRetired>()("ConnectionRetired", {
+  reason: Schema.String
+}) {
+  readonly retryable = true
+  override get message() {
+    return `the app-server client was retired (${this.reason}); retry on a fresh client`
+  }
+}
+
+export class RequestTimedOut extends Schema.TaggedError<RequestTimedOut>()("RequestTimedOut", {
+  method: Schema.String,
+  timeoutMs: Schema.Number
+}) {
+  override get message() {
+    return `the app-server did not answer ${this.method} within ${this.timeoutMs} ms`
+  }
+}
+
+/** The app-server answered a request with a JSON-RPC error. */
+export class RpcError extends Schema.TaggedError<RpcError>()("RpcError", {
+  method: Schema.String,
+  code: Schema.Number,
+  rpcMessage: Schema.String,
+  data: Schema.optional(Schema.Unknown)
+}) {
+  override get message() {
+    return `${this.method} failed (${this.code}): ${this.rpcMessage}`
+  }
+}
+
+/** A message from the app-server did not have the shape our schemas rely on. */
+export class ProtocolDecodeError extends Schema.TaggedError<ProtocolDecodeError>()("ProtocolDecodeError", {
+  method: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `unexpected ${this.method} payload from the app-server: ${this.detail}`
+  }
+}
+
+export type ConnectionClosed = AppServerExited | ConnectionRetired
+export type RequestError = ConnectionClosed | RequestTimedOut | RpcError | ProtocolDecodeError
+
+export const lastLine = (text: string): string => {
+  const lines = text.trim().split("\n")
+  return (lines[lines.length - 1] ?? "").trim()
+}

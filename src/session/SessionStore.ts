@@ -1,0 +1,120 @@
+// Where session records live. The file-backed store keeps one JSONL file per session under `<stateDir>/sessions`;
+// the in-memory store is for tests and embedders that keep their own. A corrupt line never hides the rest of a file.
+import { Context, Effect, Layer, Schema } from "effect"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { SessionRecord } from "../../schemas/session.js"
+
+export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("SessionStoreError", {
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `session store ${this.path}: ${this.reason}`
+  }
+}
+
+export class InvalidSessionId extends Schema.TaggedError<InvalidSessionId>()("InvalidSessionId", {
+  sessionId: Schema.String
+}) {
+  override get message() {
+    return `invalid session id ${JSON.stringify(this.sessionId)}: use letters, digits, '.', '_' or '-' (at most 128)`
+  }
+}
+
+export interface CorruptLine {
+  readonly line: number
+  readonly reason: string
+}
+
+export interface SessionContents {
+  readonly records: ReadonlyArray<SessionRecord>
+  readonly corrupt: ReadonlyArray<CorruptLine>
+}
+
+export interface SessionStoreService {
+  readonly append: (sessionId: string, record: SessionRecord) => Effect.Effect<void, SessionStoreError | InvalidSessionId>
+  readonly read: (sessionId: string) => Effect.Effect<SessionContents, SessionStoreError | InvalidSessionId>
+  /** where a session's records are kept, for messages (a path, or a description for non-file stores) */
+  readonly locate: (sessionId: string) => string
+}
+
+export class SessionStore extends Context.Tag("codex-harness/SessionStore")<SessionStore, SessionStoreService>() {}
+
+const validId = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
+export const checkSessionId = (sessionId: string): Effect.Effect<string, InvalidSessionId> =>
+  validId.test(sessionId) && !sessionId.includes("..")
+    ? Effect.succeed(sessionId)
+    : Effect.fail(new InvalidSessionId({ sessionId }))
+
+const encodeRecord = Schema.encodeSync(Schema.parseJson(SessionRecord))
+const decodeRecord = Schema.decodeUnknownEither(Schema.parseJson(SessionRecord))
+
+/** Parses a JSONL body; bad lines are reported by number and skipped. */
+export const parseLines = (body: string): SessionContents => {
+  const records: Array<SessionRecord> = []
+  const corrupt: Array<CorruptLine> = []
+  const lines = body.split("\n")
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!
+    if (line.trim() === "") continue
+    const decoded = decodeRecord(line)
+    if (decoded._tag === "Right") records.push(decoded.right)
+    else corrupt.push({ line: i + 1, reason: decoded.left.message.split("\n")[0] ?? "unreadable" })
+  }
+  return { records, corrupt }
+}
+
+export const fileStore = (stateDir: string): SessionStoreService => {
+  const dir = path.join(stateDir, "sessions")
+  const locate = (sessionId: string) => path.join(dir, `${sessionId}.jsonl`)
+  const fail = (file: string) => (e: unknown) =>
+    new SessionStoreError({ path: file, reason: e instanceof Error ? e.message.replace(/^[A-Z]+: /, "") : String(e) })
+  return {
+    locate,
+    append: (sessionId, record) =>
+      checkSessionId(sessionId).pipe(
+        Effect.flatMap((id) => {
+          const file = locate(id)
+          return Effect.tryPromise({
+            try: async () => {
+              await fs.mkdir(dir, { recursive: true })
+              // one write per record with O_APPEND: a crash can only tear the last line, which reading skips
+              await fs.appendFile(file, encodeRecord(record) + "\n", { encoding: "utf8", mode: 0o600 })
+            },
+            catch: fail(file)
+          })
+        })
+      ),
+    read: (sessionId) =>
+      checkSessionId(sessionId).pipe(
+        Effect.flatMap((id) => {
+          const file = locate(id)
+          return Effect.tryPromise({
+            try: () => fs.readFile(file, "utf8").catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? "" : Promise.reject(e))),
+            catch: fail(file)
+          }).pipe(Effect.map(parseLines))
+        })
+      )
+  }
+}
+
+export const memoryStore = (): SessionStoreService => {
+  const sessions = new Map<string, Array<SessionRecord>>()
+  return {
+    locate: (sessionId) => `memory:${sessionId}`,
+    append: (sessionId, record) =>
+      checkSessionId(sessionId).pipe(
+        Effect.map((id) => {
+          const list = sessions.get(id) ?? []
+          list.push(record)
+          sessions.set(id, list)
+        })
+      ),
+    read: (sessionId) =>
+      checkSessionId(sessionId).pipe(Effect.map((id) => ({ records: [...(sessions.get(id) ?? [])], corrupt: [] })))
+  }
+}
+
+export const fileLayer = (stateDir: string) => Layer.succeed(SessionStore, fileStore(stateDir))
+export const memoryLayer = Layer.sync(SessionStore, memoryStore)

@@ -1,0 +1,402 @@
+/**
+ * A scripted stand-in for the OpenAI Responses API, served over real HTTP on
+ * 127.0.0.1 so the real `codex app-server` can talk to it (tests, offline demo).
+ *
+ * Each `POST /v1/responses` is recorded, then answered with the first matching
+ * rule, else the next queued reply, else the fallback. Replies are streamed as
+ * server-sent events in the shape Codex parses (see APP-SERVER-FACTS.md).
+ */
+import { Deferred, Effect, FiberId, FiberSet } from "effect"
+import type { Scope } from "effect"
+import * as Http from "node:http"
+import type { AddressInfo, Socket } from "node:net"
+import * as Zlib from "node:zlib"
+
+export type ReplyStep =
+  | { readonly type: "message"; readonly text: string }
+  | { readonly type: "reasoning"; readonly text: string }
+  | {
+    readonly type: "function_call"
+    readonly name: string
+    /** An object is JSON-encoded; a string is sent as is (lets tests send malformed JSON). */
+    readonly arguments: unknown
+    readonly callId?: string
+    readonly namespace?: string
+  }
+  | { readonly type: "custom_tool_call"; readonly name: string; readonly input: string; readonly callId?: string }
+  | { readonly type: "pause"; readonly ms: number }
+  | { readonly type: "hang" }
+  | { readonly type: "fail"; readonly message: string }
+
+export type Reply =
+  | { readonly steps: ReadonlyArray<ReplyStep> }
+  | { readonly httpStatus: number; readonly body?: string }
+
+export interface ScriptRule {
+  readonly whenRequestIncludes: string
+  readonly reply: Reply
+  readonly once?: boolean
+}
+
+export interface ScriptedModelOptions {
+  /** FIFO queue, one reply consumed per POST. */
+  readonly replies?: ReadonlyArray<Reply>
+  /** Checked before the queue, in order; the first whose substring occurs in the raw body wins. */
+  readonly rules?: ReadonlyArray<ScriptRule>
+  /** Used when no rule matched and the queue is empty. Default: one message "ok". */
+  readonly fallback?: Reply
+}
+
+export interface RecordedRequest {
+  readonly method: string
+  readonly url: string
+  readonly body: string
+  /** The parsed body, or undefined when it is not JSON. */
+  readonly json: unknown
+}
+
+export interface ScriptedModel {
+  readonly port: number
+  /** Base URL for a provider's `base_url`, e.g. "http://127.0.0.1:PORT/v1". */
+  readonly url: string
+  readonly enqueue: (...replies: ReadonlyArray<Reply>) => Effect.Effect<void>
+  readonly addRule: (rule: ScriptRule) => Effect.Effect<void>
+  /** Every POST /v1/responses, oldest first; only the last MAX_RECORDED_REQUESTS are kept. */
+  readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /** Waits until at least n POSTs have arrived in total, then returns the log as `requests` does. */
+  readonly waitForRequests: (n: number) => Effect.Effect<ReadonlyArray<RecordedRequest>>
+}
+
+/**
+ * Cap on the request log. Codex request bodies carry the instructions and tool
+ * list (tens of KB each), so an unbounded log in a long demo would grow without
+ * limit; 10,000 is far beyond what any test sends.
+ */
+const MAX_RECORDED_REQUESTS = 10_000
+
+const USAGE = {
+  input_tokens: 10,
+  input_tokens_details: null,
+  output_tokens: 5,
+  output_tokens_details: null,
+  total_tokens: 15
+} as const
+
+export const reply: {
+  readonly text: (text: string) => Reply
+  readonly steps: (...steps: ReadonlyArray<ReplyStep>) => Reply
+  readonly httpError: (status: number, body?: string) => Reply
+} = {
+  text: (text) => ({ steps: [{ type: "message", text }] }),
+  steps: (...steps) => ({ steps }),
+  httpError: (status, body) => (body === undefined ? { httpStatus: status } : { httpStatus: status, body })
+}
+
+const DEFAULT_FALLBACK: Reply = reply.text("ok")
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+const jsonError = (message: string): string => JSON.stringify({ error: { message, type: "scripted_model_error" } })
+
+// Real clients may compress request bodies; decode the common encodings so rules and the log see plain text.
+const decodeBody = (raw: Buffer, encoding: string | undefined): string => {
+  try {
+    switch (encoding?.trim().toLowerCase()) {
+      case "gzip":
+        return Zlib.gunzipSync(raw).toString("utf8")
+      case "deflate":
+        return Zlib.inflateSync(raw).toString("utf8")
+      case "br":
+        return Zlib.brotliDecompressSync(raw).toString("utf8")
+      default:
+        return raw.toString("utf8")
+    }
+  } catch {
+    return raw.toString("utf8")
+  }
+}
+
+// Resolves when the client goes away (or the socket is destroyed at shutdown), so a
+// hanging or pausing stream stops instead of outliving its connection.
+const awaitClientGone = (res: Http.ServerResponse): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    if (res.destroyed) {
+      resume(Effect.void)
+      return
+    }
+    const onClose = () => resume(Effect.void)
+    res.once("close", onClose)
+    return Effect.sync(() => res.off("close", onClose))
+  })
+
+// A real timer rather than Effect.sleep: the server talks to real processes, so a
+// TestClock in the caller's context must not freeze it. Interruption clears the timer.
+const realSleep = (ms: number): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    const timer = setTimeout(() => resume(Effect.void), Math.max(0, ms))
+    return Effect.sync(() => clearTimeout(timer))
+  })
+
+export const make = (options: ScriptedModelOptions = {}): Effect.Effect<ScriptedModel, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    // Plain mutable state: node callbacks and Effect code share one JS thread, so
+    // every access below is atomic with respect to the others.
+    const queue: Array<Reply> = [...(options.replies ?? [])]
+    const rules: Array<ScriptRule> = [...(options.rules ?? [])]
+    const fallback = options.fallback ?? DEFAULT_FALLBACK
+    const log: Array<RecordedRequest> = []
+    let totalRequests = 0
+    // Replaced on every request: waiters block on the current one, then re-check the count.
+    let requestArrived = Deferred.unsafeMake<void>(FiberId.none)
+    let responseCounter = 0
+
+    const record = (entry: RecordedRequest): void => {
+      log.push(entry)
+      if (log.length > MAX_RECORDED_REQUESTS) log.splice(0, log.length - MAX_RECORDED_REQUESTS)
+      totalRequests++
+      const signal = requestArrived
+      requestArrived = Deferred.unsafeMake<void>(FiberId.none)
+      Deferred.unsafeDone(signal, Effect.void)
+    }
+
+    const chooseReply = (body: string): Reply => {
+      const index = rules.findIndex((rule) => body.includes(rule.whenRequestIncludes))
+      const rule = index >= 0 ? rules[index] : undefined
+      if (rule !== undefined) {
+        if (rule.once === true) rules.splice(index, 1)
+        return rule.reply
+      }
+      return queue.shift() ?? fallback
+    }
+
+    const streamReply = (res: Http.ServerResponse, steps: ReadonlyArray<ReplyStep>): Effect.Effect<void> =>
+      Effect.gen(function*() {
+        const n = ++responseCounter
+        const responseId = `resp_${n}`
+        res.writeHead(200, {
+          "content-type": "text/event-stream",
+          "cache-control": "no-cache",
+          connection: "keep-alive"
+        })
+        // Returns false once the client is gone, so the script stops early.
+        const send = (type: string, data: Record<string, unknown>): boolean => {
+          if (res.destroyed || res.writableEnded) return false
+          res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`)
+          return true
+        }
+
+        if (!send("response.created", { response: { id: responseId, status: "in_progress" } })) return
+        let outputIndex = 0
+        for (const step of steps) {
+          const itemIndex = outputIndex
+          const itemId = `${step.type}_${n}_${itemIndex}`
+          const callId = `call_${n}_${itemIndex}`
+          switch (step.type) {
+            case "message": {
+              outputIndex++
+              const item = {
+                type: "message",
+                role: "assistant",
+                id: itemId,
+                status: "completed",
+                content: [{ type: "output_text", text: step.text, annotations: [] }]
+              }
+              // `added` carries no text: the delta supplies it, as with the real API.
+              send("response.output_item.added", {
+                output_index: itemIndex,
+                item: { ...item, status: "in_progress", content: [] }
+              })
+              send("response.output_text.delta", {
+                item_id: itemId,
+                output_index: itemIndex,
+                content_index: 0,
+                delta: step.text
+              })
+              if (!send("response.output_item.done", { output_index: itemIndex, item })) return
+              break
+            }
+            case "reasoning": {
+              outputIndex++
+              const item = { type: "reasoning", id: itemId, summary: [{ type: "summary_text", text: step.text }] }
+              send("response.output_item.added", { output_index: itemIndex, item: { ...item, summary: [] } })
+              send("response.reasoning_summary_text.delta", {
+                item_id: itemId,
+                output_index: itemIndex,
+                summary_index: 0,
+                delta: step.text
+              })
+              if (!send("response.output_item.done", { output_index: itemIndex, item })) return
+              break
+            }
+            case "function_call": {
+              outputIndex++
+              const item = {
+                type: "function_call",
+                id: itemId,
+                status: "completed",
+                name: step.name,
+                arguments: typeof step.arguments === "string" ? step.arguments : JSON.stringify(step.arguments ?? {}),
+                call_id: step.callId ?? callId,
+                ...(step.namespace === undefined ? {} : { namespace: step.namespace })
+              }
+              send("response.output_item.added", { output_index: itemIndex, item })
+              if (!send("response.output_item.done", { output_index: itemIndex, item })) return
+              break
+            }
+            case "custom_tool_call": {
+              outputIndex++
+              const item = {
+                type: "custom_tool_call",
+                id: itemId,
+                status: "completed",
+                name: step.name,
+                input: step.input,
+                call_id: step.callId ?? callId
+              }
+              send("response.output_item.added", { output_index: itemIndex, item })
+              if (!send("response.output_item.done", { output_index: itemIndex, item })) return
+              break
+            }
+            case "pause":
+              yield* realSleep(step.ms)
+              break
+            case "hang":
+              // Never completes; the race in answer() ends it when the client or the server goes.
+              return yield* Effect.never
+            case "fail":
+              send("response.failed", {
+                response: {
+                  id: responseId,
+                  status: "failed",
+                  error: { code: "server_error", message: step.message },
+                  usage: null
+                }
+              })
+              res.end()
+              return
+          }
+        }
+        send("response.completed", { response: { id: responseId, status: "completed", usage: USAGE } })
+        res.end()
+      })
+
+    const answer = (res: Http.ServerResponse, body: string): Effect.Effect<void> => {
+      const chosen = chooseReply(body)
+      if ("httpStatus" in chosen) {
+        return Effect.sync(() => {
+          const text = chosen.body ?? jsonError(`scripted HTTP ${chosen.httpStatus}`)
+          const isJson = chosen.body === undefined || parseJson(chosen.body) !== undefined
+          res.writeHead(chosen.httpStatus, {
+            "content-type": isJson ? "application/json" : "text/plain; charset=utf-8",
+            "content-length": Buffer.byteLength(text)
+          })
+          res.end(text)
+        })
+      }
+      return Effect.raceFirst(streamReply(res, chosen.steps), awaitClientGone(res))
+    }
+
+    // Handler fibers live in a FiberSet tied to this scope: closing it interrupts
+    // every stream still running, which also clears pending pause timers.
+    const run = yield* FiberSet.makeRuntime<never>()
+
+    const sockets = new Set<Socket>()
+
+    const onRequest = (req: Http.IncomingMessage, res: Http.ServerResponse): void => {
+      res.on("error", () => {}) // a vanished client is normal here, not a crash
+      const method = req.method ?? "GET"
+      const url = req.url ?? "/"
+      const pathname = url.split("?")[0] ?? url
+
+      // Codex's built-in provider tries a WebSocket first; 426 makes it fall back to
+      // HTTP at once (a 404 costs seconds of reconnect back-off).
+      if (req.headers.upgrade !== undefined) {
+        const text = jsonError("websocket not supported; use HTTP")
+        res.writeHead(426, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+        res.end(text)
+        req.resume()
+        return
+      }
+
+      if (method !== "POST" || pathname !== "/v1/responses") {
+        const text = jsonError(`no route for ${method} ${pathname}`)
+        res.writeHead(404, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+        res.end(text)
+        req.resume()
+        return
+      }
+
+      const chunks: Array<Buffer> = []
+      req.on("data", (chunk: Buffer) => chunks.push(chunk))
+      req.on("error", () => {})
+      req.on("end", () => {
+        const headerEncoding = req.headers["content-encoding"]
+        const body = decodeBody(Buffer.concat(chunks), Array.isArray(headerEncoding) ? headerEncoding[0] : headerEncoding)
+        record({ method, url, body, json: parseJson(body) })
+        run(answer(res, body))
+      })
+    }
+
+    // Requests that carry `Connection: Upgrade` bypass the request handler and arrive
+    // here with the raw socket, so the 426 is written by hand.
+    const onUpgrade = (_req: Http.IncomingMessage, socket: Socket): void => {
+      const text = jsonError("websocket not supported; use HTTP")
+      socket.on("error", () => {})
+      socket.end(
+        "HTTP/1.1 426 Upgrade Required\r\n" +
+          "content-type: application/json\r\n" +
+          `content-length: ${Buffer.byteLength(text)}\r\n` +
+          "connection: close\r\n\r\n" +
+          text
+      )
+    }
+
+    const server = yield* Effect.acquireRelease(
+      Effect.async<Http.Server, Error>((resume) => {
+        const server = Http.createServer(onRequest)
+        server.on("upgrade", onUpgrade)
+        server.on("connection", (socket: Socket) => {
+          sockets.add(socket)
+          socket.once("close", () => sockets.delete(socket))
+        })
+        const onError = (error: Error) => resume(Effect.fail(error))
+        server.once("error", onError)
+        server.listen(0, "127.0.0.1", () => {
+          server.off("error", onError)
+          resume(Effect.succeed(server))
+        })
+      }),
+      (server) =>
+        Effect.async<void>((resume) => {
+          // close() alone waits for open responses; destroying the sockets ends hanging
+          // streams so shutdown (and the process) is never held up by them.
+          server.close(() => resume(Effect.void))
+          for (const socket of sockets) socket.destroy()
+          server.closeAllConnections()
+        })
+    ).pipe(Effect.orDie) // binding an ephemeral loopback port only fails if the host is broken
+
+    const port = (server.address() as AddressInfo).port
+
+    const waitForRequests = (n: number): Effect.Effect<ReadonlyArray<RecordedRequest>> =>
+      Effect.suspend(() =>
+        totalRequests >= n
+          ? Effect.succeed(log.slice())
+          : Deferred.await(requestArrived).pipe(Effect.zipRight(waitForRequests(n)))
+      )
+
+    return {
+      port,
+      url: `http://127.0.0.1:${port}/v1`,
+      enqueue: (...replies) => Effect.sync(() => void queue.push(...replies)),
+      addRule: (rule) => Effect.sync(() => void rules.push(rule)),
+      requests: Effect.sync(() => log.slice()),
+      waitForRequests
+    } satisfies ScriptedModel
+  })
