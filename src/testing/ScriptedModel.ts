@@ -70,9 +70,9 @@ export interface ScriptedModel {
 /**
  * Cap on the request log. Codex request bodies carry the instructions and tool
  * list (tens of KB each), so an unbounded log in a long demo would grow without
- * limit; 10,000 is far beyond what any test sends.
+ * limit; 1,000 (tens of MB at most) is far beyond what any test sends.
  */
-const MAX_RECORDED_REQUESTS = 10_000
+const MAX_RECORDED_REQUESTS = 1_000
 
 const USAGE = {
   input_tokens: 10,

@@ -1,0 +1,14 @@
+// The production composition: the real `codex app-server` over stdio, a file-backed session store under the state dir.
+import { Layer } from "effect"
+import * as ClientPool from "../src/appserver/ClientPool.js"
+import { NodeTransportLive } from "../src/appserver/Transport.js"
+import * as CodexHarness from "../src/harness/CodexHarness.js"
+import * as SessionStore from "../src/session/SessionStore.js"
+
+export const layer = (settings: CodexHarness.HarnessSettings, pool: ClientPool.ClientPoolOptions = {}) =>
+  CodexHarness.layer.pipe(
+    Layer.provideMerge(ClientPool.layer(pool)),
+    Layer.provideMerge(SessionStore.fileLayer(settings.stateDir)),
+    Layer.provideMerge(Layer.succeed(CodexHarness.Settings, settings)),
+    Layer.provide(NodeTransportLive)
+  )
