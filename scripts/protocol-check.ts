@@ -1,11 +1,14 @@
-// `node dist/scripts/protocol-check.js`: holds schemas/protocol.ts to the JSON schema the pinned codex binary generates.
-// Prints one summary line, or one line per problem and exits 1. Failures are printed as one line, never a stack.
+// `node dist/scripts/protocol-check.js [codex-binary]`: holds schemas/protocol.ts to the JSON schema the pinned codex
+// binary generates. Prints one summary line, or one line per problem and exits 1; a failure to run the check is one
+// line too, never a stack.
 import { Cause, Effect, Exit } from "effect"
+import { resolve } from "../src/appserver/CodexBinary.js"
 import { runCheck, summarize } from "../src/appserver/ProtocolCheck.js"
 
 const firstLine = (s: string): string => s.split("\n")[0] ?? s
 
-const program = runCheck().pipe(
+const program = resolve(process.argv[2]).pipe(
+  Effect.flatMap((codex) => runCheck(codex)),
   Effect.map((report) => {
     const lines = summarize(report)
     if (report.problems.length === 0) {
@@ -13,7 +16,6 @@ const program = runCheck().pipe(
       return 0
     }
     lines.forEach((l) => console.error(l))
-    console.error(`protocol check: ${report.problems.length} problem${report.problems.length === 1 ? "" : "s"}`)
     return 1
   }),
   Effect.catchAll((error) => Effect.sync(() => (console.error(`protocol check failed: ${error.message}`), 1)))
@@ -24,7 +26,8 @@ Effect.runPromiseExit(program).then((exit) => {
     process.exitCode = exit.value
   } else {
     const squashed = Cause.squash(exit.cause)
-    console.error(`protocol check failed: ${firstLine(squashed instanceof Error ? squashed.message : String(squashed))}`)
+    const message = squashed instanceof Error ? squashed.message : String(squashed)
+    console.error(`protocol check failed: ${firstLine(message)}`)
     process.exitCode = 1
   }
 })

@@ -73,7 +73,9 @@ export interface AppServerConnection {
   readonly notify: (method: string, params?: unknown) => Effect.Effect<void, ConnectionClosed>
   /**
    * Subscribes now (so nothing emitted after this returns is missed) and yields the notifications as a stream,
-   * optionally only those whose params carry this threadId. Ends with the subscription's scope.
+   * optionally only those whose params carry this threadId. Ends with the subscription's scope. Overflow policy is
+   * backpressure: a subscriber that stops reading for `notificationBuffer` messages holds up the reader, so keep
+   * reading (or close the scope) rather than losing a `turn/completed`.
    */
   readonly subscribe: (
     filter?: { readonly threadId?: string | undefined }
@@ -87,6 +89,10 @@ export interface AppServerConnection {
   readonly retire: (reason: string) => Effect.Effect<void>
   readonly stats: Effect.Effect<ConnectionStats>
   readonly pid: number | undefined
+}
+
+interface InstalledRoute extends ServerRequestRoute {
+  readonly removed: Deferred.Deferred<void>
 }
 
 interface Pending {
@@ -121,7 +127,7 @@ export const make = (
     const requestTimeout = options.requestTimeout ?? defaults.requestTimeout
     const pending = new Map<number, Pending>()
     let nextId = 0
-    let routes: ReadonlyArray<ServerRequestRoute> = []
+    let routes: ReadonlyArray<InstalledRoute> = []
     let cause: ConnectionClosed | undefined
     const counters = { malformedLines: 0, oversizedLines: 0, unmatchedResponses: 0 }
     const terminatedDeferred = yield* Deferred.make<ConnectionClosed>()
@@ -157,7 +163,18 @@ export const make = (
       const run: Effect.Effect<unknown, HandlerFailure> =
         route === undefined
           ? Effect.fail({ code: ErrorCodes.methodNotFound, message: `no handler for ${request.method} in this harness` })
-          : Effect.suspend(() => route.handle(request))
+          : Effect.raceFirst(
+              Effect.suspend(() => route.handle(request)),
+              // the route's scope closed while its handler was still working: answer rather than leave Codex waiting
+              Deferred.await(route.removed).pipe(
+                Effect.zipRight(
+                  Effect.fail({
+                    code: ErrorCodes.internalError,
+                    message: `the handler for ${request.method} was removed before it answered`
+                  })
+                )
+              )
+            )
       // handlers may wait on people: never block the reader
       return run.pipe(
         Effect.exit,
@@ -186,6 +203,12 @@ export const make = (
               rpcMessage: typeof error.message === "string" ? error.message : "unknown error",
               data: error.data
             })
+          )
+        }
+        if (error !== undefined && error !== null) {
+          return Deferred.fail(
+            entry.deferred,
+            new RpcError({ method: entry.method, code: ErrorCodes.internalError, rpcMessage: `malformed error: ${JSON.stringify(error)}` })
           )
         }
         return Deferred.succeed(entry.deferred, message.result)
@@ -309,14 +332,17 @@ export const make = (
         }),
       handle: (route) =>
         Effect.acquireRelease(
-          Effect.sync(() => {
-            routes = [route, ...routes]
+          Effect.map(Deferred.make<void>(), (removed) => {
+            const installed: InstalledRoute = { ...route, removed }
+            routes = [installed, ...routes]
+            return installed
           }),
-          () =>
-            Effect.sync(() => {
-              routes = routes.filter((r) => r !== route)
+          (installed) =>
+            Effect.suspend(() => {
+              routes = routes.filter((r) => r !== installed)
+              return Deferred.succeed(installed.removed, undefined)
             })
-        ),
+        ).pipe(Effect.asVoid),
       terminated: Deferred.await(terminatedDeferred),
       terminationCause: Effect.sync(() => Option.fromNullable(cause)),
       retire: (reason) =>

@@ -16,7 +16,7 @@ export const providerArgs = (baseUrl: string, model: string | undefined): Readon
   "-c",
   `model_providers.${providerId}={name=${tomlString("codex-harness provider")},base_url=${tomlString(
     baseUrl
-  )},wire_api="responses",env_key=${tomlString(providerKeyEnv)}}`,
+  )},wire_api="responses",env_key=${tomlString(providerKeyEnv)},request_max_retries=1,stream_max_retries=1}`,
   "-c",
   `model=${tomlString(model ?? defaultLocalModel)}`
 ]

@@ -1,6 +1,7 @@
-// Holds our hand-written protocol schemas (schemas/protocol.ts) to the JSON schema the pinned codex binary generates, so
-// an upgrade that renames, drops or retypes something we send or read fails loudly here instead of at runtime.
-// The walk is over OUR schemas: fields we never touch are ignored, and wherever either side says "anything" we accept.
+// Holds our hand-written protocol schemas (schemas/protocol.ts) to the JSON schema the pinned codex binary
+// generates, so an upgrade that renames, drops or retypes something we send or read fails loudly here instead of
+// at runtime. The walk is over OUR schemas: fields we never touch are ignored, and wherever either side says
+// "anything" we accept.
 import { Duration, Effect, Schema, SchemaAST } from "effect"
 import { execFile } from "node:child_process"
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
@@ -176,7 +177,9 @@ const computeAlternatives = (ctx: Ctx, r: Obj, depth: number): Alternatives => {
   if (!nullable) return { any: false, nullable, alts: [r] }
   const nonNullTypes = types?.filter((t) => t !== "null")
   const nonNullValues = values?.filter((v) => v !== null)
-  if ((nonNullTypes !== undefined && nonNullTypes.length === 0) || (nonNullValues !== undefined && nonNullValues.length === 0) || r.const === null) {
+  const onlyNull = (nonNullTypes !== undefined && nonNullTypes.length === 0) ||
+    (nonNullValues !== undefined && nonNullValues.length === 0) || r.const === null
+  if (onlyNull) {
     return { any: false, nullable, alts: [] }
   }
   const alt: Obj = {
@@ -310,7 +313,7 @@ const flatten = (ast: SchemaAST.AST): Ours => {
   return out
 }
 
-/** A string literal property of ours that their variants spell out as an enum: how we pick the variant to compare with. */
+/** A literal property of ours that their variants spell out as an enum: how we pick the variant to compare with. */
 interface Discriminator {
   readonly prop: string
   readonly value: string | number | boolean | bigint
@@ -379,7 +382,14 @@ const showLiteral = (v: unknown): string => (typeof v === "string" ? JSON.string
 const compare = (ctx: Ctx, ast: SchemaAST.AST, theirs: JsonSchema, where: string, mode: Mode, depth: number): void =>
   compareAlternatives(ctx, flatten(ast), alternatives(ctx, theirs), where, mode, depth)
 
-const compareAlternatives = (ctx: Ctx, ours: Ours, th: Alternatives, where: string, mode: Mode, depth: number): void => {
+const compareAlternatives = (
+  ctx: Ctx,
+  ours: Ours,
+  th: Alternatives,
+  where: string,
+  mode: Mode,
+  depth: number
+): void => {
   if (ours.any || th.any || depth > 48) return
   if (mode === "read" && th.nullable && !ours.nullable) {
     push(ctx, "Nullability", where, "may be null in theirs but our schema does not accept null")
@@ -409,14 +419,17 @@ const compareAlternatives = (ctx: Ctx, ours: Ours, th: Alternatives, where: stri
           const values = enumValues(alt)
           if (values !== undefined) return values.includes(m.value)
           const kinds = kindsOf(alt)
-          return kinds === undefined || (kind !== undefined && (kinds.has(kind) || (kind === "integer" && kinds.has("number"))))
+          if (kinds === undefined) return true
+          return kind !== undefined && (kinds.has(kind) || (kind === "integer" && kinds.has("number")))
         })
         if (fits) break
         const known = th.alts.flatMap((alt) => enumValues(alt) ?? []).filter((v) => kindOfValue(v) === kind)
         if (known.length > 0) {
-          push(ctx, "LiteralNotInEnum", where, `${showLiteral(m.value)} is not among theirs (${known.map(showLiteral).join(", ")})`)
+          const theirs = known.map(showLiteral).join(", ")
+          push(ctx, "LiteralNotInEnum", where, `${showLiteral(m.value)} is not among theirs (${theirs})`)
         } else {
-          push(ctx, "KindMismatch", where, `ours is the literal ${showLiteral(m.value)}, theirs is ${describeKinds(th.alts)}`)
+          const theirs = describeKinds(th.alts)
+          push(ctx, "KindMismatch", where, `ours is the literal ${showLiteral(m.value)}, theirs is ${theirs}`)
         }
         break
       }
@@ -434,7 +447,9 @@ const compareAlternatives = (ctx: Ctx, ours: Ours, th: Alternatives, where: stri
         }
         const item = m.item
         if (item === undefined) break
-        againstEach(ctx, mode, arrays, (sub, alt) => compare(sub, item, Array.isArray(alt.items) ? true : alt.items, `${where}[]`, mode, depth + 1))
+        // tuple-form `items` is not something we model: lenient
+        againstEach(ctx, mode, arrays, (sub, alt) =>
+          compare(sub, item, Array.isArray(alt.items) ? true : alt.items, `${where}[]`, mode, depth + 1))
         break
       }
       case "record": {
@@ -448,7 +463,9 @@ const compareAlternatives = (ctx: Ctx, ours: Ours, th: Alternatives, where: stri
           break
         }
         againstEach(ctx, mode, objects, (sub, alt) =>
-          isObj(alt.additionalProperties) ? compare(sub, m.value, alt.additionalProperties, `${where}[*]`, mode, depth + 1) : undefined
+          isObj(alt.additionalProperties)
+            ? compare(sub, m.value, alt.additionalProperties, `${where}[*]`, mode, depth + 1)
+            : undefined
         )
         break
       }
@@ -470,18 +487,29 @@ const compareAlternatives = (ctx: Ctx, ours: Ours, th: Alternatives, where: stri
         }
         const unclaimed = objects.filter((alt) => !claimed.has(alt))
         const candidates = d !== undefined ? d.candidates : unclaimed.length > 0 ? unclaimed : objects
-        againstEach(ctx, mode, candidates, (sub, alt) => compareStruct(sub, m.ast, alt, where, mode, depth + 1))
+        // inside a union of ours, name the member: `turn.items[](agentMessage).text`
+        const at = d !== undefined && ours.members.length > 1 ? `${where}(${String(d.value)})` : where
+        againstEach(ctx, mode, candidates, (sub, alt) => compareStruct(sub, m.ast, alt, at, mode, depth + 1))
         break
       }
     }
   }
 }
 
-const compareStruct = (ctx: Ctx, ast: SchemaAST.TypeLiteral, alt: Obj, where: string, mode: Mode, depth: number): void => {
+const compareStruct = (
+  ctx: Ctx,
+  ast: SchemaAST.TypeLiteral,
+  alt: Obj,
+  where: string,
+  mode: Mode,
+  depth: number
+): void => {
   const props = isObj(alt.properties) ? alt.properties : undefined
   // `{ "type": "object" }` with no properties is an open bag (e.g. TurnInterruptResponse): nothing to hold us to
   if (props === undefined && alt.additionalProperties !== false) return
-  const required = new Set(Array.isArray(alt.required) ? alt.required.filter((r): r is string => typeof r === "string") : [])
+  const required = new Set(
+    Array.isArray(alt.required) ? alt.required.filter((r): r is string => typeof r === "string") : []
+  )
   const ourNames = new Set<string>()
   for (const ps of ast.propertySignatures) {
     const name = String(ps.name)
@@ -489,7 +517,7 @@ const compareStruct = (ctx: Ctx, ast: SchemaAST.TypeLiteral, alt: Obj, where: st
     const at = `${where}.${name}`
     const theirs = props?.[name]
     if (theirs === undefined) {
-      push(ctx, "FieldMissing", at, mode === "send" ? "we send this field but theirs has no such field" : "we read this field but theirs has no such field")
+      push(ctx, "FieldMissing", at, `we ${mode} this field but theirs has no such field`)
       continue
     }
     const ourOptional = ps.isOptional || flatten(ps.type).undefinedOk
@@ -503,7 +531,8 @@ const compareStruct = (ctx: Ctx, ast: SchemaAST.TypeLiteral, alt: Obj, where: st
   }
   if (mode === "send") {
     for (const name of required) {
-      if (!ourNames.has(name)) push(ctx, "RequiredFieldMissing", `${where}.${name}`, "required by theirs but absent from ours")
+      if (ourNames.has(name)) continue
+      push(ctx, "RequiredFieldMissing", `${where}.${name}`, "required by theirs but absent from ours")
     }
   }
 }
@@ -525,7 +554,10 @@ const checkDefinition = (
 
 /** Compares our contract with a generated schema; an empty result means every method, notification, item and
  * server request we rely on still exists with the fields and kinds we use. */
-export const checkContract = (generated: GeneratedSchema, contract: Contract = harnessContract): ReadonlyArray<ContractProblem> => {
+export const checkContract = (
+  generated: GeneratedSchema,
+  contract: Contract = harnessContract
+): ReadonlyArray<ContractProblem> => {
   const ctx: Ctx = { defs: generated.definitions, problems: [], altsMemo: new Map() }
   for (const [method, c] of Object.entries(contract.clientMethods)) {
     if (!Object.hasOwn(generated.clientRequests, method)) {
@@ -556,7 +588,8 @@ export const checkContract = (generated: GeneratedSchema, contract: Contract = h
           push(ctx, "ItemVariantRemoved", where, "we read this item kind but ThreadItem no longer has the variant")
           continue
         }
-        compareAlternatives(ctx, flatten(item.schema.ast), { any: false, nullable: false, alts: matching }, where, "read", 0)
+        const theirs = { any: false, nullable: false, alts: matching }
+        compareAlternatives(ctx, flatten(item.schema.ast), theirs, where, "read", 0)
       }
     }
   }
@@ -616,8 +649,13 @@ const readJson = (file: string): Effect.Effect<Obj, GeneratedSchemaInvalid> =>
   )
 
 /** `oneOf` variants each pin `properties.method.enum[0]` and point `properties.params` at a definition. */
-const methodTable = (file: string, root: Obj): Effect.Effect<Record<string, string | undefined>, GeneratedSchemaInvalid> => {
-  if (!Array.isArray(root.oneOf)) return Effect.fail(new GeneratedSchemaInvalid({ file, reason: "no oneOf of methods" }))
+const methodTable = (
+  file: string,
+  root: Obj
+): Effect.Effect<Record<string, string | undefined>, GeneratedSchemaInvalid> => {
+  if (!Array.isArray(root.oneOf)) {
+    return Effect.fail(new GeneratedSchemaInvalid({ file, reason: "no oneOf of methods" }))
+  }
   const table: Record<string, string | undefined> = {}
   for (const variant of root.oneOf) {
     const props = isObj(variant) && isObj(variant.properties) ? variant.properties : undefined
@@ -703,8 +741,8 @@ export interface ProtocolCheckReport {
 export const summarize = (report: ProtocolCheckReport): ReadonlyArray<string> =>
   report.problems.length === 0
     ? [
-      `protocol check: ${report.methods} methods, ${report.notifications} notifications, ${report.itemKinds} item kinds, ` +
-      `${report.serverRequests} server requests checked, 0 problems`
+      `protocol check: ${report.methods} methods, ${report.notifications} notifications, ` +
+      `${report.itemKinds} item kinds, ${report.serverRequests} server requests checked, 0 problems`
     ]
     : report.problems.map(formatProblem)
 

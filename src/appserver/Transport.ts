@@ -4,7 +4,7 @@
 import { NodeStream } from "@effect/platform-node"
 import { Context, Deferred, Duration, Effect, Layer, Option, Scope, Stream } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
-import { mkdirSync } from "node:fs"
+import { ensureDirSync } from "../platform/ensureDir.js"
 import * as CodexBinary from "./CodexBinary.js"
 import { SpawnFailed } from "./errors.js"
 import { type FramedLine, LineFramer } from "./LineFramer.js"
@@ -74,7 +74,7 @@ const spawnProcess = (options: TransportOptions) =>
     if (options.codexHome !== undefined) {
       const home = options.codexHome
       yield* Effect.try({
-        try: () => mkdirSync(home, { recursive: true }),
+        try: () => ensureDirSync(home),
         catch: (e) => new SpawnFailed({ command: codex.command, reason: `cannot create CODEX_HOME ${home}: ${describe(e)}` })
       })
       env.CODEX_HOME = home

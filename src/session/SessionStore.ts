@@ -4,6 +4,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { SessionRecord } from "../../schemas/session.js"
+import { ensureDirSync } from "../platform/ensureDir.js"
 
 export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("SessionStoreError", {
   path: Schema.String,
@@ -67,6 +68,7 @@ export const parseLines = (body: string): SessionContents => {
 
 export const fileStore = (stateDir: string): SessionStoreService => {
   const dir = path.join(stateDir, "sessions")
+  let dirReady = false
   const locate = (sessionId: string) => path.join(dir, `${sessionId}.jsonl`)
   const fail = (file: string) => (e: unknown) =>
     new SessionStoreError({ path: file, reason: e instanceof Error ? e.message.replace(/^[A-Z]+: /, "") : String(e) })
@@ -78,7 +80,10 @@ export const fileStore = (stateDir: string): SessionStoreService => {
           const file = locate(id)
           return Effect.tryPromise({
             try: async () => {
-              await fs.mkdir(dir, { recursive: true })
+              if (!dirReady) {
+                ensureDirSync(dir)
+                dirReady = true
+              }
               // one write per record with O_APPEND: a crash can only tear the last line, which reading skips
               await fs.appendFile(file, encodeRecord(record) + "\n", { encoding: "utf8", mode: 0o600 })
             },

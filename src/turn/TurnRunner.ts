@@ -21,7 +21,15 @@ export interface ThreadSettings {
   readonly approvalPolicy: AskForApproval
   readonly sandbox: SandboxMode
   readonly model?: string | undefined
+  /**
+   * Codex retries an unreachable model provider forever ("Reconnecting... waiting for network"). After this many
+   * consecutive connection failures with no progress the turn is interrupted and reported failed. Default 1: Codex's
+   * second retry notice comes about 5 s after the first.
+   */
+  readonly maxReconnects?: number | undefined
 }
+
+export const defaultMaxReconnects = 1
 
 export interface OpenedThread {
   readonly threadId: string
@@ -92,9 +100,19 @@ interface Progress {
   finalText: string | undefined
   error: string | undefined
   status: TurnStatus | undefined
+  reconnects: number
+  unreachable: string | undefined
 }
 
-const absorb = (turnId: string, progress: Progress, n: NotificationMessage): Progress => {
+/** A retry notice for a provider that could not be connected to at all (no HTTP status). */
+const isConnectionFailure = (info: unknown): boolean => {
+  const disconnected = (info as { responseStreamDisconnected?: { httpStatusCode?: unknown } } | null | undefined)
+    ?.responseStreamDisconnected
+  return disconnected !== undefined && disconnected.httpStatusCode == null
+}
+
+const absorb = (turnId: string, maxReconnects: number, progress: Progress, n: NotificationMessage): Progress => {
+  if (n.method !== "error") progress.reconnects = 0
   switch (n.method) {
     case "item/completed": {
       const parsed = decodeItemCompleted(n.params)
@@ -107,8 +125,12 @@ const absorb = (turnId: string, progress: Progress, n: NotificationMessage): Pro
     }
     case "error": {
       const parsed = decodeError(n.params)
-      if (Option.isSome(parsed) && parsed.value.turnId === turnId && !parsed.value.willRetry) {
-        progress.error = parsed.value.error.message
+      if (Option.isNone(parsed) || parsed.value.turnId !== turnId) break
+      const { error, willRetry } = parsed.value
+      if (!willRetry) {
+        progress.error = error.message
+      } else if (isConnectionFailure(error.codexErrorInfo) && ++progress.reconnects > maxReconnects) {
+        progress.unreachable = `the model provider cannot be reached (${error.additionalDetails ?? error.message})`
       }
       break
     }
@@ -149,23 +171,35 @@ export const runTurn = (
       })
       const turnId = started.turn.id
       yield* onEvent({ type: "turn.started", threadId, turnId })
-      const initial: Progress = { items: [], finalText: undefined, error: undefined, status: undefined }
+      const maxReconnects = settings.maxReconnects ?? defaultMaxReconnects
+      const initial: Progress = {
+        items: [],
+        finalText: undefined,
+        error: undefined,
+        status: undefined,
+        reconnects: 0,
+        unreachable: undefined
+      }
+      const interrupt = connection.requestRaw("turn/interrupt", { threadId, turnId }, { timeout: "2 seconds" }).pipe(Effect.ignore)
       const progress = yield* events.pipe(
         Stream.filter((n) => belongsTo(turnId, n)),
         Stream.tap((notification) => onEvent({ type: "notification", notification })),
-        Stream.runFoldWhile(initial, (p) => p.status === undefined, (p, n) => absorb(turnId, p, n)),
+        Stream.runFoldWhile(
+          initial,
+          (p) => p.status === undefined && p.unreachable === undefined,
+          (p, n) => absorb(turnId, maxReconnects, p, n)
+        ),
         Effect.raceFirst(Effect.flatMap(connection.terminated, Effect.fail)),
-        Effect.onInterrupt(() =>
-          connection.requestRaw("turn/interrupt", { threadId, turnId }, { timeout: "2 seconds" }).pipe(Effect.ignore)
-        )
+        Effect.onInterrupt(() => interrupt)
       )
+      if (progress.unreachable !== undefined) yield* interrupt
       const outcome: TurnOutcome = {
         threadId,
         turnId,
         status: progress.status ?? "failed",
         finalText: progress.finalText,
         items: progress.items,
-        error: progress.error
+        error: progress.unreachable ?? progress.error
       }
       yield* onEvent({ type: "turn.completed", outcome })
       return outcome

@@ -1,0 +1,29 @@
+// The test composition: the harness over the in-memory MockAppServer (no process, no network, TestClock-safe) with an
+// in-memory session store. Mirrors `Live.ts`; the mock's control handle (`MockAppServer`) and `Transport` stay visible.
+import { Layer } from "effect"
+import * as ClientPool from "../src/appserver/ClientPool.js"
+import * as CodexHarness from "../src/harness/CodexHarness.js"
+import * as SessionStore from "../src/session/SessionStore.js"
+import { MockAppServer, type MockScript } from "../src/testing/MockAppServer.js"
+
+/** Settings that never reach a disk or a provider: the memory store ignores stateDir, the mock ignores the rest. */
+export const settings: CodexHarness.HarnessSettings = {
+  stateDir: "/mock/state",
+  cwd: "/mock/workspace",
+  approvalPolicy: "never",
+  sandbox: "read-only"
+}
+
+export interface TestLayerOptions {
+  readonly settings?: Partial<CodexHarness.HarnessSettings> | undefined
+  readonly pool?: ClientPool.ClientPoolOptions | undefined
+  readonly script?: MockScript | undefined
+}
+
+export const layer = (options: TestLayerOptions = {}) =>
+  CodexHarness.layer.pipe(
+    Layer.provideMerge(ClientPool.layer(options.pool)),
+    Layer.provideMerge(SessionStore.memoryLayer),
+    Layer.provideMerge(Layer.succeed(CodexHarness.Settings, { ...settings, ...options.settings })),
+    Layer.provideMerge(MockAppServer.layer(options.script))
+  )

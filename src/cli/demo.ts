@@ -1,0 +1,72 @@
+// `codex-harness demo`: an offline conversation with a tool call. A scripted Responses server on 127.0.0.1 plays the
+// model; everything else is real: the codex app-server, the harness, the session file.
+import { Command } from "@effect/cli"
+import { Console, Context, Effect, Layer, Option } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Live from "../../layers/Live.js"
+import { CodexHarness } from "../harness/CodexHarness.js"
+import * as ScriptedModel from "../testing/ScriptedModel.js"
+import type { TurnEvent } from "../turn/TurnRunner.js"
+import * as GlobalOptions from "./options.js"
+
+const conversation = [
+  {
+    prompt: "What is in this workspace?",
+    replies: [
+      ScriptedModel.reply.steps({ type: "function_call", name: "exec_command", arguments: { cmd: "ls" } }),
+      ScriptedModel.reply.text("Two files: notes.txt and plan.md. The plan says to ship the harness on Friday.")
+    ]
+  },
+  {
+    prompt: "Thanks. Anything I should do first?",
+    replies: [ScriptedModel.reply.text("Read notes.txt first: it lists what is still open before Friday.")]
+  }
+]
+
+const tempDir = (prefix: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), prefix))),
+    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  )
+
+const showToolCalls = (event: TurnEvent) => {
+  if (event.type !== "notification" || event.notification.method !== "item/completed") return Effect.void
+  const item = (event.notification.params as { item?: Record<string, unknown> }).item
+  if (item?.type !== "commandExecution") return Effect.void
+  const output = String(item.aggregatedOutput ?? "").trim().split("\n").join(", ")
+  return Console.log(`  tool  › ${String(item.command)}  →  ${output} (exit ${String(item.exitCode)})`)
+}
+
+export const command = Command.make("demo", GlobalOptions.global, (options) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const model = yield* ScriptedModel.make({ replies: conversation.flatMap((turn) => turn.replies) })
+      const workspace = yield* tempDir("codex-harness-demo-work-")
+      fs.writeFileSync(path.join(workspace, "notes.txt"), "open: README, CI\n")
+      fs.writeFileSync(path.join(workspace, "plan.md"), "ship on Friday\n")
+      const base = yield* GlobalOptions.toSettings(options)
+      const keepState = Option.isSome(options.stateDir)
+      const stateDir = keepState ? base.stateDir : yield* tempDir("codex-harness-demo-state-")
+      const settings = {
+        ...base,
+        stateDir,
+        cwd: workspace,
+        providerUrl: model.url,
+        model: "demo-model",
+        codexHome: undefined
+      }
+      yield* Console.log(`codex-harness demo: the real codex app-server, a scripted model at ${model.url}, no network\n`)
+      const harness = Context.get(yield* Layer.build(Live.layer(settings)), CodexHarness)
+      for (const turn of conversation) {
+        yield* Console.log(`  you   › ${turn.prompt}`)
+        const outcome = yield* harness.runTurn({ sessionId: "demo", prompt: turn.prompt, onEvent: showToolCalls })
+        yield* Console.log(`  codex › ${outcome.finalText ?? `(no reply: turn ${outcome.status})`}\n`)
+      }
+      const requests = yield* model.requests
+      const where = keepState ? `kept in ${path.join(stateDir, "sessions", "demo.jsonl")}` : "in a temporary state dir (pass --state-dir to keep it)"
+      yield* Console.log(`${requests.length} model requests served; the session file is ${where}`)
+    })
+  )
+).pipe(Command.withDescription("an offline demo: a scripted model and the real app-server, with a tool call"))

@@ -1,0 +1,40 @@
+// Turning any failure into one readable line and an exit code: 2 for usage, 1 for everything else.
+import { ValidationError } from "@effect/cli"
+import { Cause, Option, Schema } from "effect"
+
+export class TurnDidNotComplete extends Schema.TaggedError<TurnDidNotComplete>()("TurnDidNotComplete", {
+  status: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `the turn ended ${this.status}${this.detail === "" ? "" : `: ${this.detail}`}`
+  }
+}
+
+export interface Rendered {
+  readonly line: string
+  readonly exitCode: 1 | 2
+}
+
+const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
+
+/** A failure, as the single line printed on stderr. Never a stack trace. */
+export const render = (cause: Cause.Cause<unknown>): Rendered | undefined => {
+  if (Cause.isInterruptedOnly(cause)) return { line: "interrupted", exitCode: 1 }
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    if (ValidationError.isValidationError(error)) {
+      // @effect/cli has already printed what was wrong with the command line
+      return { line: "", exitCode: 2 }
+    }
+    if (error instanceof Error) return { line: oneLine(error.message || error.name), exitCode: 1 }
+    return { line: oneLine(String(error)), exitCode: 1 }
+  }
+  const defect = Cause.dieOption(cause)
+  if (Option.isSome(defect)) {
+    const d = defect.value
+    return { line: `internal error: ${oneLine(d instanceof Error ? d.message : String(d))}`, exitCode: 1 }
+  }
+  return { line: "failed", exitCode: 1 }
+}

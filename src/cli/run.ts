@@ -1,0 +1,53 @@
+// `codex-harness run PROMPT`: one turn, the final reply on stdout (or one JSON event per line with --json).
+import { Args, Command, Options } from "@effect/cli"
+import { Console, Effect, Option } from "effect"
+import * as Live from "../../layers/Live.js"
+import { CodexHarness } from "../harness/CodexHarness.js"
+import { checkSessionId } from "../session/SessionStore.js"
+import type { TurnEvent } from "../turn/TurnRunner.js"
+import { TurnDidNotComplete } from "./errors.js"
+import * as GlobalOptions from "./options.js"
+
+const toJson = (event: TurnEvent): unknown => {
+  switch (event.type) {
+    case "notification":
+      return { type: "notification", method: event.notification.method, params: event.notification.params }
+    case "turn.completed": {
+      const { items: _items, ...outcome } = event.outcome
+      return { type: event.type, ...outcome }
+    }
+    default:
+      return event
+  }
+}
+
+export const command = Command.make(
+  "run",
+  {
+    ...GlobalOptions.global,
+    session: Options.text("session").pipe(
+      Options.withDescription("session id to continue (default: a new session, printed on stderr)"),
+      Options.optional
+    ),
+    prompt: Args.text({ name: "PROMPT" }).pipe(Args.withDescription("what to ask the agent"))
+  },
+  (options) =>
+    Effect.gen(function* () {
+      const settings = yield* GlobalOptions.toSettings(options)
+      const sessionId = yield* checkSessionId(Option.getOrElse(options.session, () => crypto.randomUUID()))
+      const outcome = yield* Effect.flatMap(CodexHarness, (harness) =>
+        harness.runTurn({
+          sessionId,
+          prompt: options.prompt,
+          onEvent: options.json ? (event) => Console.log(JSON.stringify(toJson(event))) : undefined
+        })
+      ).pipe(Effect.provide(Live.layer(settings)))
+      if (!options.json) {
+        if (outcome.finalText !== undefined) yield* Console.log(outcome.finalText)
+        if (Option.isNone(options.session)) yield* Console.error(`session: ${sessionId}`)
+      }
+      if (outcome.status !== "completed") {
+        return yield* Effect.fail(new TurnDidNotComplete({ status: outcome.status, detail: outcome.error ?? "" }))
+      }
+    })
+).pipe(Command.withDescription("run one turn and print the final assistant reply"))

@@ -1,0 +1,837 @@
+// Fabricated generated schemas: the parts of `codex app-server generate-json-schema` (0.171.0) that schemas/protocol.ts
+// touches, trimmed (descriptions, defaults and unrelated fields dropped; refs to dropped definitions replaced by `{}`).
+// Each test breaks one thing the way an upgrade could and expects checkContract to name the method and the field.
+import { describe, expect, it } from "@effect/vitest"
+import { Schema } from "effect"
+import {
+  checkContract,
+  type Contract,
+  type ContractProblem,
+  formatProblem,
+  type GeneratedSchema,
+  harnessContract,
+  type ProblemKind,
+  summarize
+} from "../../src/appserver/ProtocolCheck.js"
+
+// JSON schema nodes, mutated freely by the tests
+type Node = any
+interface Fixture {
+  definitions: Record<string, Node>
+  clientRequests: Record<string, string | undefined>
+  serverNotifications: Record<string, string | undefined>
+  serverRequests: Record<string, string | undefined>
+}
+
+const definitions: Record<string, Node> = {
+  InitializeParams: {
+    properties: {
+      capabilities: {anyOf: [{"$ref": "#/definitions/InitializeCapabilities"}, {type: "null"}]},
+      clientInfo: {"$ref": "#/definitions/ClientInfo"}
+    },
+    required: ["clientInfo"],
+    title: "InitializeParams",
+    type: "object"
+  },
+  ClientInfo: {
+    properties: {name: {type: "string"}, title: {type: ["string", "null"]}, version: {type: "string"}},
+    required: ["name", "version"],
+    type: "object"
+  },
+  InitializeCapabilities: {
+    properties: {
+      experimentalApi: {type: "boolean"},
+      optOutNotificationMethods: {items: {type: "string"}, type: ["array", "null"]},
+      requestAttestation: {type: "boolean"}
+    },
+    type: "object"
+  },
+  InitializeResponse: {
+    properties: {
+      codexHome: {allOf: [{"$ref": "#/definitions/AbsolutePathBuf"}]},
+      platformFamily: {type: "string"},
+      platformOs: {type: "string"},
+      userAgent: {type: "string"}
+    },
+    required: ["codexHome", "platformFamily", "platformOs", "userAgent"],
+    title: "InitializeResponse",
+    type: "object"
+  },
+  AbsolutePathBuf: {type: "string"},
+  ThreadStartParams: {
+    properties: {
+      approvalPolicy: {anyOf: [{"$ref": "#/definitions/AskForApproval"}, {type: "null"}]},
+      approvalsReviewer: {anyOf: [{"$ref": "#/definitions/ApprovalsReviewer"}, {type: "null"}]},
+      baseInstructions: {type: ["string", "null"]},
+      config: {additionalProperties: true, type: ["object", "null"]},
+      cwd: {type: ["string", "null"]},
+      developerInstructions: {type: ["string", "null"]},
+      ephemeral: {type: ["boolean", "null"]},
+      model: {type: ["string", "null"]},
+      modelProvider: {type: ["string", "null"]},
+      personality: {anyOf: [{"$ref": "#/definitions/Personality"}, {type: "null"}]},
+      sandbox: {anyOf: [{"$ref": "#/definitions/SandboxMode"}, {type: "null"}]},
+      serviceName: {type: ["string", "null"]},
+      serviceTier: {type: ["string", "null"]}
+    },
+    title: "ThreadStartParams",
+    type: "object"
+  },
+  ThreadResumeParams: {
+    properties: {
+      approvalPolicy: {anyOf: [{"$ref": "#/definitions/AskForApproval"}, {type: "null"}]},
+      approvalsReviewer: {anyOf: [{"$ref": "#/definitions/ApprovalsReviewer"}, {type: "null"}]},
+      baseInstructions: {type: ["string", "null"]},
+      config: {additionalProperties: true, type: ["object", "null"]},
+      cwd: {type: ["string", "null"]},
+      developerInstructions: {type: ["string", "null"]},
+      excludeTurns: {type: "boolean"},
+      model: {type: ["string", "null"]},
+      modelProvider: {type: ["string", "null"]},
+      personality: {anyOf: [{"$ref": "#/definitions/Personality"}, {type: "null"}]},
+      sandbox: {anyOf: [{"$ref": "#/definitions/SandboxMode"}, {type: "null"}]},
+      serviceTier: {type: ["string", "null"]},
+      threadId: {type: "string"}
+    },
+    required: ["threadId"],
+    title: "ThreadResumeParams",
+    type: "object"
+  },
+  ThreadStartResponse: {
+    properties: {
+      approvalPolicy: {"$ref": "#/definitions/AskForApproval"},
+      approvalsReviewer: {allOf: [{"$ref": "#/definitions/ApprovalsReviewer"}]},
+      cwd: {"$ref": "#/definitions/AbsolutePathBuf"},
+      model: {type: "string"},
+      modelProvider: {type: "string"},
+      sandbox: {allOf: [{"$ref": "#/definitions/SandboxPolicy"}]},
+      serviceTier: {type: ["string", "null"]},
+      thread: {"$ref": "#/definitions/Thread"}
+    },
+    required: ["approvalPolicy", "approvalsReviewer", "cwd", "model", "modelProvider", "sandbox", "thread"],
+    title: "ThreadStartResponse",
+    type: "object"
+  },
+  ThreadResumeResponse: {
+    properties: {
+      approvalPolicy: {"$ref": "#/definitions/AskForApproval"},
+      approvalsReviewer: {allOf: [{"$ref": "#/definitions/ApprovalsReviewer"}]},
+      cwd: {"$ref": "#/definitions/AbsolutePathBuf"},
+      model: {type: "string"},
+      modelProvider: {type: "string"},
+      sandbox: {allOf: [{"$ref": "#/definitions/SandboxPolicy"}]},
+      thread: {"$ref": "#/definitions/Thread"}
+    },
+    required: ["approvalPolicy", "approvalsReviewer", "cwd", "model", "modelProvider", "sandbox", "thread"],
+    title: "ThreadResumeResponse",
+    type: "object"
+  },
+  Thread: {
+    properties: {
+      createdAt: {type: "integer"},
+      cwd: {allOf: [{"$ref": "#/definitions/AbsolutePathBuf"}]},
+      ephemeral: {type: "boolean"},
+      id: {type: "string"},
+      model: {type: ["string", "null"]},
+      modelProvider: {type: "string"},
+      preview: {type: "string"}
+    },
+    required: ["createdAt", "cwd", "ephemeral", "id", "modelProvider", "preview"],
+    type: "object"
+  },
+  AskForApproval: {
+    oneOf: [
+      {enum: ["untrusted", "on-request", "never"], type: "string"},
+      {
+        additionalProperties: false,
+        properties: {granular: {type: "object"}},
+        required: ["granular"],
+        title: "GranularAskForApproval",
+        type: "object"
+      }
+    ]
+  },
+  ApprovalsReviewer: {enum: ["user", "auto_review", "guardian_subagent"], type: "string"},
+  SandboxMode: {enum: ["read-only", "workspace-write", "danger-full-access"], type: "string"},
+  Personality: {enum: ["none", "friendly", "pragmatic"], type: "string"},
+  SandboxPolicy: {
+    oneOf: [
+      {
+        properties: {
+          type: {enum: ["dangerFullAccess"], title: "DangerFullAccessSandboxPolicyType", type: "string"}
+        },
+        required: ["type"],
+        title: "DangerFullAccessSandboxPolicy",
+        type: "object"
+      },
+      {
+        properties: {
+          networkAccess: {type: "boolean"},
+          type: {enum: ["readOnly"], title: "ReadOnlySandboxPolicyType", type: "string"}
+        },
+        required: ["type"],
+        title: "ReadOnlySandboxPolicy",
+        type: "object"
+      }
+    ]
+  },
+  TurnStartParams: {
+    properties: {
+      approvalPolicy: {anyOf: [{"$ref": "#/definitions/AskForApproval"}, {type: "null"}]},
+      approvalsReviewer: {anyOf: [{"$ref": "#/definitions/ApprovalsReviewer"}, {type: "null"}]},
+      cwd: {type: ["string", "null"]},
+      effort: {anyOf: [{}, {type: "null"}]},
+      input: {items: {"$ref": "#/definitions/UserInput"}, type: "array"},
+      model: {type: ["string", "null"]},
+      personality: {anyOf: [{"$ref": "#/definitions/Personality"}, {type: "null"}]},
+      serviceTier: {type: ["string", "null"]},
+      threadId: {type: "string"}
+    },
+    required: ["input", "threadId"],
+    title: "TurnStartParams",
+    type: "object"
+  },
+  UserInput: {
+    oneOf: [
+      {
+        properties: {
+          text: {type: "string"},
+          text_elements: {items: {}, type: "array"},
+          type: {enum: ["text"], title: "TextUserInputType", type: "string"}
+        },
+        required: ["text", "type"],
+        title: "TextUserInput",
+        type: "object"
+      },
+      {
+        anyOf: [
+          {properties: {url: {type: "string"}}, required: ["url"], title: "UrlUserInput", type: "object"},
+          {
+            properties: {fileId: {type: "string"}},
+            required: ["fileId"],
+            title: "FileIdUserInput",
+            type: "object"
+          }
+        ],
+        properties: {
+          detail: {anyOf: [{}, {type: "null"}]},
+          type: {enum: ["image"], title: "ImageUserInputType", type: "string"}
+        },
+        required: ["type"],
+        title: "ImageUserInput",
+        type: "object"
+      },
+      {
+        properties: {
+          detail: {anyOf: [{}, {type: "null"}]},
+          path: {type: "string"},
+          type: {enum: ["localImage"], title: "LocalImageUserInputType", type: "string"}
+        },
+        required: ["path", "type"],
+        title: "LocalImageUserInput",
+        type: "object"
+      }
+    ]
+  },
+  TurnStartResponse: {
+    properties: {turn: {"$ref": "#/definitions/Turn"}},
+    required: ["turn"],
+    title: "TurnStartResponse",
+    type: "object"
+  },
+  Turn: {
+    properties: {
+      error: {anyOf: [{"$ref": "#/definitions/TurnError"}, {type: "null"}]},
+      id: {type: "string"},
+      items: {items: {"$ref": "#/definitions/ThreadItem"}, type: "array"},
+      startedAt: {type: ["integer", "null"]},
+      status: {"$ref": "#/definitions/TurnStatus"}
+    },
+    required: ["id", "items", "status"],
+    type: "object"
+  },
+  TurnStatus: {enum: ["completed", "interrupted", "failed", "inProgress"], type: "string"},
+  TurnError: {
+    properties: {
+      additionalDetails: {type: ["string", "null"]},
+      codexErrorInfo: {anyOf: [{}, {type: "null"}]},
+      message: {type: "string"}
+    },
+    required: ["message"],
+    type: "object"
+  },
+  ThreadItem: {
+    oneOf: [
+      {
+        properties: {
+          content: {items: {"$ref": "#/definitions/UserInput"}, type: "array"},
+          id: {type: "string"},
+          type: {enum: ["userMessage"], title: "UserMessageThreadItemType", type: "string"}
+        },
+        required: ["content", "id", "type"],
+        title: "UserMessageThreadItem",
+        type: "object"
+      },
+      {
+        properties: {
+          id: {type: "string"},
+          phase: {anyOf: [{}, {type: "null"}]},
+          text: {type: "string"},
+          type: {enum: ["agentMessage"], title: "AgentMessageThreadItemType", type: "string"}
+        },
+        required: ["id", "text", "type"],
+        title: "AgentMessageThreadItem",
+        type: "object"
+      },
+      {
+        properties: {
+          id: {type: "string"},
+          text: {type: "string"},
+          type: {enum: ["plan"], title: "PlanThreadItemType", type: "string"}
+        },
+        required: ["id", "text", "type"],
+        title: "PlanThreadItem",
+        type: "object"
+      },
+      {
+        properties: {
+          content: {items: {type: "string"}, type: "array"},
+          id: {type: "string"},
+          summary: {items: {type: "string"}, type: "array"},
+          type: {enum: ["reasoning"], title: "ReasoningThreadItemType", type: "string"}
+        },
+        required: ["id", "type"],
+        title: "ReasoningThreadItem",
+        type: "object"
+      },
+      {
+        properties: {
+          command: {type: "string"},
+          id: {type: "string"},
+          status: {},
+          type: {enum: ["commandExecution"], title: "CommandExecutionThreadItemType", type: "string"}
+        },
+        required: ["command", "id", "status", "type"],
+        title: "CommandExecutionThreadItem",
+        type: "object"
+      },
+      {
+        properties: {
+          arguments: true,
+          id: {type: "string"},
+          namespace: {type: ["string", "null"]},
+          status: {"$ref": "#/definitions/DynamicToolCallStatus"},
+          tool: {type: "string"},
+          type: {enum: ["dynamicToolCall"], title: "DynamicToolCallThreadItemType", type: "string"}
+        },
+        required: ["arguments", "id", "status", "tool", "type"],
+        title: "DynamicToolCallThreadItem",
+        type: "object"
+      },
+      {
+        anyOf: [
+          {
+            properties: {fileId: {type: "string"}},
+            required: ["fileId"],
+            title: "FileIdThreadItem",
+            type: "object"
+          },
+          {
+            properties: {result: {type: "string"}},
+            required: ["result"],
+            title: "ResultThreadItem",
+            type: "object"
+          }
+        ],
+        properties: {
+          id: {type: "string"},
+          savedPath: {anyOf: [{"$ref": "#/definitions/AbsolutePathBuf"}, {type: "null"}]},
+          status: {type: "string"},
+          type: {enum: ["imageGeneration"], title: "ImageGenerationThreadItemType", type: "string"}
+        },
+        required: ["id", "status", "type"],
+        title: "ImageGenerationThreadItem",
+        type: "object"
+      },
+      {
+        properties: {
+          id: {type: "string"},
+          type: {enum: ["contextCompaction"], title: "ContextCompactionThreadItemType", type: "string"}
+        },
+        required: ["id", "type"],
+        title: "ContextCompactionThreadItem",
+        type: "object"
+      }
+    ],
+    properties: {completedAtMs: {type: ["integer", "null"]}, startedAtMs: {type: ["integer", "null"]}},
+    type: "object"
+  },
+  DynamicToolCallStatus: {enum: ["inProgress", "completed", "failed"], type: "string"},
+  TurnInterruptParams: {
+    properties: {threadId: {type: "string"}, turnId: {type: "string"}},
+    required: ["threadId", "turnId"],
+    title: "TurnInterruptParams",
+    type: "object"
+  },
+  TurnInterruptResponse: {title: "TurnInterruptResponse", type: "object"},
+  ThreadStartedNotification: {
+    properties: {thread: {"$ref": "#/definitions/Thread"}},
+    required: ["thread"],
+    title: "ThreadStartedNotification",
+    type: "object"
+  },
+  TurnStartedNotification: {
+    properties: {threadId: {type: "string"}, turn: {"$ref": "#/definitions/Turn"}},
+    required: ["threadId", "turn"],
+    title: "TurnStartedNotification",
+    type: "object"
+  },
+  TurnCompletedNotification: {
+    properties: {threadId: {type: "string"}, turn: {"$ref": "#/definitions/Turn"}},
+    required: ["threadId", "turn"],
+    title: "TurnCompletedNotification",
+    type: "object"
+  },
+  ItemStartedNotification: {
+    properties: {
+      item: {"$ref": "#/definitions/ThreadItem"},
+      startedAtMs: {type: "integer"},
+      threadId: {type: "string"},
+      turnId: {type: "string"}
+    },
+    required: ["item", "startedAtMs", "threadId", "turnId"],
+    title: "ItemStartedNotification",
+    type: "object"
+  },
+  ItemCompletedNotification: {
+    properties: {
+      completedAtMs: {type: "integer"},
+      contentTokenCount: {type: ["integer", "null"]},
+      item: {"$ref": "#/definitions/ThreadItem"},
+      threadId: {type: "string"},
+      turnId: {type: "string"}
+    },
+    required: ["completedAtMs", "item", "threadId", "turnId"],
+    title: "ItemCompletedNotification",
+    type: "object"
+  },
+  AgentMessageDeltaNotification: {
+    properties: {
+      delta: {type: "string"},
+      itemId: {type: "string"},
+      threadId: {type: "string"},
+      turnId: {type: "string"}
+    },
+    required: ["delta", "itemId", "threadId", "turnId"],
+    title: "AgentMessageDeltaNotification",
+    type: "object"
+  },
+  ErrorNotification: {
+    properties: {
+      error: {"$ref": "#/definitions/TurnError"},
+      threadId: {type: "string"},
+      turnId: {type: "string"},
+      willRetry: {type: "boolean"}
+    },
+    required: ["error", "threadId", "turnId", "willRetry"],
+    title: "ErrorNotification",
+    type: "object"
+  },
+  CommandExecutionRequestApprovalParams: {
+    properties: {itemId: {type: "string"}, threadId: {type: "string"}, turnId: {type: "string"}},
+    required: ["itemId", "threadId", "turnId"],
+    type: "object"
+  },
+  FileChangeRequestApprovalParams: {
+    properties: {itemId: {type: "string"}, threadId: {type: "string"}, turnId: {type: "string"}},
+    required: ["itemId", "threadId", "turnId"],
+    type: "object"
+  },
+  PermissionsRequestApprovalParams: {
+    properties: {itemId: {type: "string"}, threadId: {type: "string"}, turnId: {type: "string"}},
+    required: ["itemId", "threadId", "turnId"],
+    type: "object"
+  },
+  DynamicToolCallParams: {
+    properties: {
+      arguments: true,
+      threadId: {type: "string"},
+      tool: {type: "string"},
+      turnId: {type: "string"}
+    },
+    required: ["arguments", "threadId", "tool", "turnId"],
+    type: "object"
+  },
+  ToolRequestUserInputParams: {
+    properties: {itemId: {type: "string"}, threadId: {type: "string"}, turnId: {type: "string"}},
+    required: ["itemId", "threadId", "turnId"],
+    type: "object"
+  },
+  McpServerElicitationRequestParams: {
+    oneOf: [
+      {properties: {mode: {enum: ["form"], type: "string"}}, required: ["mode"], type: "object"},
+      {
+        properties: {mode: {enum: ["url"], type: "string"}, url: {type: "string"}},
+        required: ["mode", "url"],
+        type: "object"
+      }
+    ],
+    properties: {
+      serverName: {type: "string"},
+      threadId: {type: "string"},
+      turnId: {type: ["string", "null"]}
+    },
+    required: ["serverName", "threadId"],
+    type: "object"
+  }
+}
+
+const base: Fixture = {
+  definitions,
+  clientRequests: {
+    initialize: "InitializeParams",
+    "thread/start": "ThreadStartParams",
+    "thread/resume": "ThreadResumeParams",
+    "thread/list": "ThreadListParams",
+    "turn/start": "TurnStartParams",
+    "turn/interrupt": "TurnInterruptParams"
+  },
+  serverNotifications: {
+    error: "ErrorNotification",
+    "thread/started": "ThreadStartedNotification",
+    "thread/status/changed": "ThreadStatusChangedNotification",
+    "turn/started": "TurnStartedNotification",
+    "turn/completed": "TurnCompletedNotification",
+    "item/started": "ItemStartedNotification",
+    "item/completed": "ItemCompletedNotification",
+    "item/agentMessage/delta": "AgentMessageDeltaNotification"
+  },
+  serverRequests: {
+    "item/commandExecution/requestApproval": "CommandExecutionRequestApprovalParams",
+    "item/fileChange/requestApproval": "FileChangeRequestApprovalParams",
+    "item/tool/requestUserInput": "ToolRequestUserInputParams",
+    "mcpServer/elicitation/request": "McpServerElicitationRequestParams",
+    "item/permissions/requestApproval": "PermissionsRequestApprovalParams",
+    "item/tool/call": "DynamicToolCallParams",
+    "account/chatgptAuthTokens/refresh": "ChatgptAuthTokensRefreshParams"
+  }
+}
+
+/** Checks a copy of the fixture after `change`, against the real contract unless another is given. */
+const check = (change: (g: Fixture) => void, contract: Contract = harnessContract): ReadonlyArray<ContractProblem> => {
+  const g = structuredClone(base)
+  change(g)
+  return checkContract(g satisfies GeneratedSchema, contract)
+}
+const lines = (problems: ReadonlyArray<ContractProblem>) => problems.map(formatProblem)
+const kinds = (problems: ReadonlyArray<ContractProblem>) => [...new Set(problems.map((p) => p.kind))]
+const itemVariant = (g: Fixture, title: string): Node => g.definitions["ThreadItem"].oneOf.find((v: Node) => v.title === title)
+const expectOnly = (problems: ReadonlyArray<ContractProblem>, kind: ProblemKind) => expect(kinds(problems)).toEqual([kind])
+
+describe("protocol check against a fabricated generated schema", () => {
+  it("[protocol] a generated schema that matches our schemas gives zero problems", () => {
+    expect(lines(check(() => {}))).toEqual([])
+  })
+
+  it("[protocol] a method we call that the binary dropped is reported by name", () => {
+    const problems = check((g) => delete g.clientRequests["turn/interrupt"])
+    expect(problems).toEqual([
+      { kind: "MethodRemoved", where: "turn/interrupt", message: "we call this method but the binary no longer has it" }
+    ])
+  })
+
+  it("[protocol] a notification we read that the binary no longer emits is reported by name", () => {
+    const problems = check((g) => delete g.serverNotifications["item/agentMessage/delta"])
+    expectOnly(problems, "NotificationRemoved")
+    expect(lines(problems)).toEqual([
+      "item/agentMessage/delta: we read this notification but the binary no longer emits it"
+    ])
+  })
+
+  it("[protocol] a server request we handle that the binary no longer sends is reported", () => {
+    const problems = check((g) => delete g.serverRequests["item/tool/requestUserInput"])
+    expectOnly(problems, "ServerRequestRemoved")
+    expect(problems[0]?.where).toBe("item/tool/requestUserInput")
+  })
+
+  it("[protocol] a missing params or result definition is reported", () => {
+    const problems = check((g) => delete g.definitions["TurnStartResponse"])
+    expect(lines(problems)).toEqual(["turn/start result: definition TurnStartResponse is missing from the generated schema"])
+  })
+
+  it("[protocol] a params field we send that their definition dropped is reported with method and field", () => {
+    const problems = check((g) => delete g.definitions["ThreadStartParams"].properties.developerInstructions)
+    expect(lines(problems)).toEqual([
+      "thread/start params.developerInstructions: we send this field but theirs has no such field"
+    ])
+  })
+
+  it("[protocol] a field we read that their definition dropped is reported wherever we read it", () => {
+    const problems = check((g) => delete g.definitions["Thread"].properties.preview)
+    expectOnly(problems, "FieldMissing")
+    expect(lines(problems)).toEqual([
+      "thread/start result.thread.preview: we read this field but theirs has no such field",
+      "thread/resume result.thread.preview: we read this field but theirs has no such field",
+      "thread/started params.thread.preview: we read this field but theirs has no such field"
+    ])
+  })
+
+  it("[protocol] a field we require in a notification that became optional in theirs is reported", () => {
+    const problems = check((g) => {
+      g.definitions["AgentMessageDeltaNotification"].required = ["delta", "threadId", "turnId"]
+    })
+    expect(problems).toEqual([{
+      kind: "FieldOptional",
+      where: "item/agentMessage/delta params.itemId",
+      message: "required in ours but optional in theirs"
+    }])
+  })
+
+  it("[protocol] a field we require in a response that became optional in theirs is reported", () => {
+    const problems = check((g) => {
+      g.definitions["Turn"].required = ["id", "items"]
+    })
+    expectOnly(problems, "FieldOptional")
+    expect(lines(problems)).toContain("turn/start result.turn.status: required in ours but optional in theirs")
+    expect(lines(problems)).toContain("turn/completed params.turn.status: required in ours but optional in theirs")
+  })
+
+  it("[protocol] a params field that became required by theirs is reported: absent from ours, or optional in ours", () => {
+    const problems = check((g) => {
+      g.definitions["ThreadStartParams"].required = ["serviceName"]
+      g.definitions["ThreadResumeParams"].required = ["threadId", "model"]
+    })
+    expect(lines(problems)).toEqual([
+      "thread/start params.serviceName: required by theirs but absent from ours",
+      "thread/resume params.model: optional in ours but required by theirs"
+    ])
+    expect(kinds(problems)).toEqual(["RequiredFieldMissing", "FieldRequired"])
+  })
+
+  it("[protocol] a primitive kind change is reported with both kinds", () => {
+    const problems = check((g) => {
+      g.definitions["AgentMessageDeltaNotification"].properties.delta = { type: "integer" }
+      g.definitions["ErrorNotification"].properties.willRetry = { type: "string" }
+      g.definitions["InitializeResponse"].properties.platformOs = { type: "array", items: { type: "string" } }
+    })
+    expectOnly(problems, "KindMismatch")
+    expect(lines(problems)).toEqual([
+      "initialize result.platformOs: ours is string, theirs is array",
+      "item/agentMessage/delta params.delta: ours is string, theirs is integer",
+      "error params.willRetry: ours is boolean, theirs is string"
+    ])
+  })
+
+  it("[protocol] an array that became an object (and a struct that became a string) is reported", () => {
+    const problems = check((g) => {
+      g.definitions["TurnStartParams"].properties.input = { type: "object", additionalProperties: true }
+      g.definitions["TurnError"] = { type: "string" }
+    })
+    expect(lines(problems)).toContain("turn/start params.input: ours is array, theirs is object")
+    expect(lines(problems)).toContain("error params.error: ours is object, theirs is string")
+  })
+
+  it("[protocol] a string enum losing a value we send is reported (plain enum)", () => {
+    const problems = check((g) => {
+      g.definitions["SandboxMode"].enum = ["read-only", "workspace-write"]
+    })
+    expectOnly(problems, "LiteralNotInEnum")
+    expect(lines(problems)).toEqual([
+      `thread/start params.sandbox: "danger-full-access" is not among theirs ("read-only", "workspace-write")`,
+      `thread/resume params.sandbox: "danger-full-access" is not among theirs ("read-only", "workspace-write")`
+    ])
+  })
+
+  it("[protocol] a value removed from a oneOf of string enum and object (AskForApproval) is reported", () => {
+    const problems = check((g) => {
+      g.definitions["AskForApproval"].oneOf[0].enum = ["untrusted", "on-request"]
+    })
+    expect(lines(problems)).toContain(
+      `thread/start params.approvalPolicy: "never" is not among theirs ("untrusted", "on-request")`
+    )
+    expect(lines(problems)).toContain(`turn/start params.approvalPolicy: "never" is not among theirs ("untrusted", "on-request")`)
+  })
+
+  it("[protocol][S7] losing personality \"none\" is reported on every method that sends it", () => {
+    const problems = check((g) => {
+      g.definitions["Personality"].enum = ["friendly", "pragmatic"]
+    })
+    expect(problems.map((p) => p.where)).toEqual([
+      "thread/start params.personality",
+      "thread/resume params.personality",
+      "turn/start params.personality"
+    ])
+  })
+
+  it("[protocol] a status we read losing a value is reported (TurnStatus)", () => {
+    const problems = check((g) => {
+      g.definitions["TurnStatus"].enum = ["completed", "interrupted", "failed"]
+    })
+    expect(lines(problems)).toContain(
+      `turn/completed params.turn.status: "inProgress" is not among theirs ("completed", "interrupted", "failed")`
+    )
+  })
+
+  it("[protocol] a user input variant we send that disappeared is reported on its discriminator", () => {
+    const problems = check((g) => {
+      g.definitions["UserInput"].oneOf = g.definitions["UserInput"].oneOf.filter((v: Node) => v.title !== "LocalImageUserInput")
+    })
+    expect(lines(problems)).toEqual([
+      `turn/start params.input[].type: "localImage" is not among theirs ("text", "image")`
+    ])
+  })
+
+  it("[protocol] a ThreadItem variant we read that disappeared is reported by title", () => {
+    const problems = check((g) => {
+      g.definitions["ThreadItem"].oneOf = g.definitions["ThreadItem"].oneOf.filter(
+        (v: Node) => v.title !== "DynamicToolCallThreadItem"
+      )
+    })
+    expect(problems).toContainEqual({
+      kind: "ItemVariantRemoved",
+      where: "ThreadItem DynamicToolCallThreadItem",
+      message: "we read this item kind but ThreadItem no longer has the variant"
+    })
+    // inside turns and item notifications the variant's discriminator no longer matches anything
+    expect(lines(problems)).toContain(
+      `item/completed params.item.type: "dynamicToolCall" is not among theirs ("userMessage", "agentMessage", "plan", ` +
+        `"reasoning", "commandExecution", "imageGeneration", "contextCompaction")`
+    )
+  })
+
+  it("[protocol] a field dropped from a ThreadItem variant is reported under the item and every payload carrying it", () => {
+    const problems = check((g) => {
+      const agent = itemVariant(g, "AgentMessageThreadItem")
+      delete agent.properties.text
+      agent.required = ["id", "type"]
+    })
+    expectOnly(problems, "FieldMissing")
+    expect(lines(problems)).toEqual([
+      "turn/start result.turn.items[](agentMessage).text: we read this field but theirs has no such field",
+      "turn/started params.turn.items[](agentMessage).text: we read this field but theirs has no such field",
+      "turn/completed params.turn.items[](agentMessage).text: we read this field but theirs has no such field",
+      "item/started params.item(agentMessage).text: we read this field but theirs has no such field",
+      "item/completed params.item(agentMessage).text: we read this field but theirs has no such field",
+      "ThreadItem AgentMessageThreadItem.text: we read this field but theirs has no such field"
+    ])
+  })
+
+  it("[protocol][S41] imageGeneration losing savedPath is reported on the ImageGenerationThreadItem variant", () => {
+    const problems = check((g) => delete itemVariant(g, "ImageGenerationThreadItem").properties.savedPath)
+    expect(lines(problems)).toContain(
+      "ThreadItem ImageGenerationThreadItem.savedPath: we read this field but theirs has no such field"
+    )
+  })
+
+  it("[protocol] the catch-all item must fit every variant we do not type: a variant without id is reported", () => {
+    const problems = check((g) => {
+      const command = itemVariant(g, "CommandExecutionThreadItem")
+      command.required = ["command", "status", "type"]
+    })
+    expect(lines(problems)).toContain("item/completed params.item.id: required in ours but optional in theirs")
+  })
+
+  it("[protocol] a field that may now be null where we do not accept null is reported", () => {
+    const problems = check((g) => {
+      g.definitions["TurnError"].properties.message = { type: ["string", "null"] }
+    })
+    expectOnly(problems, "Nullability")
+    expect(lines(problems)).toContain("error params.error.message: may be null in theirs but our schema does not accept null")
+  })
+
+  it("[protocol] server request params must still carry the threadId we route by", () => {
+    const problems = check((g) => {
+      delete g.definitions["McpServerElicitationRequestParams"].properties.threadId
+    })
+    expect(lines(problems)).toEqual([
+      "mcpServer/elicitation/request params.threadId: we read this field but theirs has no such field"
+    ])
+  })
+
+  it("[protocol] initialize is checked against the v1 definitions", () => {
+    const problems = check((g) => {
+      g.definitions["ClientInfo"].properties.version = { type: "integer" }
+    })
+    expect(lines(problems)).toEqual(["initialize params.clientInfo.version: ours is string, theirs is integer"])
+  })
+
+  it("[protocol] lenient where their side is unconstrained or ours is Schema.Unknown", () => {
+    const problems = check((g) => {
+      // ours: Schema.Unknown
+      g.definitions["ThreadStartResponse"].properties.sandbox = { type: "integer" }
+      itemVariant(g, "AgentMessageThreadItem").properties.phase = { type: "boolean" }
+      // theirs: anything
+      g.definitions["Thread"].properties.cwd = {}
+      g.definitions["TurnStartParams"].properties.model = true
+      g.definitions["Turn"].properties.items = { type: "array" }
+    })
+    expect(lines(problems)).toEqual([])
+  })
+
+  it("[protocol] a record of ours needs an open object on their side", () => {
+    const problems = check((g) => {
+      g.definitions["ThreadStartParams"].properties.config = {
+        type: "object",
+        additionalProperties: false,
+        properties: { model: { type: "string" } }
+      }
+    })
+    expect(lines(problems)).toEqual([
+      "thread/start params.config: we may send null but theirs does not accept null",
+      "thread/start params.config: ours is a record but theirs is a closed object (no additionalProperties)"
+    ])
+  })
+
+  it("[protocol] a small contract of its own: Refinement, Transformation and Suspend are unwrapped to the wire shape", () => {
+    const Name = Schema.String.pipe(Schema.minLength(1))
+    const Count = Schema.NumberFromString
+    interface Tree {
+      readonly label: string
+      readonly children: ReadonlyArray<Tree>
+    }
+    const Tree: Schema.Schema<Tree> = Schema.Struct({
+      label: Schema.String,
+      children: Schema.Array(Schema.suspend(() => Tree))
+    })
+    const Params = Schema.Struct({ name: Name, count: Count, tree: Tree })
+    const contract: Contract = {
+      clientMethods: {
+        "x/do": { params: Params, result: Schema.Struct({}), paramsDefinition: "XParams", resultDefinition: "XResponse" }
+      },
+      notifications: {},
+      items: [],
+      serverRequests: []
+    }
+    const problems = check((g) => {
+      g.clientRequests["x/do"] = "XParams"
+      g.definitions["XResponse"] = { type: "object" }
+      g.definitions["Tree"] = {
+        type: "object",
+        properties: { label: { type: "string" }, children: { type: "array", items: { $ref: "#/definitions/Tree" } } },
+        required: ["label", "children"]
+      }
+      g.definitions["XParams"] = {
+        type: "object",
+        properties: {
+          name: { type: "string" },
+          count: { type: "integer" },
+          tree: { $ref: "#/definitions/Tree" }
+        },
+        required: ["name", "count", "tree"]
+      }
+    }, contract)
+    // NumberFromString is a string on the wire
+    expect(lines(problems)).toEqual(["x/do params.count: ours is string, theirs is integer"])
+  })
+})
+
+describe("protocol check report", () => {
+  it("[protocol] prints one summary line when clean and one line per problem otherwise", () => {
+    const clean = { methods: 5, notifications: 7, itemKinds: 7, serverRequests: 6, problems: [] }
+    expect(summarize(clean)).toEqual([
+      "protocol check: 5 methods, 7 notifications, 7 item kinds, 6 server requests checked, 0 problems"
+    ])
+    const problems = check((g) => delete g.clientRequests["thread/start"])
+    expect(summarize({ ...clean, problems })).toEqual(["thread/start: we call this method but the binary no longer has it"])
+  })
+})
