@@ -2,7 +2,7 @@
 // bounded stderr tail, and the shutdown sequence (end stdin, wait for the exit, then kill the group). It never parses
 // JSON-RPC; that is the connection's job.
 import { NodeStream } from "@effect/platform-node"
-import { Context, Deferred, Duration, Effect, Layer, Option, Scope, Stream } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Option, Schedule, Scope, Stream } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { ensureDirSync } from "../platform/ensureDir.js"
 import * as CodexBinary from "./CodexBinary.js"
@@ -67,6 +67,18 @@ const killGroup = (pid: number | undefined, signal: NodeJS.Signals) => {
   }
 }
 
+const groupExists = (pid: number | undefined) => {
+  if (pid === undefined) return false
+  try {
+    process.kill(-pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+const groupReapInterval = Duration.millis(25)
+const groupReapRounds = 20
+
 const spawnProcess = (options: TransportOptions) =>
   Effect.gen(function* () {
     const codex = yield* CodexBinary.resolve(options.codexBin)
@@ -119,8 +131,12 @@ const spawnProcess = (options: TransportOptions) =>
             killGroup(proc.pid, "SIGKILL")
             yield* Deferred.await(exitDeferred)
           }
-          // anything the app-server left in its group goes with it
-          killGroup(proc.pid, "SIGKILL")
+          // anything the app-server left in its group goes with it; a login shell may still be forking, so repeat
+          // (bounded) until the group is empty
+          yield* Effect.sync(() => killGroup(proc.pid, "SIGKILL")).pipe(
+            Effect.zipRight(Effect.sync(() => groupExists(proc.pid))),
+            Effect.repeat({ while: (exists) => exists, schedule: Schedule.spaced(groupReapInterval), times: groupReapRounds })
+          )
         })
     )
 

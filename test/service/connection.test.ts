@@ -227,6 +227,36 @@ describe("AppServerConnection", () => {
       expect(yield* ask).toMatchObject({ _tag: "Error", error: { code: -32601 } })
     }).pipe(withMock()))
 
+  it.scoped("[appserver] a handler still working when its Scope closes is answered with an error, never left silent", () =>
+    Effect.gen(function* () {
+      const connection = yield* connect()
+      const peer = yield* (yield* MockAppServer).latest
+      const scope = yield* Scope.make()
+      const started = gate()
+      yield* connection
+        .handle({ match: "item/tool/call", handle: () => Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never)) })
+        .pipe(Scope.extend(scope))
+      const answer = yield* peer.request("item/tool/call", { threadId: "t1", tool: "slow" }).pipe(Effect.fork)
+      yield* Deferred.await(started)
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* Fiber.join(answer)).toMatchObject({
+        _tag: "Error",
+        error: { code: -32603, message: expect.stringContaining("removed before it answered") }
+      })
+    }).pipe(withMock()))
+
+  it.scoped("[appserver] an error member that is not an object still fails the request as RpcError", () =>
+    Effect.gen(function* () {
+      const connection = yield* connect()
+      const peer = yield* (yield* MockAppServer).latest
+      const pending = yield* connection.requestRaw("mock/hang", {}).pipe(Effect.flip, Effect.fork)
+      const request = yield* peer.awaitRequest("mock/hang")
+      yield* peer.sendRaw(JSON.stringify({ id: request.id, error: "boom" }))
+      const error = yield* Fiber.join(pending)
+      expect(error).toBeInstanceOf(RpcError)
+      expect(error).toMatchObject({ method: "mock/hang", rpcMessage: expect.stringContaining("boom") })
+    }).pipe(withMock()))
+
   it.scoped("[appserver] a failing handler's failure becomes the error reply; a handler failing without a typed error still answers", () =>
     Effect.gen(function* () {
       const connection = yield* connect()

@@ -26,16 +26,27 @@ export const isAlive = (pid: number | undefined): boolean => {
   }
 }
 
-/** true while any process of this process group exists */
-export const groupAlive = (pgid: number | undefined): boolean => {
-  if (pgid === undefined) return false
-  try {
-    process.kill(-pgid, 0)
-    return true
-  } catch {
-    return false
+/** Live (non-zombie) members of a process group, read from /proc: a reaped-late zombie is already dead. */
+export const groupMembers = (pgid: number | undefined): ReadonlyArray<number> => {
+  if (pgid === undefined) return []
+  const members: Array<number> = []
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    let stat: string
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+    } catch {
+      continue
+    }
+    // fields after the parenthesised command: state ppid pgrp ...
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    if (fields[0] !== "Z" && Number(fields[2]) === pgid) members.push(Number(entry))
   }
+  return members
 }
+
+/** true while any live process of this process group exists */
+export const groupAlive = (pgid: number | undefined): boolean => groupMembers(pgid).length > 0
 
 export interface Fixture {
   readonly model: ScriptedModel.ScriptedModel
@@ -63,3 +74,19 @@ export const fixture = (options: ScriptedModel.ScriptedModelOptions = {}, overri
 
 /** Builds the live harness layer into the current scope. */
 export const liveContext = (settings: HarnessSettings, pool: ClientPoolOptions = {}) => Layer.build(Live.layer(settings, pool))
+
+/** pids of live processes whose environment mentions `needle` (e.g. a test's private CODEX_HOME) */
+export const processesMentioning = (needle: string): ReadonlyArray<number> => {
+  const found: Array<number> = []
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue
+      if (fs.readFileSync(`/proc/${entry}/environ`, "utf8").includes(needle)) found.push(Number(entry))
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found
+}

@@ -1,0 +1,118 @@
+// The command line as a user meets it: the compiled `codex-harness` bin (npm test builds it first) against the real
+// app-server and a scripted model.
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { reply } from "../../src/testing/ScriptedModel.js"
+import { fixture, processesMentioning, tempDir } from "../support/harness.js"
+
+const bin = path.resolve("bin/codex-harness.js")
+
+interface Ran {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  Effect.async<Ran>((resume) => {
+    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
+      resume(Effect.succeed({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
+    )
+  })
+
+const noStackTrace = (text: string) => expect(text).not.toMatch(/^\s+at /m)
+
+describe("codex-harness CLI", () => {
+  it.scopedLive("[S39] run prints the reply, records it, and --session continues the same thread", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [reply.text("first answer"), reply.text("second answer")] })
+      const common = ["--provider-url", f.model.url, "--state-dir", f.stateDir, "--cwd", f.workDir, "--session", "cli-1"]
+      const first = yield* cli(["run", ...common, "remember the word tangerine"])
+      expect(first).toMatchObject({ code: 0, stdout: "first answer\n" })
+      const second = yield* cli(["run", ...common, "what was the word?"])
+      expect(second).toMatchObject({ code: 0, stdout: "second answer\n" })
+      // the resumed thread carries the first exchange to the model
+      const requests = yield* f.model.requests
+      expect(requests[1]!.body).toContain("remember the word tangerine")
+      expect(requests[1]!.body).toContain("first answer")
+      const records = fs.readFileSync(path.join(f.stateDir, "sessions", "cli-1.jsonl"), "utf8")
+      expect(records).toContain("second answer")
+      expect(processesMentioning(f.stateDir)).toEqual([])
+    })
+  )
+
+  it.scopedLive("[S1] run --json prints one JSON event per line, ending with turn.completed", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [reply.text("json answer")] })
+      const ran = yield* cli(["run", "--json", "--provider-url", f.model.url, "--state-dir", f.stateDir, "--cwd", f.workDir, "hi"])
+      expect(ran.code).toBe(0)
+      const events = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
+      expect(events[0].type).toBe("thread.opened")
+      expect(events.at(-1)).toMatchObject({ type: "turn.completed", status: "completed", finalText: "json answer" })
+      expect(events.some((e) => e.type === "notification" && e.method === "item/completed")).toBe(true)
+    })
+  )
+
+  it.scopedLive("[cli] a missing codex binary is one clear line on stderr and exit 1", () =>
+    Effect.gen(function* () {
+      const state = yield* tempDir()
+      const ran = yield* cli(["run", "--codex-bin", "/nonexistent/codex", "--state-dir", state, "x"])
+      expect(ran.code).toBe(1)
+      expect(ran.stderr.trim().split("\n")).toEqual([expect.stringContaining("codex binary not found")])
+      noStackTrace(ran.stderr)
+    })
+  )
+
+  it.scopedLive("[cli] an unusable state dir is one line and exit 1; bad flags are usage errors (exit 2)", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      const file = path.join(dir, "a-file")
+      fs.writeFileSync(file, "")
+      const unwritable = yield* cli(["run", "--state-dir", path.join(file, "state"), "--provider-url", "http://127.0.0.1:9/v1", "x"])
+      expect(unwritable.code).toBe(1)
+      expect(unwritable.stderr.trim().split("\n")).toEqual([expect.stringContaining("session store")])
+      noStackTrace(unwritable.stderr)
+      const badChoice = yield* cli(["run", "--sandbox", "everything", "x"])
+      expect(badChoice.code).toBe(2)
+      noStackTrace(badChoice.stderr)
+      const badUrl = yield* cli(["run", "--provider-url", "ftp://example", "--state-dir", dir, "x"])
+      expect(badUrl.code).toBe(1)
+      expect(badUrl.stderr).toContain("--provider-url")
+    })
+  )
+
+  it.scopedLive("[cli] an unreachable provider fails the turn with a clear line instead of waiting forever", () =>
+    Effect.gen(function* () {
+      const state = yield* tempDir()
+      const ran = yield* cli(["run", "--provider-url", "http://127.0.0.1:9/v1", "--state-dir", state, "x"])
+      expect(ran.code).toBe(1)
+      expect(ran.stderr).toContain("cannot be reached")
+      noStackTrace(ran.stderr)
+      // the prompt was kept even though the turn failed
+      const sessions = fs.readdirSync(path.join(state, "sessions"))
+      expect(fs.readFileSync(path.join(state, "sessions", sessions[0]!), "utf8")).toContain('"text":"x"')
+      expect(processesMentioning(state)).toEqual([])
+    })
+  )
+
+  it.scopedLive("[cli] demo shows a conversation with a tool call, offline", () =>
+    Effect.gen(function* () {
+      const ran = yield* cli(["demo"])
+      expect(ran.code).toBe(0)
+      expect(ran.stdout).toContain("you   › What is in this workspace?")
+      expect(ran.stdout).toMatch(/tool {2}› .*ls/)
+      expect(ran.stdout).toContain("codex › Two files")
+    })
+  )
+
+  it.scopedLive("[cli] --help works", () =>
+    Effect.gen(function* () {
+      const ran = yield* cli(["run", "--help"])
+      expect(ran.code).toBe(0)
+      expect(ran.stdout).toContain("--provider-url")
+    })
+  )
+})

@@ -1,0 +1,128 @@
+// Process lifetime on the real app-server: nothing outlives its scope, a killed app-server fails the turn with a typed
+// error and the pool replaces it, a retired client fails its turn as retryable, an unanswered server request is
+// answered with an error.
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Duration, Effect, Exit, Fiber, Layer, Schedule, Scope } from "effect"
+import * as Live from "../../layers/Live.js"
+import { ClientPool } from "../../src/appserver/ClientPool.js"
+import { AppServerExited, ConnectionRetired } from "../../src/appserver/errors.js"
+import { CodexHarness, clientSpec } from "../../src/harness/CodexHarness.js"
+import { reply } from "../../src/testing/ScriptedModel.js"
+import { fixture, groupAlive, isAlive } from "../support/harness.js"
+
+const hangingTurn = reply.steps({ type: "hang" })
+
+/** Builds the live layer in a child scope the test closes itself; returns the harness, the pool and that scope. */
+const openHarness = (settings: Parameters<typeof Live.layer>[0]) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(Live.layer(settings), scope)
+    return { harness: Context.get(context, CodexHarness), pool: Context.get(context, ClientPool), scope }
+  })
+
+/** The pid of the pooled app-server, waiting until the harness has spawned it. */
+const pooledPid = (pool: Context.Tag.Service<typeof ClientPool>, settings: Parameters<typeof clientSpec>[0]) =>
+  Effect.scoped(Effect.map(pool.lease("default", clientSpec(settings)), (c) => c.pid))
+
+/** Polls a real process until it is gone (bounded: 5 s); true when it went. */
+const awaitGone = (pid: number | undefined) =>
+  Effect.sync(() => !isAlive(pid)).pipe(
+    Effect.repeat({ until: (gone) => gone, schedule: Schedule.spaced("20 millis") }),
+    Effect.timeoutTo({ duration: "5 seconds", onTimeout: () => false, onSuccess: (gone) => gone })
+  )
+
+describe("app-server process lifetime", () => {
+  it.scopedLive("[S1] closing the scope leaves no codex process (the process group is gone too)", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [reply.text("done")] })
+      const { harness, pool, scope } = yield* openHarness(f.settings)
+      yield* harness.runTurn({ sessionId: "s", prompt: "hi" })
+      const pid = yield* pooledPid(pool, f.settings)
+      expect(isAlive(pid)).toBe(true)
+      yield* Scope.close(scope, Exit.void)
+      expect(isAlive(pid)).toBe(false)
+      expect(groupAlive(pid)).toBe(false)
+    })
+  )
+
+  it.scopedLive("[S1] interrupting a turn mid-stream closes everything and leaves no codex process", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [hangingTurn] })
+      const { harness, pool, scope } = yield* openHarness(f.settings)
+      const turn = yield* harness.runTurn({ sessionId: "s", prompt: "hang please" }).pipe(Effect.fork)
+      yield* f.model.waitForRequests(1)
+      const pid = yield* pooledPid(pool, f.settings)
+      yield* Fiber.interrupt(turn)
+      yield* Scope.close(scope, Exit.void)
+      expect(isAlive(pid)).toBe(false)
+      expect(groupAlive(pid)).toBe(false)
+    })
+  )
+
+  it.scopedLive("[S37] SIGKILL mid-turn fails the turn with AppServerExited within a second; the next lease is a fresh process", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [hangingTurn, reply.text("after the crash")] })
+      const { harness, pool, scope } = yield* openHarness(f.settings)
+      yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+      const turn = yield* harness.runTurn({ sessionId: "s", prompt: "hang please" }).pipe(Effect.flip, Effect.fork)
+      yield* f.model.waitForRequests(1)
+      const pid = yield* pooledPid(pool, f.settings)
+      const killedAt = Date.now()
+      process.kill(pid!, "SIGKILL")
+      const error = yield* Fiber.join(turn).pipe(Effect.timeout(Duration.seconds(1)))
+      expect(Date.now() - killedAt).toBeLessThan(1_000)
+      expect(error).toBeInstanceOf(AppServerExited)
+      expect((error as AppServerExited).signal).toBe("SIGKILL")
+      const outcome = yield* harness.runTurn({ sessionId: "s", prompt: "again" })
+      expect(outcome.finalText).toBe("after the crash")
+      const fresh = yield* pooledPid(pool, f.settings)
+      expect(fresh).not.toBe(pid)
+      expect(isAlive(pid)).toBe(false)
+    })
+  )
+
+  it.scopedLive("[S37] retiring the client fails its in-flight turn with a retryable ConnectionRetired; a retry gets a fresh process", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [hangingTurn, reply.text("retried")] })
+      const { harness, pool, scope } = yield* openHarness(f.settings)
+      yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+      const turn = yield* harness.runTurn({ sessionId: "s", prompt: "hang please" }).pipe(Effect.flip, Effect.fork)
+      yield* f.model.waitForRequests(1)
+      const pid = yield* pooledPid(pool, f.settings)
+      yield* pool.retire("default", "test retirement")
+      const error = yield* Fiber.join(turn)
+      expect(error).toBeInstanceOf(ConnectionRetired)
+      expect((error as ConnectionRetired).retryable).toBe(true)
+      const outcome = yield* harness.runTurn({ sessionId: "s", prompt: "retry" })
+      expect(outcome.finalText).toBe("retried")
+      expect(yield* pooledPid(pool, f.settings)).not.toBe(pid)
+      // the retired process exits on its own once stdin is closed
+      expect(yield* awaitGone(pid)).toBe(true)
+    })
+  )
+
+  it.scopedLive("[S27] a server request nobody handles is answered with an error, so Codex does not wait forever", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture(
+        {
+          replies: [
+            reply.steps({ type: "function_call", name: "exec_command", arguments: { cmd: "touch should_not_exist.txt" } }),
+            reply.text("the command was not approved")
+          ]
+        },
+        { approvalPolicy: "untrusted", sandbox: "workspace-write" }
+      )
+      const { harness, scope } = yield* openHarness(f.settings)
+      yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+      const outcome = yield* harness.runTurn({ sessionId: "s", prompt: "touch a file" })
+      expect(outcome.status).toBe("completed")
+      expect(outcome.finalText).toBe("the command was not approved")
+      const requests = yield* f.model.requests
+      expect(requests.length).toBe(2)
+      // Codex tells the model the approval failed; the command never ran
+      expect(requests[1]!.body).toContain("approval request failed")
+      const command = outcome.items.find((i) => i.type === "commandExecution") as { status?: string } | undefined
+      expect(command?.status).not.toBe("completed")
+    })
+  )
+})
