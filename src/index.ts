@@ -1,0 +1,13 @@
+// codex-harness: the public surface for Effect apps that embed the harness.
+export * as AppServerConnection from "./appserver/AppServerConnection.js"
+export * as ClientPool from "./appserver/ClientPool.js"
+export * as CodexArgs from "./appserver/CodexArgs.js"
+export * as CodexBinary from "./appserver/CodexBinary.js"
+export * from "./appserver/errors.js"
+export * as Transport from "./appserver/Transport.js"
+export * as CodexHarness from "./harness/CodexHarness.js"
+export * as SessionStore from "./session/SessionStore.js"
+export * as TurnRunner from "./turn/TurnRunner.js"
+export * as Protocol from "../schemas/protocol.js"
+export * as JsonRpc from "../schemas/jsonrpc.js"
+export * as SessionRecords from "../schemas/session.js"
