@@ -407,7 +407,7 @@ const main = Effect.scoped(
         gc !== undefined ? ", after gc" : ""
       }`,
       `           (this process also holds the ScriptedModel's request log, which grows with every turn: ${logged.length} requests,`,
-      `           ${loggedMb} of bodies, each also kept as parsed JSON; see bench/README.md)`
+      `           ${loggedMb} of bodies; see bench/README.md)`
     ]
     const pids = [measured.harnessPid, raw.pid, rawResume?.pid].filter((p): p is number => p !== undefined)
     return { out, pids }

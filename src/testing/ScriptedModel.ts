@@ -338,7 +338,17 @@ export const make = (options: ScriptedModelOptions = {}): Effect.Effect<Scripted
       req.on("end", () => {
         const headerEncoding = req.headers["content-encoding"]
         const body = decodeBody(Buffer.concat(chunks), Array.isArray(headerEncoding) ? headerEncoding[0] : headerEncoding)
-        record({ method, url, body, json: parseJson(body) })
+        // parsed only when a test looks: the log holds up to MAX_RECORDED_REQUESTS bodies of tens of KB each
+        let parsed: { value: unknown } | undefined
+        record({
+          method,
+          url,
+          body,
+          get json() {
+            parsed ??= { value: parseJson(body) }
+            return parsed.value
+          }
+        })
         run(answer(res, body))
       })
     }

@@ -28,7 +28,7 @@ const pooledPid = (pool: Context.Tag.Service<typeof ClientPool>, settings: Param
 const awaitGone = (pid: number | undefined) =>
   Effect.sync(() => !isAlive(pid)).pipe(
     Effect.repeat({ until: (gone) => gone, schedule: Schedule.spaced("20 millis") }),
-    Effect.timeoutTo({ duration: "5 seconds", onTimeout: () => false, onSuccess: (gone) => gone })
+    Effect.timeoutTo({ duration: "5 seconds", onTimeout: () => false, onSuccess: () => true })
   )
 
 describe("app-server process lifetime", () => {
