@@ -282,6 +282,8 @@ export const make = (
         }
         const timeout = requestOptions?.timeout ?? requestTimeout
         return yield* Deferred.await(deferred).pipe(
+          // interruptible so the timeout still applies when called from a finalizer or an onInterrupt handler
+          Effect.interruptible,
           Effect.timeoutFail({
             duration: timeout,
             onTimeout: () => new RequestTimedOut({ method, timeoutMs: Duration.toMillis(timeout) })

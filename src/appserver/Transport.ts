@@ -2,7 +2,7 @@
 // bounded stderr tail, and the shutdown sequence (end stdin, wait for the exit, then kill the group). It never parses
 // JSON-RPC; that is the connection's job.
 import { NodeStream } from "@effect/platform-node"
-import { Context, Deferred, Duration, Effect, Layer, Option, Schedule, Scope, Stream } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Option, Scope, Stream } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { ensureDirSync } from "../platform/ensureDir.js"
 import * as CodexBinary from "./CodexBinary.js"
@@ -76,8 +76,17 @@ const groupExists = (pid: number | undefined) => {
     return false
   }
 }
-const groupReapInterval = Duration.millis(25)
+const groupReapIntervalMs = 25
 const groupReapRounds = 20
+/**
+ * A pause in wall-clock time, on purpose not the Effect Clock: it waits for the kernel to deliver SIGKILL and reap,
+ * which a TestClock cannot speed up. The grace before SIGKILL stays on the Effect Clock.
+ */
+const osPause = (ms: number) =>
+  Effect.async<void>((resume) => {
+    const timer = setTimeout(() => resume(Effect.void), ms)
+    return Effect.sync(() => clearTimeout(timer))
+  })
 
 const spawnProcess = (options: TransportOptions) =>
   Effect.gen(function* () {
@@ -126,17 +135,19 @@ const spawnProcess = (options: TransportOptions) =>
       (proc) =>
         Effect.gen(function* () {
           proc.stdin.end()
-          const clean = yield* Deferred.await(exitDeferred).pipe(Effect.timeoutOption(exitGrace))
+          // finalizers are uninterruptible: without `interruptible` the timeout could never cut the wait short
+          const clean = yield* Deferred.await(exitDeferred).pipe(Effect.interruptible, Effect.timeoutOption(exitGrace))
           if (Option.isNone(clean)) {
             killGroup(proc.pid, "SIGKILL")
             yield* Deferred.await(exitDeferred)
           }
           // anything the app-server left in its group goes with it; a login shell may still be forking, so repeat
           // (bounded) until the group is empty
-          yield* Effect.sync(() => killGroup(proc.pid, "SIGKILL")).pipe(
-            Effect.zipRight(Effect.sync(() => groupExists(proc.pid))),
-            Effect.repeat({ while: (exists) => exists, schedule: Schedule.spaced(groupReapInterval), times: groupReapRounds })
-          )
+          for (let round = 0; round < groupReapRounds; round++) {
+            killGroup(proc.pid, "SIGKILL")
+            if (!groupExists(proc.pid)) break
+            yield* osPause(groupReapIntervalMs)
+          }
         })
     )
 

@@ -651,7 +651,9 @@ const makePeer = (
         record(message)
         switch (message._tag) {
           case "Request":
-            return FiberSet.run(fibers, serve(message)).pipe(Effect.as(true))
+            // a fork inherits the caller's interruptibility, and the client may write from a finalizer: the peer's
+            // work must stay interruptible so its scope can always close
+            return FiberSet.run(fibers, Effect.interruptible(serve(message))).pipe(Effect.as(true))
           case "Response": {
             const waiter = waiting.get(idKey(message.id))
             if (waiter === undefined) return Effect.succeed(true)

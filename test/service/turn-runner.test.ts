@@ -1,7 +1,7 @@
 // Turns through CodexHarness and TurnRunner against the in-memory app-server (layers/Test): the final text, the session
 // records, thread resume and replacement, interruption, failure, and the peer dying mid-turn.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Option } from "effect"
+import { Deferred, Effect, Fiber, Option, TestClock } from "effect"
 import * as Test from "../../layers/Test.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
 import { AppServerExited } from "../../src/appserver/errors.js"
@@ -193,6 +193,31 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
       expect(Option.isNone(yield* (yield* mock.latest).activeTurn(threadId))).toBe(true)
       const records = yield* recordsOf("s7")
       expect(records.map((r) => r._tag)).toEqual(["user", "binding"])
+    }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }))))
+
+  it.scoped("[appserver] interrupting a turn whose turn/interrupt is never answered still ends after the 2 s interrupt timeout", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      yield* mock.setHandler("turn/interrupt", () => Effect.never)
+      const following = yield* Deferred.make<void>()
+      const running = yield* Effect.fork(
+        harness.runTurn({
+          sessionId: "s7b",
+          prompt: "long job",
+          onEvent: (e) =>
+            e.type === "notification" && e.notification.method === "turn/started"
+              ? Deferred.succeed(following, undefined)
+              : Effect.void
+        })
+      )
+      yield* Deferred.await(following)
+      const interrupting = yield* Effect.fork(Fiber.interrupt(running))
+      yield* mock.awaitRequest("turn/interrupt")
+      yield* TestClock.adjust("1900 millis")
+      expect(Option.isNone(yield* Fiber.poll(interrupting))).toBe(true)
+      yield* TestClock.adjust("100 millis")
+      yield* Fiber.join(interrupting)
     }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }))))
 
   it.scoped("[appserver] a failed turn carries its error into the outcome and the turn record", () =>

@@ -1,0 +1,91 @@
+// The stdio transport with stand-in executables: the shutdown sequence (end stdin, grace, SIGKILL of the group) on the
+// TestClock, the bounded stderr tail, a private CODEX_HOME, and spawn failures as typed errors.
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Fiber, Scope, Stream, TestClock } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Connection from "../../src/appserver/AppServerConnection.js"
+import { AppServerExited, SpawnFailed } from "../../src/appserver/errors.js"
+import { NodeTransportLive, Transport } from "../../src/appserver/Transport.js"
+import { groupAlive, isAlive, tempDir } from "../support/harness.js"
+
+/** writes an executable stand-in for codex and returns its path */
+const standIn = (dir: string, name: string, body: string) => {
+  const file = path.join(dir, name)
+  fs.writeFileSync(file, `#!/usr/bin/env node\n${body}\n`, { mode: 0o755 })
+  return file
+}
+
+/** a real wait while the TestClock stands still: lets process events arrive */
+const realPause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+
+const spawn = (options: Parameters<Transport["Type"]["spawn"]>[0]) =>
+  Effect.flatMap(Transport, (transport) => transport.spawn(options))
+
+describe("Transport (stdio child process)", () => {
+  it.scoped("[S1] a process that ignores stdin EOF is killed with its group after the 5 s grace, not before", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      // ignores SIGTERM and stdin EOF, and starts a grandchild in its process group
+      const stubborn = standIn(
+        dir,
+        "stubborn",
+        `process.on("SIGTERM", () => {}); require("child_process").spawn("sleep", ["60"], { stdio: "ignore" }); setInterval(() => {}, 1000); console.log("ready")`
+      )
+      const scope = yield* Scope.make()
+      const handle = yield* spawn({ codexBin: stubborn }).pipe(Scope.extend(scope))
+      yield* handle.incoming.pipe(Stream.take(1), Stream.runDrain)
+      const pid = handle.pid
+      const closing = yield* Scope.close(scope, Exit.void).pipe(Effect.fork)
+      yield* realPause(300)
+      yield* TestClock.adjust("4900 millis")
+      yield* realPause(300)
+      expect(isAlive(pid)).toBe(true)
+      yield* TestClock.adjust("200 millis")
+      yield* Fiber.join(closing)
+      expect(isAlive(pid)).toBe(false)
+      expect(groupAlive(pid)).toBe(false)
+    }).pipe(Effect.provide(NodeTransportLive))
+  )
+
+  it.scoped("[S1] an exit carries the exit code and a bounded stderr tail to every pending request", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      const noisy = standIn(
+        dir,
+        "noisy",
+        `process.stderr.write("x".repeat(10000) + "\\nfatal: config is broken\\n"); process.stdin.once("data", () => process.exit(3))`
+      )
+      const handle = yield* spawn({ codexBin: noisy })
+      const error = yield* Connection.make(handle).pipe(Effect.flip)
+      expect(error).toBeInstanceOf(AppServerExited)
+      const exited = error as AppServerExited
+      expect(exited.exitCode).toBe(3)
+      expect(exited.stderrTail.length).toBeLessThanOrEqual(2_000)
+      expect(exited.message).toContain("fatal: config is broken")
+    }).pipe(Effect.provide(NodeTransportLive))
+  )
+
+  it.scoped("[S1] a private CODEX_HOME is created and handed to the process", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      const home = path.join(dir, "nested", "codex-home")
+      const printer = standIn(dir, "printer", `console.log(process.env.CODEX_HOME); process.stdin.resume()`)
+      const handle = yield* spawn({ codexBin: printer, codexHome: home })
+      const [line] = yield* handle.incoming.pipe(Stream.take(1), Stream.runCollect)
+      expect(line).toEqual({ _tag: "Line", text: home })
+      expect(fs.statSync(home).isDirectory()).toBe(true)
+    }).pipe(Effect.provide(NodeTransportLive))
+  )
+
+  it.scoped("[cli] a codex-bin that cannot be executed is a typed SpawnFailed with a readable reason", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      const notExecutable = path.join(dir, "codex")
+      fs.writeFileSync(notExecutable, "not a program", { mode: 0o644 })
+      const error = yield* spawn({ codexBin: notExecutable }).pipe(Effect.flip)
+      expect(error).toBeInstanceOf(SpawnFailed)
+      expect(error.message).toContain(notExecutable)
+    }).pipe(Effect.provide(NodeTransportLive))
+  )
+})
