@@ -17,15 +17,14 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Context, Effect, Layer, Scope } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import * as Live from "../layers/Live.js"
 import * as CodexArgs from "../src/appserver/CodexArgs.js"
 import * as CodexBinary from "../src/appserver/CodexBinary.js"
 import { ClientPool } from "../src/appserver/ClientPool.js"
 import { CodexHarness, clientSpec, type HarnessSettings } from "../src/harness/CodexHarness.js"
+import { isAlive } from "../src/platform/processAlive.js"
+import * as TempDir from "../src/platform/TempDir.js"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -81,21 +80,7 @@ const memory = () => {
   return { rss: m.rss, heapUsed: m.heapUsed }
 }
 
-const isAlive = (pid: number | undefined): boolean => {
-  if (pid === undefined) return false
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
-const tempDir = (prefix: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), prefix))),
-    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-  )
+const tempDir = TempDir.scoped
 
 // ---------------------------------------------------------------------------------------------------------------------
 // the raw driver: plain promises, JSON.parse, nothing else

@@ -3,10 +3,10 @@
 import { Command } from "@effect/cli"
 import { Console, Context, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as Live from "../../layers/Live.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
+import * as TempDir from "../platform/TempDir.js"
 import * as ScriptedModel from "../testing/ScriptedModel.js"
 import type { TurnEvent } from "../turn/TurnRunner.js"
 import * as GlobalOptions from "./options.js"
@@ -25,12 +25,6 @@ const conversation = [
   }
 ]
 
-const tempDir = (prefix: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), prefix))),
-    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-  )
-
 const showToolCalls = (event: TurnEvent) => {
   if (event.type !== "notification" || event.notification.method !== "item/completed") return Effect.void
   const item = (event.notification.params as { item?: Record<string, unknown> }).item
@@ -43,12 +37,12 @@ export const command = Command.make("demo", GlobalOptions.global, (options) =>
   Effect.scoped(
     Effect.gen(function* () {
       const model = yield* ScriptedModel.make({ replies: conversation.flatMap((turn) => turn.replies) })
-      const workspace = yield* tempDir("codex-harness-demo-work-")
+      const workspace = yield* TempDir.scoped("codex-harness-demo-work-")
       fs.writeFileSync(path.join(workspace, "notes.txt"), "open: README, CI\n")
       fs.writeFileSync(path.join(workspace, "plan.md"), "ship on Friday\n")
       const base = yield* GlobalOptions.toSettings(options)
       const keepState = Option.isSome(options.stateDir)
-      const stateDir = keepState ? base.stateDir : yield* tempDir("codex-harness-demo-state-")
+      const stateDir = keepState ? base.stateDir : yield* TempDir.scoped("codex-harness-demo-state-")
       const settings = {
         ...base,
         stateDir,

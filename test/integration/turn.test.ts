@@ -1,11 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Scope } from "effect"
+import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ClientPool } from "../../src/appserver/ClientPool.js"
-import { CodexHarness, clientSpec } from "../../src/harness/CodexHarness.js"
+import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
-import { fixture, groupAlive, isAlive, liveContext } from "../support/harness.js"
+import { fixture, liveContext } from "../support/harness.js"
 
 describe("a turn on the real app-server", () => {
   it.scopedLive("[S1][S7][S39] runs a turn end to end and mirrors prompt and reply into the session file", () =>

@@ -1,30 +1,16 @@
 // Shared test wiring: a temporary state dir, a ScriptedModel, and the live harness layer pointed at it.
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import * as Live from "../../layers/Live.js"
 import type { ClientPoolOptions } from "../../src/appserver/ClientPool.js"
 import type { HarnessSettings } from "../../src/harness/CodexHarness.js"
+import * as TempDir from "../../src/platform/TempDir.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 
 /** A temporary directory removed by the scope's finalizer. */
-export const tempDir = (prefix = "codex-harness-test-") =>
-  Effect.acquireRelease(
-    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), prefix))),
-    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-  )
+export const tempDir = (prefix = "codex-harness-test-") => TempDir.scoped(prefix).pipe(Effect.orDie)
 
-/** true while a process with this pid exists */
-export const isAlive = (pid: number | undefined): boolean => {
-  if (pid === undefined) return false
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+export { isAlive } from "../../src/platform/processAlive.js"
 
 /** Live (non-zombie) members of a process group, read from /proc: a reaped-late zombie is already dead. */
 export const groupMembers = (pgid: number | undefined): ReadonlyArray<number> => {
