@@ -19,6 +19,7 @@ import { Context, Effect, Layer, Scope } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { performance } from "node:perf_hooks"
 import * as Live from "../layers/Live.js"
+import { Delivery } from "../src/ports/Delivery.js"
 import * as CodexArgs from "../src/appserver/CodexArgs.js"
 import * as CodexBinary from "../src/appserver/CodexBinary.js"
 import { ClientPool } from "../src/appserver/ClientPool.js"
@@ -326,7 +327,8 @@ const main = Effect.scoped(
     // the harness layer gets its own scope, closed before the results are printed
     const layerScope = yield* Scope.make()
     const measured = yield* Effect.gen(function* () {
-      const context = yield* Layer.buildWithScope(Live.layer(settings), layerScope)
+      const silent = Layer.succeed(Delivery, { deliver: () => Effect.void })
+      const context = yield* Layer.buildWithScope(Live.layer(settings).pipe(Layer.provide(silent)), layerScope)
       const harness = Context.get(context, CodexHarness)
       const pool = Context.get(context, ClientPool)
       const harnessTurn = (i: number) =>

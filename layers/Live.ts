@@ -1,4 +1,5 @@
 // The production composition: the real `codex app-server` over stdio, a file-backed session store under the state dir.
+// The embedder supplies the ports it owns (Delivery); the CLI uses its terminal ones.
 import { Layer } from "effect"
 import * as ClientPool from "../src/appserver/ClientPool.js"
 import { NodeTransportLive } from "../src/appserver/Transport.js"

@@ -1,10 +1,11 @@
 // The test composition: the harness over the in-memory MockAppServer (no process, no network, TestClock-safe) with an
-// in-memory session store. Mirrors `Live.ts`; the mock's control handle (`MockAppServer`) and `Transport` stay visible.
+// in-memory session store and a recording Delivery. Mirrors `Live.ts`; the mock's control handle (`MockAppServer`) and `Transport` stay visible.
 import { Layer } from "effect"
 import * as ClientPool from "../src/appserver/ClientPool.js"
 import * as CodexHarness from "../src/harness/CodexHarness.js"
 import * as SessionStore from "../src/session/SessionStore.js"
 import { MockAppServer, type MockScript } from "../src/testing/MockAppServer.js"
+import * as RecordingDelivery from "../src/testing/RecordingDelivery.js"
 
 /** Settings that never reach a disk or a provider: the memory store ignores stateDir, the mock ignores the rest. */
 export const settings: CodexHarness.HarnessSettings = {
@@ -25,5 +26,6 @@ export const layer = (options: TestLayerOptions = {}) =>
     Layer.provideMerge(ClientPool.layer(options.pool)),
     Layer.provideMerge(SessionStore.memoryLayer),
     Layer.provideMerge(Layer.succeed(CodexHarness.Settings, { ...settings, ...options.settings })),
-    Layer.provideMerge(MockAppServer.layer(options.script))
+    Layer.provideMerge(MockAppServer.layer(options.script)),
+    Layer.provideMerge(RecordingDelivery.layer)
   )

@@ -121,6 +121,62 @@ export const LocalImageInput = Schema.Struct({ type: Schema.Literal("localImage"
 export const UserInput = Schema.Union(TextInput, LocalImageInput)
 export type UserInput = typeof UserInput.Type
 
+// ---- dynamic tools (experimental API) ----
+export const DynamicToolFunction = Schema.Struct({
+  type: Schema.Literal("function"),
+  name: Schema.String,
+  description: Schema.String,
+  inputSchema: Schema.Unknown,
+  deferLoading: Schema.optional(Schema.Boolean)
+})
+export type DynamicToolFunction = typeof DynamicToolFunction.Type
+export const DynamicToolNamespace = Schema.Struct({
+  type: Schema.Literal("namespace"),
+  name: Schema.String,
+  description: Schema.String,
+  tools: Schema.Array(DynamicToolFunction)
+})
+export const DynamicToolSpec = Schema.Union(DynamicToolFunction, DynamicToolNamespace)
+export type DynamicToolSpec = typeof DynamicToolSpec.Type
+
+/** `item/tool/call` server request params */
+export const DynamicToolCallParams = Schema.Struct({
+  threadId: Schema.String,
+  turnId: Schema.String,
+  callId: Schema.String,
+  namespace: optionalNullable(Schema.String),
+  tool: Schema.String,
+  arguments: Schema.Unknown
+})
+export type DynamicToolCallParams = typeof DynamicToolCallParams.Type
+export const DynamicToolCallOutputContentItem = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("inputText"), text: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("inputImage"), imageUrl: Schema.String })
+)
+export const DynamicToolCallResponse = Schema.Struct({
+  contentItems: Schema.Array(DynamicToolCallOutputContentItem),
+  success: Schema.Boolean
+})
+export type DynamicToolCallResponse = typeof DynamicToolCallResponse.Type
+
+// ---- collaboration mode (experimental API) ----
+export const CollaborationMode = Schema.Struct({
+  mode: Schema.Literal("plan", "default"),
+  settings: Schema.Struct({
+    model: Schema.String,
+    reasoning_effort: optionalNullable(Schema.String),
+    developer_instructions: optionalNullable(Schema.String)
+  })
+})
+export type CollaborationMode = typeof CollaborationMode.Type
+
+export const SandboxPolicy = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("dangerFullAccess") }),
+  Schema.Struct({ type: Schema.Literal("readOnly") }),
+  Schema.Struct({ type: Schema.Literal("workspaceWrite") })
+)
+export type SandboxPolicy = typeof SandboxPolicy.Type
+
 // ---- thread/start, thread/resume ----
 const threadOptions = {
   model: optionalNullable(Schema.String),
@@ -137,7 +193,8 @@ const threadOptions = {
 }
 export const ThreadStartParams = Schema.Struct({
   ...threadOptions,
-  ephemeral: optionalNullable(Schema.Boolean)
+  ephemeral: optionalNullable(Schema.Boolean),
+  dynamicTools: optionalNullable(Schema.Array(DynamicToolSpec))
 })
 export type ThreadStartParams = typeof ThreadStartParams.Type
 export const ThreadResumeParams = Schema.Struct({
@@ -169,7 +226,9 @@ export const TurnStartParams = Schema.Struct({
   approvalPolicy: optionalNullable(AskForApproval),
   approvalsReviewer: optionalNullable(ApprovalsReviewer),
   personality: optionalNullable(Personality),
-  serviceTier: optionalNullable(Schema.String)
+  serviceTier: optionalNullable(Schema.String),
+  sandboxPolicy: optionalNullable(SandboxPolicy),
+  collaborationMode: optionalNullable(CollaborationMode)
 })
 export type TurnStartParams = typeof TurnStartParams.Type
 export const TurnStartResponse = Schema.Struct({ turn: Turn })

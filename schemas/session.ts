@@ -1,29 +1,73 @@
-// Records of a session file (JSONL, one record per line). The harness only ever appends its own records.
+// Records of a session file (JSONL, one record per line). The file is append-only and holds only harness-owned records:
+// Codex keeps the canonical native thread; this is the mirror (S39, S40).
 import { Schema } from "effect"
 
 const at = Schema.String // ISO-8601 time the record was written
+const turnRef = { threadId: Schema.String, turnId: Schema.String }
 
-export const UserRecord = Schema.TaggedStruct("user", { at, text: Schema.String })
-export const AssistantRecord = Schema.TaggedStruct("assistant", {
+export const UserRecord = Schema.TaggedStruct("user", {
   at,
   text: Schema.String,
-  threadId: Schema.String,
-  turnId: Schema.String
+  kind: Schema.optional(Schema.Literal("user", "heartbeat"))
 })
-/** The session's current Codex thread; the last binding record wins. */
+/** The final assistant text of a turn; `delivered: false` when it stayed private (message_tool mode). */
+export const AssistantRecord = Schema.TaggedStruct("assistant", {
+  at,
+  ...turnRef,
+  text: Schema.String,
+  delivered: Schema.optional(Schema.Boolean)
+})
+/** Text the agent sent with the message tool (delivered). */
+export const MessageRecord = Schema.TaggedStruct("message", { at, ...turnRef, text: Schema.String })
+export const ReasoningRecord = Schema.TaggedStruct("reasoning", { at, ...turnRef, text: Schema.String })
+export const PlanRecord = Schema.TaggedStruct("plan", { at, ...turnRef, text: Schema.String })
+export const MediaRecord = Schema.TaggedStruct("media", { at, ...turnRef, path: Schema.String })
+/** Native compaction: its start and terminal status only; Codex keeps the summary (S39). */
+export const CompactionRecord = Schema.TaggedStruct("compaction", {
+  at,
+  ...turnRef,
+  status: Schema.Literal("started", "completed", "failed", "interrupted")
+})
+export const HeartbeatRecord = Schema.TaggedStruct("heartbeat", {
+  at,
+  ...turnRef,
+  outcome: Schema.Literal("quiet", "notify"),
+  message: Schema.optional(Schema.String)
+})
+/**
+ * The session's Codex thread; the last binding record wins. A locked (supervised) binding resumes without model or
+ * provider overrides and keeps the pair Codex reports (S13).
+ */
 export const BindingRecord = Schema.TaggedStruct("binding", {
   at,
   threadId: Schema.String,
   model: Schema.optional(Schema.String),
-  modelProvider: Schema.optional(Schema.String)
+  modelProvider: Schema.optional(Schema.String),
+  locked: Schema.optional(Schema.Boolean)
 })
+/** The user's explicit model choice for this session; later turns keep it until the user changes it (S12). */
+export const ModelChoiceRecord = Schema.TaggedStruct("model", { at, model: Schema.String })
+export const NoticeRecord = Schema.TaggedStruct("notice", { at, text: Schema.String })
 export const TurnRecord = Schema.TaggedStruct("turn", {
   at,
-  threadId: Schema.String,
-  turnId: Schema.String,
+  ...turnRef,
   status: Schema.String,
   error: Schema.optional(Schema.String)
 })
 
-export const SessionRecord = Schema.Union(UserRecord, AssistantRecord, BindingRecord, TurnRecord)
+export const SessionRecord = Schema.Union(
+  UserRecord,
+  AssistantRecord,
+  MessageRecord,
+  ReasoningRecord,
+  PlanRecord,
+  MediaRecord,
+  CompactionRecord,
+  HeartbeatRecord,
+  BindingRecord,
+  ModelChoiceRecord,
+  NoticeRecord,
+  TurnRecord
+)
 export type SessionRecord = typeof SessionRecord.Type
+export type SessionRecordTag = SessionRecord["_tag"]

@@ -720,7 +720,8 @@ export const generateSchema = (
 ): Effect.Effect<void, SchemaGenerationFailed> =>
   Effect.async<void, SchemaGenerationFailed>((resume, signal) => {
     const ms = Duration.toMillis(timeout)
-    const args = [...codex.prefixArgs, "app-server", "generate-json-schema", "--out", dir]
+    // --experimental: the harness initializes with experimentalApi and uses its fields (dynamicTools, collaborationMode)
+    const args = [...codex.prefixArgs, "app-server", "generate-json-schema", "--experimental", "--out", dir]
     execFile(codex.command, args, { timeout: ms, signal, windowsHide: true }, (error, _stdout, stderr) => {
       if (error === null) return resume(Effect.void)
       const reason = error.killed && !signal.aborted

@@ -6,6 +6,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Live from "../../layers/Live.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
+import { Delivery } from "../ports/Delivery.js"
 import * as TempDir from "../platform/TempDir.js"
 import * as ScriptedModel from "../testing/ScriptedModel.js"
 import type { TurnEvent } from "../turn/TurnRunner.js"
@@ -52,11 +53,13 @@ export const command = Command.make("demo", GlobalOptions.global, (options) =>
         codexHome: undefined
       }
       yield* Console.log(`codex-harness demo: the real codex app-server, a scripted model at ${model.url}, no network\n`)
-      const harness = Context.get(yield* Layer.build(Live.layer(settings)), CodexHarness)
+      // the demo's Delivery: how a reply reaches the person is the embedder's business, here a prefixed line
+      const speak = Layer.succeed(Delivery, { deliver: (reply) => Console.log(`  codex › ${reply.text ?? ""}\n`) })
+      const harness = Context.get(yield* Layer.build(Live.layer(settings).pipe(Layer.provide(speak))), CodexHarness)
       for (const turn of conversation) {
         yield* Console.log(`  you   › ${turn.prompt}`)
         const outcome = yield* harness.runTurn({ sessionId: "demo", prompt: turn.prompt, onEvent: showToolCalls })
-        yield* Console.log(`  codex › ${outcome.finalText ?? `(no reply: turn ${outcome.status})`}\n`)
+        if (!outcome.delivered) yield* Console.log(`  (no reply: the turn ended ${outcome.status})\n`)
       }
       const requests = yield* model.requests
       const where = keepState ? `kept in ${path.join(stateDir, "sessions", "demo.jsonl")}` : "in a temporary state dir (pass --state-dir to keep it)"

@@ -1,12 +1,13 @@
 // `codex-harness run PROMPT`: one turn, the final reply on stdout (or one JSON event per line with --json).
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Option } from "effect"
+import { Console, Effect, Layer, Option } from "effect"
 import * as Live from "../../layers/Live.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
 import { checkSessionId } from "../session/SessionStore.js"
 import type { TurnEvent } from "../turn/TurnRunner.js"
 import { TurnDidNotComplete } from "./errors.js"
 import * as GlobalOptions from "./options.js"
+import * as TerminalDelivery from "./TerminalDelivery.js"
 
 const toJson = (event: TurnEvent): unknown => {
   switch (event.type) {
@@ -41,11 +42,8 @@ export const command = Command.make(
           prompt: options.prompt,
           onEvent: options.json ? (event) => Console.log(JSON.stringify(toJson(event))) : undefined
         })
-      ).pipe(Effect.provide(Live.layer(settings)))
-      if (!options.json) {
-        if (outcome.finalText !== undefined) yield* Console.log(outcome.finalText)
-        if (Option.isNone(options.session)) yield* Console.error(`session: ${sessionId}`)
-      }
+      ).pipe(Effect.provide(Live.layer(settings).pipe(Layer.provide(TerminalDelivery.layer({ json: options.json })))))
+      if (!options.json && Option.isNone(options.session)) yield* Console.error(`session: ${sessionId}`)
       if (outcome.status !== "completed") {
         return yield* Effect.fail(new TurnDidNotComplete({ status: outcome.status, detail: outcome.error ?? "" }))
       }

@@ -1,15 +1,25 @@
 // The harness's front door for embedders and the CLI: run a turn for a session. It leases the shared client, resumes
-// or starts the session's bound thread, runs the turn and mirrors the prompt and the final reply into the session.
-// It never talks to the wire itself; the connection does.
-import { Context, Duration, Effect, Layer } from "effect"
+// or starts the session's bound thread with the resend rules, builds the instructions, serves the harness tools,
+// delivers what is visible and mirrors the turn into the session file. It never talks to the wire itself.
+import { Context, type Duration, Effect, Layer } from "effect"
+import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import type { AskForApproval, SandboxMode } from "../../schemas/protocol.js"
+import type { AskForApproval, SandboxMode, ThreadItem } from "../../schemas/protocol.js"
 import type { SessionRecord } from "../../schemas/session.js"
+import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import * as CodexArgs from "../appserver/CodexArgs.js"
 import { ClientPool, type ClientSpec, type LeaseError } from "../appserver/ClientPool.js"
 import type { RequestError } from "../appserver/errors.js"
+import { Delivery, type Reply } from "../ports/Delivery.js"
 import { type InvalidSessionId, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
+import { sessionState } from "../session/SessionState.js"
+import * as HarnessTools from "../tools/HarnessTools.js"
+import * as ToolBridge from "../tools/ToolBridge.js"
+import { dynamicToolSpecs, type HarnessTool } from "../tools/ToolCatalog.js"
+import * as Instructions from "../turn/Instructions.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
+
+export type VisibleReplies = "automatic" | "message_tool"
 
 export interface HarnessSettings {
   /** where session files (and, with a provider URL, Codex's own home) live */
@@ -21,20 +31,27 @@ export interface HarnessSettings {
   readonly codexBin?: string | undefined
   /** any OpenAI Responses API server; without it Codex uses the user's own configuration and login */
   readonly providerUrl?: string | undefined
+  /** the default model; a session's own choice (`/model`, `--model`) wins over it */
   readonly model?: string | undefined
   readonly approvalPolicy: AskForApproval
   readonly sandbox: SandboxMode
+  readonly approvalsReviewer?: "user" | "auto_review" | undefined
+  readonly serviceTier?: string | undefined
+  /** S18: "automatic" delivers the final text; "message_tool" only what the agent sends with message(action=send) */
+  readonly visibleReplies?: VisibleReplies | undefined
+  /** S6: "compatibility" keeps the gateway's own prompt: no harness developer instructions */
+  readonly route?: Instructions.Route | undefined
+  /** S8: turns without a native filesystem environment get the AGENTS.md snapshot as developer instructions */
+  readonly policyRestricted?: boolean | undefined
+  /** the name of the channel replies go to, for the delivery instructions */
+  readonly channel?: string | undefined
+  /** the heartbeat monitor's cron scratch file, appended to heartbeat prompts when present (S19) */
+  readonly cronScratchPath?: string | undefined
   readonly requestTimeout?: Duration.DurationInput | undefined
+  readonly idleTimeToLive?: Duration.DurationInput | undefined
 }
 
 export class Settings extends Context.Tag("codex-harness/HarnessSettings")<Settings, HarnessSettings>() {}
-
-export const defaultSettings = (stateDir: string, cwd: string): HarnessSettings => ({
-  stateDir,
-  cwd,
-  approvalPolicy: "never",
-  sandbox: "read-only"
-})
 
 /** The app-server client a set of settings asks for. Pure. */
 export const clientSpec = (settings: HarnessSettings): ClientSpec => {
@@ -49,94 +66,280 @@ export const clientSpec = (settings: HarnessSettings): ClientSpec => {
   }
 }
 
+export type TurnKind = "user" | "heartbeat"
+
 export interface TurnRequest {
   readonly sessionId: string
   readonly prompt: string
+  readonly kind?: TurnKind | undefined
+  /** an explicit model choice: recorded for the session and kept on later turns (S12) */
+  readonly model?: string | undefined
   readonly onEvent?: TurnRunner.EventSink | undefined
+}
+
+export interface TurnResult extends TurnRunner.TurnOutcome {
+  /** whether the final text went to Delivery (false in message_tool mode or when there was none) */
+  readonly delivered: boolean
+  readonly media: ReadonlyArray<string>
+  readonly model: string | undefined
 }
 
 export type HarnessError = LeaseError | RequestError | SessionStoreError | InvalidSessionId
 
 export interface CodexHarnessService {
-  readonly runTurn: (request: TurnRequest) => Effect.Effect<TurnRunner.TurnOutcome, HarnessError>
+  readonly runTurn: (request: TurnRequest) => Effect.Effect<TurnResult, HarnessError>
+  /** records the user's model choice for the session without running a turn (`/model NAME`) */
+  readonly chooseModel: (sessionId: string, model: string) => Effect.Effect<void, SessionStoreError | InvalidSessionId>
 }
 
 export class CodexHarness extends Context.Tag("codex-harness/CodexHarness")<CodexHarness, CodexHarnessService>() {}
 
 const now = () => new Date().toISOString()
 
-const lastBinding = (records: ReadonlyArray<SessionRecord>) => {
-  for (let i = records.length - 1; i >= 0; i--) {
-    const record = records[i]!
-    if (record._tag === "binding") return record
-  }
+const textOf = (item: ThreadItem, field: "text" | "summary"): string | undefined => {
+  const value = (item as Record<string, unknown>)[field]
+  if (typeof value === "string") return value
+  if (Array.isArray(value)) return value.filter((v) => typeof v === "string").join("\n")
   return undefined
 }
+
+/** Transcript records for what a turn emitted besides the final text: reasoning, plans, compaction, media (S39, S41). */
+export const itemRecords = (outcome: TurnRunner.TurnOutcome, at: string): ReadonlyArray<SessionRecord> => {
+  const ref = { at, threadId: outcome.threadId, turnId: outcome.turnId }
+  const records: Array<SessionRecord> = []
+  for (const item of outcome.items) {
+    switch (item.type) {
+      case "reasoning": {
+        const text = textOf(item, "summary")
+        if (text !== undefined && text !== "") records.push({ _tag: "reasoning", ...ref, text })
+        break
+      }
+      case "plan": {
+        const text = textOf(item, "text")
+        if (text !== undefined) records.push({ _tag: "plan", ...ref, text })
+        break
+      }
+      case "contextCompaction":
+        records.push({ _tag: "compaction", ...ref, status: "completed" })
+        break
+      case "imageGeneration": {
+        const saved = (item as { savedPath?: unknown }).savedPath
+        if (typeof saved === "string") records.push({ _tag: "media", ...ref, path: saved })
+        break
+      }
+    }
+  }
+  return records
+}
+
+const mediaOf = (items: ReadonlyArray<ThreadItem>): ReadonlyArray<string> =>
+  items.flatMap((item) => {
+    const saved = item.type === "imageGeneration" ? (item as { savedPath?: unknown }).savedPath : undefined
+    return typeof saved === "string" ? [saved] : []
+  })
+
+const readCronScratch = (file: string | undefined) =>
+  file === undefined
+    ? Effect.succeed(undefined)
+    : Effect.promise(() => fs.readFile(file, "utf8").catch(() => undefined)).pipe(
+      Effect.map((text) => (text === undefined || text.trim() === "" ? undefined : text))
+    )
 
 export const make = Effect.gen(function* () {
   const pool = yield* ClientPool
   const store = yield* SessionStore
+  const delivery = yield* Delivery
   const settings = yield* Settings
   const spec = clientSpec(settings)
   const poolKey = "default"
-  const threadSettings: TurnRunner.ThreadSettings = {
-    cwd: settings.cwd,
-    approvalPolicy: settings.approvalPolicy,
-    sandbox: settings.sandbox,
-    model: settings.model
-  }
+  const visibleReplies = settings.visibleReplies ?? "automatic"
+  // turns that are heartbeats right now, by turn id: heartbeat_respond answers only inside them
+  const heartbeatTurns = new Set<string>()
 
-  const runTurn = ({ onEvent = () => Effect.void, prompt, sessionId }: TurnRequest) =>
+  const deliver = (reply: Reply) =>
+    delivery.deliver(reply).pipe(
+      Effect.catchAll((error) => Effect.logWarning(error.message)),
+      Effect.withSpan("Delivery.deliver")
+    )
+
+  const toolsFor = (sessionId: string): ReadonlyArray<HarnessTool> => [
+    ...(visibleReplies === "message_tool"
+      ? [
+        HarnessTools.messageTool((text, call) =>
+          deliver({ sessionId, text, media: [], source: "message_tool" }).pipe(
+            Effect.zipRight(store.append(sessionId, { _tag: "message", at: now(), threadId: call.threadId, turnId: call.turnId, text })),
+            Effect.mapError((error) => ({ message: error.message }))
+          )
+        )
+      ]
+      : []),
+    HarnessTools.heartbeatRespondTool(
+      (call) => heartbeatTurns.has(call.turnId),
+      (outcome, message, call) =>
+        Effect.gen(function* () {
+          if (outcome === "notify" && message !== undefined) {
+            yield* deliver({ sessionId, text: message, media: [], source: "heartbeat" })
+          }
+          yield* store
+            .append(sessionId, {
+              _tag: "heartbeat",
+              at: now(),
+              threadId: call.threadId,
+              turnId: call.turnId,
+              outcome,
+              ...(message !== undefined ? { message } : {})
+            })
+            .pipe(Effect.catchAll((error) => Effect.logWarning(error.message)))
+        })
+    )
+  ]
+
+  const chooseModel = (sessionId: string, model: string) => store.append(sessionId, { _tag: "model", at: now(), model })
+
+  const runTurn = ({ kind = "user", model: requestedModel, onEvent = () => Effect.void, prompt, sessionId }: TurnRequest) =>
     Effect.scoped(
       Effect.gen(function* () {
         const session = yield* store.read(sessionId)
         for (const bad of session.corrupt) {
           yield* Effect.logWarning(`${store.locate(sessionId)}:${bad.line}: skipped a corrupt record (${bad.reason})`)
         }
+        const state = sessionState(session.records)
+        if (requestedModel !== undefined && requestedModel !== state.modelChoice) yield* chooseModel(sessionId, requestedModel)
         // the prompt is recorded before anything can fail on the Codex side, so it is never lost
-        yield* store.append(sessionId, { _tag: "user", at: now(), text: prompt })
-        const connection = yield* pool.lease(poolKey, spec)
-        const bound = lastBinding(session.records)
-        const thread = yield* TurnRunner.openThread(connection, threadSettings, bound?.threadId)
+        yield* store.append(sessionId, { _tag: "user", at: now(), text: prompt, ...(kind !== "user" ? { kind } : {}) })
+
+        const locked = state.binding?.locked === true
+        const threadSettings: TurnRunner.ThreadSettings = {
+          cwd: settings.cwd,
+          approvalPolicy: settings.approvalPolicy,
+          sandbox: settings.sandbox,
+          approvalsReviewer: settings.approvalsReviewer,
+          serviceTier: settings.serviceTier,
+          // the user's choice is never replaced by the default (S12); a locked binding sends none (S13)
+          model: locked ? undefined : (requestedModel ?? state.modelChoice ?? settings.model)
+        }
+        const tools = toolsFor(sessionId)
+        const workspace = yield* Instructions.readWorkspace(settings.cwd)
+        const cronScratch = kind === "heartbeat" ? yield* readCronScratch(settings.cronScratchPath) : undefined
+        const instructions = Instructions.buildTurnInstructions({
+          route: settings.route ?? "native",
+          turnKind: kind,
+          policyRestricted: settings.policyRestricted ?? false,
+          workspace,
+          tools: {
+            dynamicToolNames: tools.map((t) => t.name),
+            memoryToolsAvailable: false,
+            sessionsYieldAvailable: false,
+            messageToolMode: visibleReplies === "message_tool"
+          },
+          delivery: { channel: settings.channel ?? "terminal", visibleReplies },
+          ...(kind === "heartbeat" ? { heartbeat: cronScratch !== undefined ? { cronScratch } : {} } : {})
+        })
+
+        const connection: AppServerConnection = yield* pool.lease(poolKey, spec)
+        const bound = state.binding !== undefined ? { threadId: state.binding.threadId, locked } : undefined
+        const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, {
+          developerInstructions: instructions.threadStart.developerInstructions,
+          config: instructions.threadStart.config,
+          dynamicTools: dynamicToolSpecs(tools)
+        })
         yield* onEvent({ type: "thread.opened", thread })
-        if (bound?.threadId !== thread.threadId) {
+        if (thread.replacedThreadId !== undefined) {
+          const text = `The Codex thread ${thread.replacedThreadId} of this session no longer exists; continuing on a new thread.`
+          yield* store.append(sessionId, { _tag: "notice", at: now(), text })
+          yield* deliver({ sessionId, text, media: [], source: "notice" })
+        }
+        if (state.binding?.threadId !== thread.threadId) {
           yield* store.append(sessionId, {
             _tag: "binding",
             at: now(),
             threadId: thread.threadId,
             model: thread.model,
-            modelProvider: thread.modelProvider
+            modelProvider: thread.modelProvider,
+            ...(locked && thread.replacedThreadId === undefined ? { locked } : {})
           })
         }
+        yield* ToolBridge.install(connection, { sessionId, threadId: thread.threadId, tools })
+
+        // what has completed is kept, so a failure later in the turn cannot drop a finished reply
+        let lastText: { readonly text: string; readonly turnId: string } | undefined
+        let startedTurnId: string | undefined
+        const follow: TurnRunner.EventSink = (event) => {
+          if (event.type === "turn.started") {
+            startedTurnId = event.turnId
+            if (kind === "heartbeat") heartbeatTurns.add(event.turnId)
+          }
+          if (event.type === "notification" && event.notification.method === "item/completed") {
+            const params = event.notification.params as { turnId?: string; item?: { type?: string; text?: unknown } }
+            if (params.item?.type === "agentMessage" && typeof params.item.text === "string" && params.turnId !== undefined) {
+              lastText = { text: params.item.text, turnId: params.turnId }
+            }
+          }
+          return onEvent(event)
+        }
+        const collaborationMode = Instructions.collaborationMode(instructions, { model: thread.model })
         const outcome = yield* TurnRunner.runTurn(
           connection,
           thread.threadId,
-          [{ type: "text", text: prompt }],
+          Instructions.turnInput(instructions, prompt),
           threadSettings,
-          onEvent
+          follow,
+          { locked, collaborationMode }
+        ).pipe(
+          Effect.tapError(() =>
+            lastText === undefined || visibleReplies !== "automatic"
+              ? Effect.void
+              : deliver({ sessionId, text: lastText.text, media: [], source: "final" }).pipe(
+                Effect.zipRight(
+                  store.append(sessionId, {
+                    _tag: "assistant",
+                    at: now(),
+                    threadId: thread.threadId,
+                    turnId: lastText.turnId,
+                    text: lastText.text,
+                    delivered: true
+                  })
+                ),
+                Effect.ignore
+              )
+          ),
+          Effect.ensuring(Effect.sync(() => startedTurnId !== undefined && heartbeatTurns.delete(startedTurnId)))
         )
+
+        // delivery first: transcript writes that fail afterwards cannot take the reply with them
+        const media = mediaOf(outcome.items)
+        const visibleText = visibleReplies === "automatic" && kind !== "heartbeat" ? outcome.finalText : undefined
+        if (visibleText !== undefined || media.length > 0) {
+          yield* deliver({ sessionId, text: visibleText, media: media.map((p) => ({ kind: "image", path: p })), source: "final" })
+        }
+        const at = now()
         if (outcome.finalText !== undefined) {
           yield* store.append(sessionId, {
             _tag: "assistant",
-            at: now(),
-            text: outcome.finalText,
+            at,
             threadId: outcome.threadId,
-            turnId: outcome.turnId
+            turnId: outcome.turnId,
+            text: outcome.finalText,
+            delivered: visibleText !== undefined
           })
         }
+        for (const record of itemRecords(outcome, at)) yield* store.append(sessionId, record)
         yield* store.append(sessionId, {
           _tag: "turn",
-          at: now(),
+          at,
           threadId: outcome.threadId,
           turnId: outcome.turnId,
           status: outcome.status,
           ...(outcome.error !== undefined ? { error: outcome.error } : {})
         })
-        return outcome
+        return { ...outcome, delivered: visibleText !== undefined, media, model: locked ? thread.model : threadSettings.model ?? thread.model }
       })
     ).pipe(Effect.withSpan("CodexHarness.runTurn", { attributes: { sessionId } }))
 
-  return { runTurn } satisfies CodexHarnessService
+  return { runTurn, chooseModel } satisfies CodexHarnessService
 })
 
-export const layer: Layer.Layer<CodexHarness, never, ClientPool | SessionStore | Settings> = Layer.effect(CodexHarness, make)
+export const layer: Layer.Layer<CodexHarness, never, ClientPool | SessionStore | Settings | Delivery> = Layer.effect(
+  CodexHarness,
+  make
+)

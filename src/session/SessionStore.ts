@@ -33,14 +33,24 @@ export interface SessionContents {
   readonly corrupt: ReadonlyArray<CorruptLine>
 }
 
+export interface SessionSummary {
+  readonly sessionId: string
+  readonly updatedAt: Date
+}
+
 export interface SessionStoreService {
   readonly append: (sessionId: string, record: SessionRecord) => Effect.Effect<void, SessionStoreError | InvalidSessionId>
   readonly read: (sessionId: string) => Effect.Effect<SessionContents, SessionStoreError | InvalidSessionId>
+  /** every session, most recently updated first */
+  readonly list: Effect.Effect<ReadonlyArray<SessionSummary>, SessionStoreError>
   /** where a session's records are kept, for messages (a path, or a description for non-file stores) */
   readonly locate: (sessionId: string) => string
 }
 
 export class SessionStore extends Context.Tag("codex-harness/SessionStore")<SessionStore, SessionStoreService>() {}
+
+/** Records whose loss would strand a session: written with fsync. */
+const durableTags: ReadonlySet<SessionRecord["_tag"]> = new Set(["binding", "model"])
 
 const validId = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 export const checkSessionId = (sessionId: string): Effect.Effect<string, InvalidSessionId> =>
@@ -84,8 +94,15 @@ export const fileStore = (stateDir: string): SessionStoreService => {
                 ensureDirSync(dir)
                 dirReady = true
               }
-              // one write per record with O_APPEND: a crash can only tear the last line, which reading skips
-              await fs.appendFile(file, encodeRecord(record) + "\n", { encoding: "utf8", mode: 0o600 })
+              // one write per record with O_APPEND: a crash can only tear the last line, which reading skips, so the
+              // previous binding always survives; bindings are also fsynced so a restart finds the thread it had
+              const handle = await fs.open(file, "a", 0o600)
+              try {
+                await handle.write(encodeRecord(record) + "\n")
+                if (durableTags.has(record._tag)) await handle.sync()
+              } finally {
+                await handle.close()
+              }
             },
             catch: fail(file)
           })
@@ -100,13 +117,34 @@ export const fileStore = (stateDir: string): SessionStoreService => {
             catch: fail(file)
           }).pipe(Effect.map(parseLines))
         })
-      )
+      ),
+    list: Effect.tryPromise({
+      try: async () => {
+        const names = await fs.readdir(dir).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? [] : Promise.reject(e)))
+        const sessions = await Promise.all(
+          names
+            .filter((name) => name.endsWith(".jsonl"))
+            .map(async (name) => ({
+              sessionId: name.slice(0, -".jsonl".length),
+              updatedAt: (await fs.stat(path.join(dir, name))).mtime
+            }))
+        )
+        return sessions.sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime())
+      },
+      catch: fail(dir)
+    })
   }
 }
 
 export const memoryStore = (): SessionStoreService => {
   const sessions = new Map<string, Array<SessionRecord>>()
+  const updated = new Map<string, Date>()
   return {
+    list: Effect.sync(() =>
+      [...updated.entries()]
+        .map(([sessionId, updatedAt]) => ({ sessionId, updatedAt }))
+        .sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime())
+    ),
     locate: (sessionId) => `memory:${sessionId}`,
     append: (sessionId, record) =>
       checkSessionId(sessionId).pipe(
@@ -114,6 +152,7 @@ export const memoryStore = (): SessionStoreService => {
           const list = sessions.get(id) ?? []
           list.push(record)
           sessions.set(id, list)
+          updated.set(id, new Date())
         })
       ),
     read: (sessionId) =>

@@ -5,9 +5,12 @@ import { Effect, Option, Schema, Stream } from "effect"
 import type { NotificationMessage } from "../../schemas/jsonrpc.js"
 import {
   type AskForApproval,
+  type CollaborationMode,
+  type DynamicToolSpec,
   ErrorNotification,
   ItemCompletedNotification,
   type SandboxMode,
+  type SandboxPolicy,
   type ThreadItem,
   TurnCompletedNotification,
   type TurnStatus,
@@ -20,13 +23,36 @@ export interface ThreadSettings {
   readonly cwd: string
   readonly approvalPolicy: AskForApproval
   readonly sandbox: SandboxMode
+  /** the model to ask for; ignored (never sent) on a locked binding */
   readonly model?: string | undefined
+  readonly approvalsReviewer?: "user" | "auto_review" | undefined
+  readonly serviceTier?: string | undefined
   /**
    * Codex retries an unreachable model provider forever ("Reconnecting... waiting for network"). After this many
    * consecutive connection failures with no progress the turn is interrupted and reported failed. Default 1: Codex's
    * second retry notice comes about 5 s after the first.
    */
   readonly maxReconnects?: number | undefined
+}
+
+/** Thread-level extras sent when a thread is started or resumed. */
+export interface ThreadExtras {
+  readonly developerInstructions?: string | undefined
+  readonly config?: Readonly<Record<string, unknown>> | undefined
+  /** only on thread/start: Codex keeps a thread's dynamic tools */
+  readonly dynamicTools?: ReadonlyArray<DynamicToolSpec> | undefined
+}
+
+export interface BoundThread {
+  readonly threadId: string
+  /** supervised binding: never send model or provider, keep what Codex restores (S13) */
+  readonly locked: boolean
+}
+
+/** Turn-level extras for turn/start. */
+export interface TurnExtras {
+  readonly locked?: boolean | undefined
+  readonly collaborationMode?: CollaborationMode | undefined
 }
 
 export const defaultMaxReconnects = 1
@@ -68,31 +94,61 @@ const decodeError = Schema.decodeUnknownOption(ErrorNotification, preserve)
 export const isThreadGone = (error: RequestError): error is RpcError =>
   error instanceof RpcError && /thread not found|no rollout|not loaded|invalid thread id/i.test(error.rpcMessage)
 
+const sandboxPolicies = {
+  "read-only": { type: "readOnly" },
+  "workspace-write": { type: "workspaceWrite" },
+  "danger-full-access": { type: "dangerFullAccess" }
+} as const satisfies Record<SandboxMode, SandboxPolicy>
+
+/** What every start and resume resends (S7, S12); a locked binding omits model and provider (S13). */
+export const threadParams = (settings: ThreadSettings, extras: ThreadExtras, locked: boolean) => ({
+  cwd: settings.cwd,
+  approvalPolicy: settings.approvalPolicy,
+  sandbox: settings.sandbox,
+  personality: "none" as const,
+  ...(settings.approvalsReviewer !== undefined ? { approvalsReviewer: settings.approvalsReviewer } : {}),
+  ...(settings.serviceTier !== undefined ? { serviceTier: settings.serviceTier } : {}),
+  ...(!locked && settings.model !== undefined ? { model: settings.model } : {}),
+  ...(extras.developerInstructions !== undefined ? { developerInstructions: extras.developerInstructions } : {}),
+  ...(extras.config !== undefined ? { config: { ...extras.config } } : {})
+})
+
+/** What every turn/start resends (S12); a locked binding omits the model (S13). */
+export const turnParams = (threadId: string, input: ReadonlyArray<UserInput>, settings: ThreadSettings, extras: TurnExtras) => ({
+  threadId,
+  input,
+  approvalPolicy: settings.approvalPolicy,
+  sandboxPolicy: sandboxPolicies[settings.sandbox],
+  ...(settings.approvalsReviewer !== undefined ? { approvalsReviewer: settings.approvalsReviewer } : {}),
+  ...(settings.serviceTier !== undefined ? { serviceTier: settings.serviceTier } : {}),
+  ...(!extras.locked && settings.model !== undefined ? { model: settings.model } : {}),
+  ...(extras.collaborationMode !== undefined ? { collaborationMode: extras.collaborationMode } : {})
+})
+
 export const openThread = (
   connection: AppServerConnection,
   settings: ThreadSettings,
-  boundThreadId: string | undefined
+  bound: BoundThread | undefined,
+  extras: ThreadExtras = {}
 ): Effect.Effect<OpenedThread, RequestError> => {
-  const common = {
-    cwd: settings.cwd,
-    approvalPolicy: settings.approvalPolicy,
-    sandbox: settings.sandbox,
-    personality: "none" as const,
-    ...(settings.model !== undefined ? { model: settings.model } : {})
-  }
-  const start = connection.request("thread/start", common).pipe(
-    Effect.map((r) => ({ threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: false }))
-  )
-  if (boundThreadId === undefined) return start
-  return connection.request("thread/resume", { ...common, threadId: boundThreadId, excludeTurns: true }).pipe(
-    Effect.map((r): OpenedThread => ({ threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: true })),
-    Effect.catchIf(isThreadGone, (error) =>
-      Effect.logWarning(`bound thread ${boundThreadId} is gone (${error.rpcMessage}); starting a fresh thread`).pipe(
-        Effect.zipRight(start),
-        Effect.map((opened): OpenedThread => ({ ...opened, replacedThreadId: boundThreadId }))
+  const start = connection
+    .request("thread/start", {
+      ...threadParams(settings, extras, false),
+      ...(extras.dynamicTools !== undefined && extras.dynamicTools.length > 0 ? { dynamicTools: extras.dynamicTools } : {})
+    })
+    .pipe(Effect.map((r) => ({ threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: false })))
+  if (bound === undefined) return start
+  return connection
+    .request("thread/resume", { ...threadParams(settings, extras, bound.locked), threadId: bound.threadId, excludeTurns: true })
+    .pipe(
+      Effect.map((r): OpenedThread => ({ threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: true })),
+      Effect.catchIf(isThreadGone, (error) =>
+        Effect.logWarning(`bound thread ${bound.threadId} is gone (${error.rpcMessage}); starting a fresh thread`).pipe(
+          Effect.zipRight(start),
+          Effect.map((opened): OpenedThread => ({ ...opened, replacedThreadId: bound.threadId }))
+        )
       )
     )
-  )
 }
 
 interface Progress {
@@ -157,18 +213,14 @@ export const runTurn = (
   threadId: string,
   input: ReadonlyArray<UserInput>,
   settings: ThreadSettings,
-  onEvent: EventSink = () => Effect.void
+  onEvent: EventSink = () => Effect.void,
+  extras: TurnExtras = {}
 ): Effect.Effect<TurnOutcome, RequestError> =>
   Effect.scoped(
     Effect.gen(function* () {
       // subscribe first: the turn's first notifications can arrive before the turn/start response
       const events = yield* connection.subscribe({ threadId })
-      const started = yield* connection.request("turn/start", {
-        threadId,
-        input,
-        approvalPolicy: settings.approvalPolicy,
-        ...(settings.model !== undefined ? { model: settings.model } : {})
-      })
+      const started = yield* connection.request("turn/start", turnParams(threadId, input, settings, extras))
       const turnId = started.turn.id
       yield* onEvent({ type: "turn.started", threadId, turnId })
       const maxReconnects = settings.maxReconnects ?? defaultMaxReconnects

@@ -44,14 +44,15 @@ describe("codex-harness CLI", () => {
     })
   )
 
-  it.scopedLive("[S1] run --json prints one JSON event per line, ending with turn.completed", () =>
+  it.scopedLive("[S1][S18] run --json prints one JSON event per line, ending with the delivered reply", () =>
     Effect.gen(function* () {
       const f = yield* fixture({ replies: [reply.text("json answer")] })
       const ran = yield* cli(["run", "--json", "--provider-url", f.model.url, "--state-dir", f.stateDir, "--cwd", f.workDir, "hi"])
       expect(ran.code).toBe(0)
       const events = ran.stdout.trim().split("\n").map((line) => JSON.parse(line))
       expect(events[0].type).toBe("thread.opened")
-      expect(events.at(-1)).toMatchObject({ type: "turn.completed", status: "completed", finalText: "json answer" })
+      expect(events.find((e) => e.type === "turn.completed")).toMatchObject({ status: "completed", finalText: "json answer" })
+      expect(events.at(-1)).toMatchObject({ type: "reply", source: "final", text: "json answer" })
       expect(events.some((e) => e.type === "notification" && e.method === "item/completed")).toBe(true)
     })
   )

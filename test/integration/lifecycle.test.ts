@@ -7,6 +7,7 @@ import * as Live from "../../layers/Live.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
 import { AppServerExited, ConnectionRetired } from "../../src/appserver/errors.js"
 import { CodexHarness, clientSpec } from "../../src/harness/CodexHarness.js"
+import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import { fixture, groupAlive, isAlive } from "../support/harness.js"
 
@@ -16,7 +17,7 @@ const hangingTurn = reply.steps({ type: "hang" })
 const openHarness = (settings: Parameters<typeof Live.layer>[0]) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
-    const context = yield* Layer.buildWithScope(Live.layer(settings), scope)
+    const context = yield* Layer.buildWithScope(Live.layer(settings).pipe(Layer.provide(RecordingDelivery.layer)), scope)
     return { harness: Context.get(context, CodexHarness), pool: Context.get(context, ClientPool), scope }
   })
 

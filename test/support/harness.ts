@@ -5,6 +5,7 @@ import * as Live from "../../layers/Live.js"
 import type { ClientPoolOptions } from "../../src/appserver/ClientPool.js"
 import type { HarnessSettings } from "../../src/harness/CodexHarness.js"
 import * as TempDir from "../../src/platform/TempDir.js"
+import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 
 /** A temporary directory removed by the scope's finalizer. */
@@ -59,7 +60,8 @@ export const fixture = (options: ScriptedModel.ScriptedModelOptions = {}, overri
   })
 
 /** Builds the live harness layer into the current scope. */
-export const liveContext = (settings: HarnessSettings, pool: ClientPoolOptions = {}) => Layer.build(Live.layer(settings, pool))
+export const liveContext = (settings: HarnessSettings, pool: ClientPoolOptions = {}) =>
+  Layer.build(Live.layer(settings, pool).pipe(Layer.provideMerge(RecordingDelivery.layer)))
 
 /** pids of live processes whose environment mentions `needle` (e.g. a test's private CODEX_HOME) */
 export const processesMentioning = (needle: string): ReadonlyArray<number> => {

@@ -66,6 +66,7 @@ const definitions: Record<string, Node> = {
       config: {additionalProperties: true, type: ["object", "null"]},
       cwd: {type: ["string", "null"]},
       developerInstructions: {type: ["string", "null"]},
+      dynamicTools: {items: {}, type: ["array", "null"]},
       ephemeral: {type: ["boolean", "null"]},
       model: {type: ["string", "null"]},
       modelProvider: {type: ["string", "null"]},
@@ -179,8 +180,10 @@ const definitions: Record<string, Node> = {
     properties: {
       approvalPolicy: {anyOf: [{"$ref": "#/definitions/AskForApproval"}, {type: "null"}]},
       approvalsReviewer: {anyOf: [{"$ref": "#/definitions/ApprovalsReviewer"}, {type: "null"}]},
+      collaborationMode: {anyOf: [{}, {type: "null"}]},
       cwd: {type: ["string", "null"]},
       effort: {anyOf: [{}, {type: "null"}]},
+      sandboxPolicy: {anyOf: [{}, {type: "null"}]},
       input: {items: {"$ref": "#/definitions/UserInput"}, type: "array"},
       model: {type: ["string", "null"]},
       personality: {anyOf: [{"$ref": "#/definitions/Personality"}, {type: "null"}]},

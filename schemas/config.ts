@@ -1,0 +1,185 @@
+// The harness config file (JSON; default `<stateDir>/config.json`). Every key is optional; unknown keys are an error, so a typo
+// is never silently ignored. Each leaf says what it expects in one phrase, which is what a decode failure reports.
+// No logic beyond that: loading, defaults and merging live in src/config/HarnessConfig.ts.
+import { type ParseResult, Schema } from "effect"
+import { AskForApproval, SandboxMode } from "./protocol.js"
+
+/** The documented defaults; the loader's effective config and the JSON Schema's `default`s both come from here. */
+export const Defaults = {
+  approvalPolicy: "never",
+  sandbox: "read-only",
+  messages: { visibleReplies: "automatic", queue: { mode: "steer", quietWindowMs: 500 } },
+  compaction: { timeoutSeconds: 180, interruptGraceSeconds: 30 },
+  approvals: { allowAlwaysWindowMinutes: 30, allowAlwaysMaxEntries: 512 },
+  appServer: { requestTimeoutSeconds: 60, idleTimeToLiveSeconds: 120 }
+} as const
+
+const shown = (value: unknown): string => {
+  if (value === undefined) return "nothing"
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value)
+  const text = JSON.stringify(value) ?? String(value)
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text
+}
+
+// `override: true` on a leaf: its phrase replaces Effect's per-member union messages and inner refinement messages.
+// `override: false` on a section: a wrong value inside it reports the inner field, a non-object reports the section.
+const expecting =
+  (phrase: string, override = true) =>
+  <S extends Schema.Annotable.All>(schema: S): S =>
+    schema.annotations({
+      message: (issue: ParseResult.ParseIssue) => ({ message: `expected ${phrase}, got ${shown(issue.actual)}`, override })
+    }) as S
+
+const oneOf = <const L extends ReadonlyArray<string>>(...literals: L) =>
+  Schema.Literal(...literals).pipe(expecting(literals.map((l) => JSON.stringify(l)).join(" | ")))
+
+const text = Schema.String.pipe(
+  Schema.filter((s) => s.length > 0, { jsonSchema: { minLength: 1 } }),
+  expecting("a non-empty string")
+)
+
+const positiveInt = Schema.Number.pipe(
+  Schema.filter((n) => Number.isSafeInteger(n) && n > 0, { jsonSchema: { type: "integer", minimum: 1 } }),
+  expecting("a positive integer")
+)
+
+const nonNegativeInt = Schema.Number.pipe(
+  Schema.filter((n) => Number.isSafeInteger(n) && n >= 0, { jsonSchema: { type: "integer", minimum: 0 } }),
+  expecting("a non-negative integer")
+)
+
+const isHttpUrl = (value: string): boolean => {
+  try {
+    const url = new URL(value)
+    return url.protocol === "http:" || url.protocol === "https:"
+  } catch {
+    return false
+  }
+}
+
+const httpUrl = Schema.String.pipe(
+  Schema.filter(isHttpUrl, { jsonSchema: { format: "uri", pattern: "^https?://" } }),
+  expecting("an http(s) URL")
+)
+
+const section = <F extends Schema.Struct.Fields>(fields: F) => Schema.Struct(fields).pipe(expecting("an object", false))
+
+const field = <S extends Schema.Schema.All>(
+  schema: S,
+  annotations: { readonly description: string; readonly default?: Schema.Schema.Type<S> }
+) => Schema.optionalWith(schema, { exact: true }).annotations(annotations)
+
+export const ApprovalPolicy = AskForApproval.pipe(expecting(AskForApproval.literals.map((l) => JSON.stringify(l)).join(" | ")))
+export const Sandbox = SandboxMode.pipe(expecting(SandboxMode.literals.map((l) => JSON.stringify(l)).join(" | ")))
+export const ApprovalsReviewer = oneOf("user", "auto_review")
+export type ApprovalsReviewer = typeof ApprovalsReviewer.Type
+export const VisibleReplies = oneOf("automatic", "message_tool")
+export type VisibleReplies = typeof VisibleReplies.Type
+export const QueueMode = oneOf("steer", "followup", "collect")
+export type QueueMode = typeof QueueMode.Type
+export const NativeHookEvent = oneOf("pre_tool_use", "post_tool_use", "permission_request", "stop")
+export type NativeHookEvent = typeof NativeHookEvent.Type
+
+export const Messages = section({
+  visibleReplies: field(VisibleReplies, {
+    description:
+      'Where the final assistant text goes: "automatic" delivers it to the source conversation; "message_tool" keeps it private unless the agent calls message(action="send").',
+    default: Defaults.messages.visibleReplies
+  }),
+  queue: field(
+    section({
+      mode: field(QueueMode, {
+        description:
+          'Messages that arrive during a run: "steer" batches them over the quiet window into one turn/steer; "followup" and "collect" queue them for after the run.',
+        default: Defaults.messages.queue.mode
+      }),
+      quietWindowMs: field(nonNegativeInt, {
+        description: "Steer mode: how long (milliseconds) to wait for more messages before sending the batch.",
+        default: Defaults.messages.queue.quietWindowMs
+      })
+    }),
+    { description: "Messages that arrive while a turn is running." }
+  )
+})
+
+export const NativeHookRelay = section({
+  events: field(Schema.Array(NativeHookEvent).pipe(expecting("an array", false)), {
+    description:
+      'Codex hooks relayed to the harness. Default: all four when approvalPolicy is "never"; without "permission_request" otherwise (add it to force the relay while app-server approvals are on).'
+  })
+})
+
+export const Compaction = section({
+  timeoutSeconds: field(positiveInt, {
+    description: "Manual compaction: seconds to wait for completion before requesting a turn interrupt.",
+    default: Defaults.compaction.timeoutSeconds
+  }),
+  interruptGraceSeconds: field(positiveInt, {
+    description: "Seconds to wait for Codex to confirm that interrupt before retiring the connection.",
+    default: Defaults.compaction.interruptGraceSeconds
+  })
+})
+
+export const Approvals = section({
+  allowAlwaysWindowMinutes: field(positiveInt, {
+    description: "How long (minutes) an allow-always decision is remembered for its exact tool input and cwd.",
+    default: Defaults.approvals.allowAlwaysWindowMinutes
+  }),
+  allowAlwaysMaxEntries: field(positiveInt, {
+    description: "How many allow-always decisions are remembered at most (the oldest are dropped).",
+    default: Defaults.approvals.allowAlwaysMaxEntries
+  })
+})
+
+export const AppServer = section({
+  requestTimeoutSeconds: field(positiveInt, {
+    description: "Seconds to wait for the app-server to answer a request.",
+    default: Defaults.appServer.requestTimeoutSeconds
+  }),
+  idleTimeToLiveSeconds: field(positiveInt, {
+    description: "Seconds an unused app-server process is kept alive for the next turn.",
+    default: Defaults.appServer.idleTimeToLiveSeconds
+  })
+})
+
+export const Heartbeat = section({
+  cronScratchPath: field(text, {
+    description: "A file whose contents are appended to heartbeat prompts when it exists (relative to this file)."
+  })
+})
+
+export const HarnessConfig = section({
+  $schema: field(text, { description: "The JSON Schema for editors (`codex-harness config schema`); ignored by the harness." }),
+  model: field(text, { description: "Model to ask Codex for (--model wins)." }),
+  providerUrl: field(httpUrl, {
+    description:
+      "An OpenAI Responses API base URL, e.g. http://127.0.0.1:8080/v1 (--provider-url wins). Without it Codex uses your own configuration and login."
+  }),
+  approvalPolicy: field(ApprovalPolicy, {
+    description: "When Codex asks before acting (--approval-policy wins).",
+    default: Defaults.approvalPolicy
+  }),
+  sandbox: field(Sandbox, {
+    description: "What the agent's commands may touch (--sandbox wins).",
+    default: Defaults.sandbox
+  }),
+  approvalsReviewer: field(ApprovalsReviewer, {
+    description: "Who reviews approval requests; unset: Codex's own configuration decides."
+  }),
+  serviceTier: field(text, { description: "Service tier to ask Codex for; unset: Codex's own configuration decides." }),
+  codexHome: field(text, {
+    description:
+      "CODEX_HOME for the app-server, relative to this file (--codex-home wins). Default: <state-dir>/codex-home with a provider URL, else your own."
+  }),
+  codexBin: field(text, { description: "Path to a codex executable, relative to this file (--codex-bin wins)." }),
+  messages: field(Messages, { description: "Reply delivery and steering." }),
+  nativeHookRelay: field(NativeHookRelay, { description: "The per-thread Codex hook configuration the harness injects." }),
+  compaction: field(Compaction, { description: "Manual (native) compaction." }),
+  approvals: field(Approvals, { description: "Approval memory." }),
+  appServer: field(AppServer, { description: "The codex app-server connection." }),
+  heartbeat: field(Heartbeat, { description: "Heartbeat turns." })
+}).annotations({
+  title: "codex-harness config",
+  description: "The codex-harness config file (JSON). Every key is optional; unknown keys are an error."
+})
+export type HarnessConfig = typeof HarnessConfig.Type

@@ -1,0 +1,21 @@
+// Delivery at a terminal: replies on stdout (so `run` output can be piped), the harness's own notices on stderr.
+// With --json every reply is one JSON line instead.
+import { Effect, Layer } from "effect"
+import { Delivery, type Reply } from "../ports/Delivery.js"
+
+const write = (stream: NodeJS.WriteStream, text: string) => Effect.sync(() => void stream.write(text))
+
+const asText = (reply: Reply) => {
+  const lines = [...(reply.text !== undefined ? [reply.text] : []), ...reply.media.map((m) => `[${m.kind}] ${m.path}`)]
+  return lines.join("\n") + "\n"
+}
+
+export const layer = (options: { readonly json: boolean }): Layer.Layer<Delivery> =>
+  Layer.succeed(Delivery, {
+    deliver: (reply) =>
+      options.json
+        ? write(process.stdout, JSON.stringify({ type: "reply", ...reply }) + "\n")
+        : reply.source === "notice"
+        ? write(process.stderr, `codex-harness: ${reply.text ?? ""}\n`)
+        : write(process.stdout, asText(reply))
+  })
