@@ -6,7 +6,10 @@ import { NodeTransportLive } from "../src/appserver/Transport.js"
 import * as CodexHarness from "../src/harness/CodexHarness.js"
 import * as SessionStore from "../src/session/SessionStore.js"
 
-export const layer = (settings: CodexHarness.HarnessSettings, pool: ClientPool.ClientPoolOptions = {}) =>
+export const layer = (
+  settings: CodexHarness.HarnessSettings,
+  pool: ClientPool.ClientPoolOptions = { idleTimeToLive: settings.idleTimeToLive }
+) =>
   CodexHarness.layer.pipe(
     Layer.provideMerge(ClientPool.layer(pool)),
     Layer.provideMerge(SessionStore.fileLayer(settings.stateDir)),

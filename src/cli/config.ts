@@ -4,37 +4,7 @@ import { Console, Effect, Option } from "effect"
 import * as path from "node:path"
 import * as CodexArgs from "../appserver/CodexArgs.js"
 import * as HarnessConfig from "../config/HarnessConfig.js"
-import { BadOption, defaultStateDir } from "./options.js"
-
-/** `--config PATH`: a named file must exist; without it `<state-dir>/config.json` is read when present. */
-export const configOption = Options.text("config").pipe(
-  Options.withDescription("config file (default: <state-dir>/config.json, if it exists)"),
-  Options.optional
-)
-
-const stateDirOption = Options.text("state-dir").pipe(
-  Options.withDescription("where sessions live (default: $CODEX_HARNESS_HOME or ~/.codex-harness)"),
-  Options.optional
-)
-
-/** Which file to read, and whether its absence is an error (only when the user named it). */
-export const configPath = (options: {
-  readonly config: Option.Option<string>
-  readonly stateDir: Option.Option<string>
-}): { readonly file: string; readonly required: boolean } =>
-  Option.match(options.config, {
-    onSome: (file) => ({ file, required: true }),
-    onNone: () => ({
-      file: HarnessConfig.defaultPath(Option.getOrElse(options.stateDir, defaultStateDir)),
-      required: false
-    })
-  })
-
-/** Loads the config file that `--config` / `--state-dir` point at. */
-export const loadFor = (options: { readonly config: Option.Option<string>; readonly stateDir: Option.Option<string> }) => {
-  const { file, required } = configPath(options)
-  return HarnessConfig.load(file, { required })
-}
+import { BadOption, configOption, global, loadFor } from "./options.js"
 
 const schema = Command.make("schema", {}, () =>
   Console.log(JSON.stringify(HarnessConfig.jsonSchema(), null, 2))
@@ -44,7 +14,7 @@ const show = Command.make(
   "show",
   {
     config: configOption,
-    stateDir: stateDirOption,
+    stateDir: global.stateDir,
     // the flags that override the file; optional here (no defaults) so the file's values show through
     model: Options.text("model").pipe(Options.withDescription("model to ask Codex for"), Options.optional),
     providerUrl: Options.text("provider-url").pipe(Options.withDescription("an OpenAI Responses API base URL"), Options.optional),

@@ -4,15 +4,18 @@ import { Command } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import { createRequire } from "node:module"
+import * as Chat from "./chat.js"
+import * as Config from "./config.js"
 import * as Demo from "./demo.js"
 import { render } from "./errors.js"
 import * as Run from "./run.js"
+import * as Sessions from "./sessions.js"
 
 const version: string = createRequire(import.meta.url)("../../../package.json").version
 
 const root = Command.make("codex-harness").pipe(
   Command.withDescription("drive the real codex app-server: sessions, turns and everything around them"),
-  Command.withSubcommands([Run.command, Demo.command])
+  Command.withSubcommands([Run.command, Chat.command, Sessions.command, Demo.command, Config.command])
 )
 
 // warnings and errors as short lines; the structured default logger is for services, not for people at a terminal

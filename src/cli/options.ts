@@ -1,10 +1,11 @@
 // The options every command accepts, and how they become HarnessSettings.
 import { Options } from "@effect/cli"
-import { Effect, Option, Schema } from "effect"
+import { Duration, Effect, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as CodexArgs from "../appserver/CodexArgs.js"
+import * as HarnessConfig from "../config/HarnessConfig.js"
 import type { HarnessSettings } from "../harness/CodexHarness.js"
 
 export const global = {
@@ -22,11 +23,18 @@ export const global = {
     Options.withDescription("an OpenAI Responses API base URL, e.g. http://127.0.0.1:8080/v1"),
     Options.optional
   ),
+  // optional (no default here): an unset flag lets the config file's value through
   approvalPolicy: Options.choice("approval-policy", ["untrusted", "on-request", "never"]).pipe(
-    Options.withDefault("never" as const)
+    Options.withDescription("Codex approval policy (default: never)"),
+    Options.optional
   ),
   sandbox: Options.choice("sandbox", ["read-only", "workspace-write", "danger-full-access"]).pipe(
-    Options.withDefault("read-only" as const)
+    Options.withDescription("Codex sandbox (default: read-only)"),
+    Options.optional
+  ),
+  config: Options.text("config").pipe(
+    Options.withDescription("config file (default: <state-dir>/config.json, if it exists)"),
+    Options.optional
   ),
   codexBin: Options.text("codex-bin").pipe(Options.withDescription("path to a codex executable"), Options.optional),
   json: Options.boolean("json").pipe(Options.withDescription("print one JSON event per line"))
@@ -47,26 +55,53 @@ export const defaultStateDir = (): string =>
     ? path.resolve(process.env.CODEX_HARNESS_HOME)
     : path.join(os.homedir(), ".codex-harness")
 
-export const toSettings = (options: GlobalOptions): Effect.Effect<HarnessSettings, BadOption> =>
+/** `--config PATH`: a named file must exist; without it `<state-dir>/config.json` is read when present. */
+export const configOption = global.config
+
+/** Loads the config file that `--config` / `--state-dir` point at. */
+export const loadFor = (options: { readonly config: Option.Option<string>; readonly stateDir: Option.Option<string> }) =>
+  Option.match(options.config, {
+    onSome: (file) => HarnessConfig.load(path.resolve(file), { required: true }),
+    onNone: () =>
+      HarnessConfig.load(HarnessConfig.defaultPath(Option.match(options.stateDir, { onNone: defaultStateDir, onSome: (d) => path.resolve(d) })), {
+        required: false
+      })
+  })
+
+/** Flags over the config file over the defaults, as the settings the harness runs with. */
+export const toSettings = (options: GlobalOptions): Effect.Effect<HarnessSettings, BadOption | HarnessConfig.ConfigError> =>
   Effect.gen(function* () {
-    const providerUrl = Option.getOrUndefined(options.providerUrl)
-    if (providerUrl !== undefined) {
-      const problem = CodexArgs.checkProviderUrl(providerUrl)
+    const file = yield* loadFor(options)
+    const effective = HarnessConfig.merge(file, {
+      providerUrl: Option.getOrUndefined(options.providerUrl),
+      approvalPolicy: Option.getOrUndefined(options.approvalPolicy),
+      sandbox: Option.getOrUndefined(options.sandbox),
+      codexHome: Option.getOrUndefined(Option.map(options.codexHome, (d) => path.resolve(d))),
+      codexBin: Option.getOrUndefined(options.codexBin)
+    })
+    if (effective.providerUrl !== undefined) {
+      const problem = CodexArgs.checkProviderUrl(effective.providerUrl)
       if (problem !== undefined) return yield* Effect.fail(new BadOption({ option: "provider-url", reason: problem }))
     }
     const cwd = path.resolve(Option.getOrElse(options.cwd, () => process.cwd()))
     if (!fs.existsSync(cwd) || !fs.statSync(cwd).isDirectory()) {
       return yield* Effect.fail(new BadOption({ option: "cwd", reason: `not a directory: ${cwd}` }))
     }
-    const stateDir = Option.match(options.stateDir, { onNone: defaultStateDir, onSome: (d) => path.resolve(d) })
     return {
-      stateDir,
+      stateDir: Option.match(options.stateDir, { onNone: defaultStateDir, onSome: (d) => path.resolve(d) }),
       cwd,
-      codexHome: Option.getOrUndefined(Option.map(options.codexHome, (d) => path.resolve(d))),
-      codexBin: Option.getOrUndefined(options.codexBin),
-      providerUrl,
-      model: Option.getOrUndefined(options.model),
-      approvalPolicy: options.approvalPolicy,
-      sandbox: options.sandbox
+      codexHome: effective.codexHome,
+      codexBin: effective.codexBin,
+      providerUrl: effective.providerUrl,
+      // the config file's model is the default; --model is the user's explicit choice, passed per turn
+      model: effective.model,
+      approvalPolicy: effective.approvalPolicy,
+      sandbox: effective.sandbox,
+      approvalsReviewer: effective.approvalsReviewer,
+      serviceTier: effective.serviceTier,
+      visibleReplies: effective.messages.visibleReplies,
+      cronScratchPath: effective.heartbeat.cronScratchPath,
+      requestTimeout: Duration.seconds(effective.appServer.requestTimeoutSeconds),
+      idleTimeToLive: Duration.seconds(effective.appServer.idleTimeToLiveSeconds)
     }
   })

@@ -40,6 +40,7 @@ export const command = Command.make(
         harness.runTurn({
           sessionId,
           prompt: options.prompt,
+          model: Option.getOrUndefined(options.model),
           onEvent: options.json ? (event) => Console.log(JSON.stringify(toJson(event))) : undefined
         })
       ).pipe(Effect.provide(Live.layer(settings).pipe(Layer.provide(TerminalDelivery.layer({ json: options.json })))))

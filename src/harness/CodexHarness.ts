@@ -153,8 +153,9 @@ export const make = Effect.gen(function* () {
   const spec = clientSpec(settings)
   const poolKey = "default"
   const visibleReplies = settings.visibleReplies ?? "automatic"
-  // turns that are heartbeats right now, by turn id: heartbeat_respond answers only inside them
-  const heartbeatTurns = new Set<string>()
+  // threads running a heartbeat turn right now (set before turn/start, so no tool call can race it):
+  // heartbeat_respond answers only there
+  const heartbeatThreads = new Set<string>()
 
   const deliver = (reply: Reply) =>
     delivery.deliver(reply).pipe(
@@ -174,7 +175,7 @@ export const make = Effect.gen(function* () {
       ]
       : []),
     HarnessTools.heartbeatRespondTool(
-      (call) => heartbeatTurns.has(call.turnId),
+      (call) => heartbeatThreads.has(call.threadId),
       (outcome, message, call) =>
         Effect.gen(function* () {
           if (outcome === "notify" && message !== undefined) {
@@ -263,12 +264,7 @@ export const make = Effect.gen(function* () {
 
         // what has completed is kept, so a failure later in the turn cannot drop a finished reply
         let lastText: { readonly text: string; readonly turnId: string } | undefined
-        let startedTurnId: string | undefined
         const follow: TurnRunner.EventSink = (event) => {
-          if (event.type === "turn.started") {
-            startedTurnId = event.turnId
-            if (kind === "heartbeat") heartbeatTurns.add(event.turnId)
-          }
           if (event.type === "notification" && event.notification.method === "item/completed") {
             const params = event.notification.params as { turnId?: string; item?: { type?: string; text?: unknown } }
             if (params.item?.type === "agentMessage" && typeof params.item.text === "string" && params.turnId !== undefined) {
@@ -278,6 +274,7 @@ export const make = Effect.gen(function* () {
           return onEvent(event)
         }
         const collaborationMode = Instructions.collaborationMode(instructions, { model: thread.model })
+        if (kind === "heartbeat") heartbeatThreads.add(thread.threadId)
         const outcome = yield* TurnRunner.runTurn(
           connection,
           thread.threadId,
@@ -303,7 +300,7 @@ export const make = Effect.gen(function* () {
                 Effect.ignore
               )
           ),
-          Effect.ensuring(Effect.sync(() => startedTurnId !== undefined && heartbeatTurns.delete(startedTurnId)))
+          Effect.ensuring(Effect.sync(() => heartbeatThreads.delete(thread.threadId)))
         )
 
         // delivery first: transcript writes that fail afterwards cannot take the reply with them

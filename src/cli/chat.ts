@@ -1,0 +1,473 @@
+// `codex-harness chat`: a conversation in one process, on one warm app-server client.
+// At a terminal: a prompt, streamed replies, a progress line, slash commands, Ctrl-C to interrupt the running turn.
+// Piped: one message per stdin line, each sent as a follow-up after the previous reply; exit 0 only if every message
+// got its reply.
+import { Command, Options } from "@effect/cli"
+import { Cause, Console, Context, Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
+import * as readline from "node:readline"
+import * as Live from "../../layers/Live.js"
+import { CodexHarness, type CodexHarnessService, type TurnResult } from "../harness/CodexHarness.js"
+import { Delivery, type Reply } from "../ports/Delivery.js"
+import { checkSessionId } from "../session/SessionStore.js"
+import type { EventSink, TurnEvent } from "../turn/TurnRunner.js"
+import * as GlobalOptions from "./options.js"
+import * as TerminalDelivery from "./TerminalDelivery.js"
+
+export class ChatIncomplete extends Schema.TaggedError<ChatIncomplete>()("ChatIncomplete", {
+  failed: Schema.Array(Schema.Number),
+  total: Schema.Number
+}) {
+  override get message() {
+    return `${this.failed.length} of ${this.total} messages got no reply (${this.failed.map((n) => `#${n}`).join(", ")})`
+  }
+}
+
+// ---- input lines and slash commands -------------------------------------------------------------------------------
+
+export type Input =
+  | { readonly _tag: "blank" }
+  | { readonly _tag: "message"; readonly text: string }
+  | { readonly _tag: "slash"; readonly name: string; readonly arg: string }
+
+/** What one line of input is. `//text` sends `/text` as a message. */
+export const classify = (line: string): Input => {
+  const trimmed = line.trim()
+  if (trimmed === "") return { _tag: "blank" }
+  if (trimmed.startsWith("//")) return { _tag: "message", text: trimmed.slice(1) }
+  if (trimmed.startsWith("/")) {
+    const space = trimmed.search(/\s/)
+    return space < 0
+      ? { _tag: "slash", name: trimmed.slice(1), arg: "" }
+      : { _tag: "slash", name: trimmed.slice(1, space), arg: trimmed.slice(space).trim() }
+  }
+  return { _tag: "message", text: line }
+}
+
+interface ChatState {
+  sessionId: string
+  /** the model chat asks for on every turn: --model, then whatever /model chose */
+  model: string | undefined
+}
+
+interface SlashContext {
+  readonly harness: CodexHarnessService
+  readonly state: ChatState
+  /** where chat's own lines go: stderr when piped (stdout is for replies), stdout at a terminal */
+  readonly say: (line: string) => Effect.Effect<void>
+}
+
+type SlashOutcome = "continue" | "quit"
+
+interface SlashCommand {
+  readonly usage: string
+  readonly description: string
+  readonly run: (arg: string, ctx: SlashContext) => Effect.Effect<SlashOutcome, unknown>
+}
+
+const slashCommands: Record<string, SlashCommand> = {
+  model: {
+    usage: "/model NAME",
+    description: "use model NAME for this session from the next turn on",
+    run: (arg, { harness, say, state }) =>
+      arg === ""
+        ? say(`model: ${state.model ?? "(the default)"}`).pipe(Effect.as("continue" as const))
+        : harness.chooseModel(state.sessionId, arg).pipe(
+          Effect.tap(() => {
+            state.model = arg
+            return say(`model: ${arg}`)
+          }),
+          Effect.as("continue" as const)
+        )
+  },
+  new: {
+    usage: "/new",
+    description: "start a new session (a new Codex thread)",
+    run: (_arg, { say, state }) =>
+      Effect.sync(() => {
+        state.sessionId = crypto.randomUUID()
+      }).pipe(Effect.zipRight(say(`session: ${state.sessionId}`)), Effect.as("continue" as const))
+  },
+  quit: { usage: "/quit", description: "end the chat (also Ctrl-D)", run: () => Effect.succeed("quit" as const) },
+  help: {
+    usage: "/help",
+    description: "this list",
+    run: (_arg, { say }) => say(helpText()).pipe(Effect.as("continue" as const))
+  }
+}
+
+const helpText = () =>
+  [
+    ...Object.values(slashCommands).map((c) => `  ${c.usage.padEnd(13)} ${c.description}`),
+    `  ${"//text".padEnd(13)} send "/text" as a message`,
+    `  ${"Ctrl-C".padEnd(13)} interrupt the running turn; at the prompt (or twice), end the chat`
+  ].join("\n")
+
+const runSlash = (name: string, arg: string, ctx: SlashContext): Effect.Effect<SlashOutcome> => {
+  const command = slashCommands[name]
+  if (command === undefined) return ctx.say(`unknown command /${name}: try /help`).pipe(Effect.as("continue" as const))
+  return command.run(arg, ctx).pipe(
+    Effect.catchAll((error) => ctx.say(`/${name}: ${error instanceof Error ? error.message : String(error)}`).pipe(Effect.as("continue" as const)))
+  )
+}
+
+// ---- how a turn looks ----------------------------------------------------------------------------------------------
+
+/** A turn event as one JSON line (the same shape `run --json` prints). */
+const toJson = (event: TurnEvent): unknown => {
+  switch (event.type) {
+    case "notification":
+      return { type: "notification", method: event.notification.method, params: event.notification.params }
+    case "turn.completed": {
+      const { items: _items, ...outcome } = event.outcome
+      return { type: event.type, ...outcome }
+    }
+    default:
+      return event
+  }
+}
+
+const spinnerFrames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+
+/** A one-line progress indicator on stderr; a no-op unless enabled (stderr is a terminal). */
+const makeSpinner = (enabled: boolean) => {
+  let timer: ReturnType<typeof setInterval> | undefined
+  let label = ""
+  let frame = 0
+  const draw = () => void process.stderr.write(`\r\x1b[2K${spinnerFrames[frame++ % spinnerFrames.length]} ${label}`)
+  return {
+    show: (text: string) => {
+      if (!enabled) return
+      label = text
+      if (timer === undefined) timer = setInterval(draw, 100)
+      draw()
+    },
+    clear: () => {
+      if (timer === undefined) return
+      clearInterval(timer)
+      timer = undefined
+      process.stderr.write("\r\x1b[2K")
+    }
+  }
+}
+
+const short = (text: string, max = 60) => {
+  const line = text.replace(/\s+/g, " ").trim()
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line
+}
+
+/** What the progress line says while an item runs; undefined for items that are not waits worth naming. */
+const progressLabel = (item: Record<string, unknown>): string | undefined => {
+  switch (item.type) {
+    case "commandExecution": {
+      const command = Array.isArray(item.command) ? item.command.join(" ") : String(item.command ?? "a command")
+      return `running ${short(command)}`
+    }
+    case "dynamicToolCall":
+      return `running ${String(item.tool ?? "a tool")}`
+    case "mcpToolCall":
+      return `running ${[item.server, item.tool].filter((p) => typeof p === "string").join(".") || "a tool"}`
+    case "webSearch":
+      return "searching the web"
+    case "fileChange":
+      return "editing files"
+    default:
+      return undefined
+  }
+}
+
+interface ViewOptions {
+  readonly json: boolean
+  /** stream assistant text as it arrives (terminal mode, and never when replies are private) */
+  readonly stream: boolean
+  /** show the progress line (terminal mode with stderr a terminal) */
+  readonly progress: boolean
+}
+
+export interface TurnView {
+  readonly delivery: Context.Tag.Service<Delivery>
+  readonly onEvent: EventSink
+  /** resets the per-turn state and shows the progress line */
+  readonly begin: Effect.Effect<void>
+  /** clears the progress line and ends a half-written line; the number of replies the turn delivered */
+  readonly end: Effect.Effect<number>
+}
+
+/**
+ * Chat's view of its turns: a Delivery wrapping the terminal one (counting replies and, when the text was already
+ * streamed, not printing the same final text twice; media lines and notices still show) and the turn's event sink
+ * (JSON lines, or streamed text and the progress line).
+ */
+const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const terminal = yield* Effect.provide(Delivery, TerminalDelivery.layer({ json: options.json }))
+    const spinner = makeSpinner(options.progress)
+    yield* Effect.addFinalizer(() => Effect.sync(spinner.clear))
+    // per turn
+    let replies = 0
+    const streamed = new Set<string>() // item ids whose text was streamed
+    const shown = new Set<string>() // their completed texts
+    let atLineStart = true
+
+    const write = (text: string) => {
+      if (text === "") return
+      spinner.clear()
+      process.stdout.write(text)
+      atLineStart = text.endsWith("\n")
+    }
+    const endLine = () => {
+      if (!atLineStart) write("\n")
+    }
+    const progress = (label: string) => {
+      // never over a half-written line of reply text
+      if (atLineStart) spinner.show(label)
+    }
+
+    const delivery: TurnView["delivery"] = {
+      deliver: (reply: Reply) =>
+        Effect.suspend(() => {
+          if (reply.source !== "notice") replies++
+          spinner.clear()
+          endLine()
+          if (options.stream && reply.source === "final" && reply.text !== undefined && shown.has(reply.text)) {
+            return reply.media.length === 0 ? Effect.void : terminal.deliver({ ...reply, text: undefined })
+          }
+          return terminal.deliver(reply)
+        })
+    }
+
+    const onEvent: EventSink = (event) =>
+      Effect.sync(() => {
+        if (options.json) {
+          process.stdout.write(JSON.stringify(toJson(event)) + "\n")
+          return
+        }
+        switch (event.type) {
+          case "turn.completed":
+            spinner.clear()
+            endLine()
+            return
+          case "notification":
+            break
+          default:
+            return
+        }
+        const { method, params } = event.notification
+        const p = (params ?? {}) as { itemId?: unknown; delta?: unknown; item?: Record<string, unknown> }
+        if (method === "item/agentMessage/delta" && options.stream && typeof p.delta === "string") {
+          if (typeof p.itemId === "string") streamed.add(p.itemId)
+          write(p.delta)
+        } else if (method === "item/started" && p.item !== undefined) {
+          const label = progressLabel(p.item)
+          if (label !== undefined) progress(label)
+        } else if (method === "item/completed" && p.item !== undefined) {
+          const item = p.item
+          if (item.type === "agentMessage" && typeof item.id === "string" && streamed.has(item.id)) {
+            if (typeof item.text === "string") shown.add(item.text)
+            endLine()
+          }
+          if (item.type === "agentMessage" || progressLabel(item) !== undefined) progress("thinking…")
+        }
+      })
+
+    return {
+      delivery,
+      onEvent,
+      begin: Effect.sync(() => {
+        replies = 0
+        streamed.clear()
+        shown.clear()
+        atLineStart = true
+        progress("thinking…")
+      }),
+      end: Effect.sync(() => {
+        spinner.clear()
+        endLine()
+        return replies
+      })
+    }
+  })
+
+// ---- one message ---------------------------------------------------------------------------------------------------
+
+/** Why a message got no reply, or undefined when it got one. */
+const missingReply = (exit: Exit.Exit<TurnResult, unknown>, replies: number): string | undefined =>
+  Exit.match(exit, {
+    onFailure: (cause) => {
+      if (Cause.isInterruptedOnly(cause)) return "interrupted"
+      const failure = Cause.failureOption(cause)
+      const error = Option.isSome(failure) ? failure.value : Cause.squash(cause)
+      return (error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ").trim()
+    },
+    onSuccess: (result) =>
+      result.status !== "completed"
+        ? `the turn ended ${result.status}${result.error !== undefined ? `: ${result.error.replace(/\s+/g, " ").trim()}` : ""}`
+        : replies === 0
+        ? "the turn completed without a reply"
+        : undefined
+  })
+
+const turnFor = (harness: CodexHarnessService, state: ChatState, view: TurnView, prompt: string) =>
+  harness.runTurn({ sessionId: state.sessionId, prompt, model: state.model, onEvent: view.onEvent })
+
+// ---- piped: one message per line -----------------------------------------------------------------------------------
+
+const piped = (harness: CodexHarnessService, state: ChatState, view: TurnView) =>
+  Effect.gen(function* () {
+    const say = (line: string) => Console.error(line)
+    const rl = yield* Effect.acquireRelease(
+      Effect.sync(() => readline.createInterface({ input: process.stdin, crlfDelay: Infinity, terminal: false })),
+      (rl) => Effect.sync(() => rl.close())
+    )
+    let total = 0
+    const failed: Array<number> = []
+    // the readline iterator buffers a bounded number of lines (it pauses stdin beyond that); the stream pulls the next
+    // line only after the previous message is done, so every message is a follow-up, never steered into a turn
+    yield* Stream.fromAsyncIterable(rl, (e) => e).pipe(
+      Stream.orDie,
+      Stream.runForEachWhile((line) =>
+        Effect.gen(function* () {
+          const input = classify(line)
+          if (input._tag === "blank") return true
+          if (input._tag === "slash") return (yield* runSlash(input.name, input.arg, { harness, state, say })) === "continue"
+          const n = ++total
+          yield* view.begin
+          const exit = yield* Effect.exit(turnFor(harness, state, view, input.text))
+          const why = missingReply(exit, yield* view.end)
+          if (why !== undefined) {
+            failed.push(n)
+            yield* say(`codex-harness: message ${n} got no reply: ${why}`)
+          }
+          return true
+        })
+      )
+    )
+    if (failed.length > 0) return yield* Effect.fail(new ChatIncomplete({ failed, total }))
+  })
+
+// ---- at a terminal -------------------------------------------------------------------------------------------------
+
+type TerminalEvent =
+  | { readonly _tag: "line"; readonly line: string }
+  | { readonly _tag: "ctrl-c" }
+  | { readonly _tag: "eof" }
+  | { readonly _tag: "turn-done"; readonly exit: Exit.Exit<TurnResult, unknown> }
+
+const interactive = (harness: CodexHarnessService, state: ChatState, view: TurnView, scope: Scope.Scope) =>
+  Effect.gen(function* () {
+    const say = (line: string) => Console.log(line)
+    // every readline event and every turn's end goes through one queue, so none is lost between two waits
+    const events = yield* Queue.unbounded<TerminalEvent>()
+    const rl = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: true, historySize: 500 })
+        rl.setPrompt("you › ")
+        rl.on("line", (line) => Queue.unsafeOffer(events, { _tag: "line", line }))
+        // with a SIGINT listener readline reports Ctrl-C here instead of closing itself
+        rl.on("SIGINT", () => Queue.unsafeOffer(events, { _tag: "ctrl-c" }))
+        rl.on("close", () => Queue.unsafeOffer(events, { _tag: "eof" }))
+        return rl
+      }),
+      (rl) => Effect.sync(() => rl.close())
+    )
+    yield* say(`chat: /help for commands, Ctrl-C interrupts a turn, Ctrl-C at the prompt or /quit ends the chat`)
+
+    // lines typed while a turn ran: sent after it, in order
+    const typedAhead: Array<string> = []
+
+    /** Runs one message; "quit" when the user asked to end the chat meanwhile. */
+    const converse = (prompt: string) =>
+      Effect.gen(function* () {
+        yield* view.begin
+        const fiber = yield* turnFor(harness, state, view, prompt).pipe(
+          Effect.onExit((exit) => Queue.offer(events, { _tag: "turn-done", exit })),
+          Effect.forkIn(scope)
+        )
+        let interrupting = false
+        let eof = false
+        while (true) {
+          const event = yield* Queue.take(events)
+          switch (event._tag) {
+            case "turn-done": {
+              yield* view.end
+              const why = missingReply(event.exit, 1)
+              if (why !== undefined) yield* Console.error(why === "interrupted" ? "(interrupted)" : `(no reply: ${why})`)
+              return eof ? "quit" : "continue"
+            }
+            case "ctrl-c":
+              if (interrupting) {
+                // a second Ctrl-C: end the chat; closing the scope interrupts the turn and stops the app-server
+                yield* view.end
+                return "quit"
+              }
+              interrupting = true
+              yield* Fiber.interruptFork(fiber)
+              break
+            case "line":
+              typedAhead.push(event.line)
+              break
+            case "eof":
+              eof = true
+              break
+          }
+        }
+      })
+
+    while (true) {
+      const next = typedAhead.shift()
+      let event: TerminalEvent
+      if (next !== undefined) {
+        yield* say(`you › ${next}`)
+        event = { _tag: "line", line: next }
+      } else {
+        rl.prompt(true)
+        event = yield* Queue.take(events)
+      }
+      if (event._tag === "ctrl-c" || event._tag === "eof") {
+        process.stdout.write("\n")
+        return
+      }
+      if (event._tag !== "line") continue // a late turn-done: nothing to do
+      const input = classify(event.line)
+      if (input._tag === "blank") continue
+      const outcome: SlashOutcome =
+        input._tag === "slash" ? yield* runSlash(input.name, input.arg, { harness, state, say }) : yield* converse(input.text)
+      if (outcome === "quit") return
+    }
+  })
+
+// ---- the command ---------------------------------------------------------------------------------------------------
+
+export const command = Command.make(
+  "chat",
+  {
+    ...GlobalOptions.global,
+    session: Options.text("session").pipe(
+      Options.withDescription("session id to continue (default: a new session, printed on stderr)"),
+      Options.optional
+    )
+  },
+  (options) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const settings = yield* GlobalOptions.toSettings(options)
+        const state: ChatState = {
+          sessionId: yield* checkSessionId(Option.getOrElse(options.session, () => crypto.randomUUID())),
+          model: Option.getOrUndefined(options.model)
+        }
+        const atTerminal = process.stdin.isTTY === true
+        const privateReplies = settings.visibleReplies === "message_tool"
+        const view = yield* makeView({
+          json: options.json,
+          stream: atTerminal && !options.json && !privateReplies,
+          progress: atTerminal && !options.json && process.stderr.isTTY === true
+        })
+        yield* Console.error(`session: ${state.sessionId}`)
+        // built once: the app-server client stays warm across messages and stops when the chat ends
+        const scope = yield* Effect.scope
+        const context = yield* Layer.build(Live.layer(settings).pipe(Layer.provide(Layer.succeed(Delivery, view.delivery))))
+        const harness = Context.get(context, CodexHarness)
+        if (atTerminal) yield* interactive(harness, state, view, scope)
+        else yield* piped(harness, state, view)
+      })
+    )
+).pipe(Command.withDescription("a conversation: a prompt at a terminal, or one message per line of piped input"))

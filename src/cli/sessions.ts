@@ -1,0 +1,122 @@
+// `codex-harness sessions list|show ID`: the sessions under the state dir, their bindings and transcripts.
+import { Args, Command } from "@effect/cli"
+import { Console, Effect, Option, Schema } from "effect"
+import * as path from "node:path"
+import type { SessionRecord } from "../../schemas/session.js"
+import { checkSessionId, fileStore } from "../session/SessionStore.js"
+import { sessionState } from "../session/SessionState.js"
+import { defaultStateDir, global } from "./options.js"
+
+export class SessionNotFound extends Schema.TaggedError<SessionNotFound>()("SessionNotFound", {
+  sessionId: Schema.String,
+  stateDir: Schema.String
+}) {
+  override get message() {
+    return `no session ${this.sessionId} in ${this.stateDir}`
+  }
+}
+
+const options = { stateDir: global.stateDir, json: global.json }
+
+const storeFor = (stateDir: Option.Option<string>) => {
+  const dir = Option.match(stateDir, { onNone: defaultStateDir, onSome: (d) => path.resolve(d) })
+  return { dir, store: fileStore(dir) }
+}
+
+const turnsOf = (records: ReadonlyArray<SessionRecord>) => records.filter((r) => r._tag === "turn").length
+
+const list = Command.make("list", options, ({ json, stateDir }) =>
+  Effect.gen(function* () {
+    const { store } = storeFor(stateDir)
+    const sessions = yield* store.list
+    const rows = yield* Effect.forEach(sessions, (s) =>
+      store.read(s.sessionId).pipe(
+        Effect.map(({ records }) => {
+          const state = sessionState(records)
+          return {
+            sessionId: s.sessionId,
+            updatedAt: s.updatedAt.toISOString(),
+            threadId: state.binding?.threadId ?? null,
+            turns: turnsOf(records)
+          }
+        })
+      )
+    )
+    if (json) return yield* Console.log(JSON.stringify(rows))
+    for (const row of rows) {
+      yield* Console.log([row.sessionId, row.updatedAt, row.threadId ?? "-", `${row.turns} turn${row.turns === 1 ? "" : "s"}`].join("  "))
+    }
+  })
+).pipe(Command.withDescription("one line per session, most recent first: id, last update, bound thread, turns"))
+
+/** Continuation lines of a multi-line text, indented under the label. */
+const labelled = (label: string, text: string) => `${label}: ${text.split("\n").join("\n  ")}`
+
+/** One transcript line (or a few, for multi-line text) per record. */
+export const transcriptLine = (record: SessionRecord): string => {
+  switch (record._tag) {
+    case "user":
+      return labelled(record.kind === "heartbeat" ? "heartbeat prompt" : "you", record.text)
+    case "assistant":
+      return labelled(record.delivered === false ? "codex (private)" : "codex", record.text)
+    case "message":
+      return labelled("message", record.text)
+    case "reasoning":
+      return labelled("reasoning", record.text)
+    case "plan":
+      return labelled("plan", record.text)
+    case "media":
+      return `[image] ${record.path}`
+    case "compaction":
+      return `compaction: ${record.status}`
+    case "heartbeat":
+      return record.message === undefined ? `heartbeat: ${record.outcome}` : labelled(`heartbeat: ${record.outcome}`, record.message)
+    case "binding":
+      return `thread: ${record.threadId}${bindingDetail(record)}`
+    case "model":
+      return `model chosen: ${record.model}`
+    case "notice":
+      return labelled("notice", record.text)
+    case "turn":
+      return `turn ${record.status}${record.error !== undefined ? `: ${record.error}` : ""}`
+  }
+}
+
+const bindingDetail = (binding: Extract<SessionRecord, { _tag: "binding" }>) => {
+  const parts = [
+    ...(binding.model !== undefined ? [`model ${binding.model}`] : []),
+    ...(binding.modelProvider !== undefined ? [`provider ${binding.modelProvider}`] : []),
+    ...(binding.locked === true ? ["locked"] : [])
+  ]
+  return parts.length === 0 ? "" : ` (${parts.join(", ")})`
+}
+
+const show = Command.make(
+  "show",
+  { ...options, sessionId: Args.text({ name: "ID" }).pipe(Args.withDescription("the session id")) },
+  ({ json, sessionId, stateDir }) =>
+    Effect.gen(function* () {
+      const { dir, store } = storeFor(stateDir)
+      const id = yield* checkSessionId(sessionId)
+      const known = yield* store.list
+      if (!known.some((s) => s.sessionId === id)) return yield* Effect.fail(new SessionNotFound({ sessionId: id, stateDir: dir }))
+      const { corrupt, records } = yield* store.read(id)
+      for (const bad of corrupt) yield* Console.error(`line ${bad.line}: skipped (${bad.reason})`)
+      if (json) {
+        for (const record of records) yield* Console.log(JSON.stringify(record))
+        return
+      }
+      const state = sessionState(records)
+      yield* Console.log(`session: ${id}`)
+      yield* Console.log(`file: ${store.locate(id)}`)
+      yield* Console.log(state.binding !== undefined ? `thread: ${state.binding.threadId}${bindingDetail(state.binding)}` : "thread: - (none yet)")
+      yield* Console.log(`model choice: ${state.modelChoice ?? "- (the default)"}`)
+      yield* Console.log("")
+      for (const record of records) yield* Console.log(transcriptLine(record))
+    })
+).pipe(Command.withDescription("a session's binding, model choice and transcript (--json: its records, one per line)"))
+
+export const command = Command.make("sessions").pipe(
+  Command.withDescription("the sessions under the state dir"),
+  Command.withSubcommands([list, show])
+)

@@ -1,0 +1,264 @@
+// The turn runtime's rules against the in-memory app-server: resend and model lock (S12, S13), visible replies (S18),
+// heartbeats (S19), media (S41), the transcript mirror (S39) and replies kept when a later step fails.
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Test from "../../layers/Test.js"
+import { CodexHarness } from "../../src/harness/CodexHarness.js"
+import { SessionStore } from "../../src/session/SessionStore.js"
+import { type ClientRequest, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"
+import { RecordingDelivery } from "../../src/testing/RecordingDelivery.js"
+
+// the heartbeat monitor's scratch file, made once for the file and removed after it
+const scratchDir = fs.mkdtempSync(path.join(os.tmpdir(), "codex-harness-scratch-"))
+const scratchFile = path.join(scratchDir, "scratch.md")
+fs.writeFileSync(scratchFile, "- disk at 91%\n")
+afterAll(() => fs.rmSync(scratchDir, { recursive: true, force: true }))
+
+const paramsOf = (request: ClientRequest) => request.params as Record<string, any>
+const recordsOf = (sessionId: string) =>
+  Effect.flatMap(SessionStore, (store) => store.read(sessionId)).pipe(Effect.map((c) => c.records))
+
+/** a turn/start that emits these items after its answer, then completes the turn without the default reply */
+const turnEmitting = (items: ReadonlyArray<Record<string, unknown>>, text?: string): Handler => (params, ctx) =>
+  Effect.tap(ctx.fallback, () =>
+    ctx.afterReply(
+      Effect.gen(function* () {
+        const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+        for (const item of items) {
+          yield* ctx.notify("item/completed", { threadId: params.threadId, turnId, completedAtMs: 0, item })
+        }
+        if (text !== undefined) {
+          yield* ctx.finishTurn(params.threadId, { status: "completed", text })
+        } else {
+          // a turn with no assistant message at all
+          yield* ctx.notify("turn/completed", { threadId: params.threadId, turn: { id: turnId, status: "completed", items: [] } })
+        }
+      })
+    )
+  )
+
+describe("turn runtime rules", () => {
+  it.scoped("[S12] every turn resends model, approval policy, sandbox, reviewer and service tier; a model switch keeps the binding", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      yield* harness.runTurn({ sessionId: "r1", prompt: "one" })
+      yield* harness.runTurn({ sessionId: "r1", prompt: "two", model: "model-b" })
+      yield* harness.runTurn({ sessionId: "r1", prompt: "three" })
+      const resumes = (yield* mock.requests("thread/resume")).map(paramsOf)
+      const turns = (yield* mock.requests("turn/start")).map(paramsOf)
+      const start = paramsOf((yield* mock.requests("thread/start"))[0]!)
+      expect(start).toMatchObject({ model: "default-model", approvalPolicy: "on-request", sandbox: "workspace-write", personality: "none" })
+      expect(resumes).toHaveLength(2)
+      for (const resume of resumes) {
+        expect(resume).toMatchObject({
+          threadId: start.threadId ?? resume.threadId,
+          approvalPolicy: "on-request",
+          sandbox: "workspace-write",
+          approvalsReviewer: "user",
+          serviceTier: "flex",
+          personality: "none"
+        })
+      }
+      // the switch reaches the next resume and turn, and the explicit choice survives a turn that names no model
+      expect(resumes.map((r) => r.model)).toEqual(["model-b", "model-b"])
+      expect(turns.map((t) => t.model)).toEqual(["default-model", "model-b", "model-b"])
+      for (const turn of turns) {
+        expect(turn).toMatchObject({
+          approvalPolicy: "on-request",
+          sandboxPolicy: { type: "workspaceWrite" },
+          approvalsReviewer: "user",
+          serviceTier: "flex"
+        })
+      }
+      const records = yield* recordsOf("r1")
+      expect(records.filter((r) => r._tag === "binding")).toHaveLength(1)
+      expect(records.filter((r) => r._tag === "model").map((r) => (r as { model: string }).model)).toEqual(["model-b"])
+    }).pipe(
+      Effect.provide(
+        Test.layer({
+          settings: { model: "default-model", approvalPolicy: "on-request", sandbox: "workspace-write", approvalsReviewer: "user", serviceTier: "flex" }
+        })
+      )
+    ))
+
+  it.scoped("[S13] a locked binding resumes and runs with no model or provider override, whatever is chosen", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const store = yield* SessionStore
+      const mock = yield* MockAppServer
+      yield* harness.runTurn({ sessionId: "seed", prompt: "make a thread" })
+      const threadId = paramsOf((yield* mock.requests("turn/start"))[0]!).threadId as string
+      yield* store.append("locked", { _tag: "binding", at: "t", threadId, model: "pinned", modelProvider: "p", locked: true })
+      const result = yield* harness.runTurn({ sessionId: "locked", prompt: "continue", model: "picker-choice" })
+      const resume = paramsOf((yield* mock.requests("thread/resume"))[0]!)
+      expect(resume.threadId).toBe(threadId)
+      expect(resume).not.toHaveProperty("model")
+      expect(resume).not.toHaveProperty("modelProvider")
+      const turn = paramsOf((yield* mock.requests("turn/start"))[1]!)
+      expect(turn).not.toHaveProperty("model")
+      // the pair Codex restored (the thread's own) is the one reported, not the picker's
+      expect(result.model).toBe("default-model")
+      const records = yield* recordsOf("locked")
+      expect(records.filter((r) => r._tag === "binding")).toHaveLength(1)
+    }).pipe(Effect.provide(Test.layer({ settings: { model: "default-model" } }))))
+
+  it.scoped("[S18] automatic mode delivers the final text once; the transcript marks it delivered", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const recorded = yield* RecordingDelivery
+      const result = yield* harness.runTurn({ sessionId: "d1", prompt: "hi" })
+      expect(result.delivered).toBe(true)
+      expect(yield* recorded.replies).toEqual([{ sessionId: "d1", text: "mock reply", media: [], source: "final" }])
+      const assistant = (yield* recordsOf("d1")).find((r) => r._tag === "assistant")
+      expect(assistant).toMatchObject({ text: "mock reply", delivered: true })
+    }).pipe(Effect.provide(Test.layer())))
+
+  it.scoped("[S18] message_tool mode keeps the final text private and delivers only message(action=send)", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      const recorded = yield* RecordingDelivery
+      const callMessageTool: Handler = (params, ctx) =>
+        Effect.tap(ctx.fallback, () =>
+          ctx.afterReply(
+            Effect.gen(function* () {
+              const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+              const bad = yield* ctx.request("item/tool/call", {
+                threadId: params.threadId, turnId, callId: "c0", namespace: "openclaw_direct", tool: "message", arguments: { action: "shout" }
+              })
+              expect(bad).toMatchObject({ _tag: "Result", result: { success: false } })
+              const sent = yield* ctx.request("item/tool/call", {
+                threadId: params.threadId, turnId, callId: "c1", namespace: "openclaw_direct", tool: "message", arguments: { action: "send", text: "visible words" }
+              })
+              expect(sent).toMatchObject({ _tag: "Result", result: { success: true, contentItems: [{ type: "inputText", text: "sent" }] } })
+              yield* ctx.finishTurn(params.threadId, { status: "completed", text: "private final" })
+            })
+          )
+        )
+      yield* mock.setHandler("turn/start", callMessageTool)
+      const result = yield* harness.runTurn({ sessionId: "m1", prompt: "hi" })
+      expect(result).toMatchObject({ finalText: "private final", delivered: false })
+      expect(yield* recorded.replies).toEqual([{ sessionId: "m1", text: "visible words", media: [], source: "message_tool" }])
+      const start = paramsOf((yield* mock.requests("thread/start"))[0]!)
+      expect(JSON.stringify(start.dynamicTools)).toContain('"name":"message"')
+      const records = yield* recordsOf("m1")
+      expect(records.find((r) => r._tag === "assistant")).toMatchObject({ text: "private final", delivered: false })
+      expect(records.find((r) => r._tag === "message")).toMatchObject({ text: "visible words" })
+    }).pipe(Effect.provide(Test.layer({ settings: { visibleReplies: "message_tool" }, script: { turns: "hang" } }))))
+
+  it.scoped("[S19] a heartbeat turn gets the collaboration instruction, the cron scratch, and heartbeat_respond; ordinary turns do not", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      const recorded = yield* RecordingDelivery
+      yield* mock.setHandler("turn/start", turnEmitting([], "mock reply"))
+      yield* harness.runTurn({ sessionId: "h1", prompt: "ordinary" })
+      const respond: Handler = (params, ctx) =>
+        Effect.tap(ctx.fallback, () =>
+          ctx.afterReply(
+            Effect.gen(function* () {
+              const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+              const reply = yield* ctx.request("item/tool/call", {
+                threadId: params.threadId, turnId, callId: "hb", namespace: "openclaw", tool: "heartbeat_respond",
+                arguments: { outcome: "notify", message: "the build is red" }
+              })
+              expect(reply).toMatchObject({ _tag: "Result", result: { success: true } })
+              yield* ctx.finishTurn(params.threadId, { status: "completed", text: "checked" })
+            })
+          )
+        )
+      yield* mock.setHandler("turn/start", respond)
+      yield* harness.runTurn({ sessionId: "h1", prompt: "wake up", kind: "heartbeat" })
+      const [ordinary, heartbeat] = (yield* mock.requests("turn/start")).map(paramsOf)
+      expect(ordinary).not.toHaveProperty("collaborationMode")
+      expect(heartbeat!.collaborationMode).toMatchObject({ mode: "default", settings: { model: "mock-model" } })
+      expect(heartbeat!.collaborationMode.settings.developer_instructions).toContain("heartbeat_respond")
+      expect(JSON.stringify(heartbeat!.input)).toContain("wake up")
+      expect(JSON.stringify(heartbeat!.input)).toContain("disk at 91%")
+      expect(JSON.stringify(ordinary!.input)).not.toContain("disk at 91%")
+      // the heartbeat's final text is not posted; its notify is
+      expect((yield* recorded.replies).map((r) => [r.source, r.text])).toEqual([
+        ["final", "mock reply"],
+        ["heartbeat", "the build is red"]
+      ])
+      const records = yield* recordsOf("h1")
+      expect(records.find((r) => r._tag === "heartbeat")).toMatchObject({ outcome: "notify", message: "the build is red" })
+      expect(records.find((r) => r._tag === "user" && r.kind === "heartbeat")).toBeDefined()
+    }).pipe(Effect.provide(Test.layer({ settings: { cronScratchPath: scratchFile }, script: { turns: "hang" } }))))
+
+  it.scoped("[S19] heartbeat_respond outside a heartbeat turn is refused without effect", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      const recorded = yield* RecordingDelivery
+      const respond: Handler = (params, ctx) =>
+        Effect.tap(ctx.fallback, () =>
+          ctx.afterReply(
+            Effect.gen(function* () {
+              const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+              const reply = yield* ctx.request("item/tool/call", {
+                threadId: params.threadId, turnId, callId: "hb", namespace: "openclaw", tool: "heartbeat_respond",
+                arguments: { outcome: "notify", message: "should not go out" }
+              })
+              expect(reply).toMatchObject({ _tag: "Result", result: { success: false } })
+              yield* ctx.finishTurn(params.threadId, { status: "completed", text: "done" })
+            })
+          )
+        )
+      yield* mock.setHandler("turn/start", respond)
+      yield* harness.runTurn({ sessionId: "h2", prompt: "ordinary" })
+      expect((yield* recorded.replies).map((r) => r.text)).toEqual(["done"])
+    }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }))))
+
+  it.scoped("[S41][S39] an image-generation item is delivered as media even with no assistant text; reasoning and plans are mirrored", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      const recorded = yield* RecordingDelivery
+      yield* mock.setHandler(
+        "turn/start",
+        turnEmitting([
+          { type: "reasoning", id: "r1", summary: ["looked at the request"], content: [] },
+          { type: "plan", id: "p1", text: "1. draw" },
+          { type: "imageGeneration", id: "i1", status: "completed", savedPath: "/tmp/generated/cat.png" }
+        ])
+      )
+      const result = yield* harness.runTurn({ sessionId: "g1", prompt: "draw a cat" })
+      expect(result.finalText).toBeUndefined()
+      expect(result.media).toEqual(["/tmp/generated/cat.png"])
+      expect(yield* recorded.replies).toEqual([
+        { sessionId: "g1", text: undefined, media: [{ kind: "image", path: "/tmp/generated/cat.png" }], source: "final" }
+      ])
+      const tags = (yield* recordsOf("g1")).map((r) => r._tag)
+      expect(tags).toEqual(["user", "binding", "reasoning", "plan", "media", "turn"])
+    }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }))))
+
+  it.scoped("[S18] a reply that completed is delivered and recorded even when the app-server dies before the turn ends", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      const recorded = yield* RecordingDelivery
+      const dieAfterReply: Handler = (params, ctx) =>
+        Effect.tap(ctx.fallback, () =>
+          ctx.afterReply(
+            Effect.gen(function* () {
+              const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+              yield* ctx.notify("item/completed", {
+                threadId: params.threadId, turnId, completedAtMs: 0, item: { type: "agentMessage", id: "a1", text: "finished answer" }
+              })
+              yield* ctx.crash("SIGKILL")
+            })
+          )
+        )
+      yield* mock.setHandler("turn/start", dieAfterReply)
+      const failing = yield* harness.runTurn({ sessionId: "k1", prompt: "hi" }).pipe(Effect.flip, Effect.fork)
+      const error = yield* Fiber.join(failing)
+      expect(error._tag).toBe("AppServerExited")
+      expect((yield* recorded.replies).map((r) => r.text)).toEqual(["finished answer"])
+      expect((yield* recordsOf("k1")).find((r) => r._tag === "assistant")).toMatchObject({ text: "finished answer" })
+    }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }))))
+})
