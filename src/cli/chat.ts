@@ -419,7 +419,8 @@ const interactive = (harness: CodexHarnessService, state: ChatState, view: TurnV
         yield* say(`you › ${next}`)
         event = { _tag: "line", line: next }
       } else {
-        rl.prompt(true)
+        // lines readline already has (pasted, or typed ahead) are already on screen: prompt only when waiting
+        if ((yield* Queue.size(events)) === 0) rl.prompt(true)
         event = yield* Queue.take(events)
       }
       if (event._tag === "ctrl-c" || event._tag === "eof") {

@@ -264,13 +264,25 @@ export const make = Effect.gen(function* () {
 
         // what has completed is kept, so a failure later in the turn cannot drop a finished reply
         let lastText: { readonly text: string; readonly turnId: string } | undefined
+        // native compaction inside the turn: its start is mirrored when it begins, its end with the turn (S39)
+        const compacting = new Set<string>()
         const follow: TurnRunner.EventSink = (event) => {
-          if (event.type === "notification" && event.notification.method === "item/completed") {
-            const params = event.notification.params as { turnId?: string; item?: { type?: string; text?: unknown } }
-            if (params.item?.type === "agentMessage" && typeof params.item.text === "string" && params.turnId !== undefined) {
-              lastText = { text: params.item.text, turnId: params.turnId }
-            }
+          if (event.type !== "notification") return onEvent(event)
+          const { method, params } = event.notification as {
+            method: string
+            params: { turnId?: string; item?: { type?: string; id?: string; text?: unknown } }
           }
+          const item = params.item
+          if (method === "item/completed" && item?.type === "agentMessage" && typeof item.text === "string" && params.turnId !== undefined) {
+            lastText = { text: item.text, turnId: params.turnId }
+          }
+          if (method === "item/started" && item?.type === "contextCompaction" && item.id !== undefined && params.turnId !== undefined) {
+            compacting.add(item.id)
+            return store
+              .append(sessionId, { _tag: "compaction", at: now(), threadId: thread.threadId, turnId: params.turnId, status: "started" })
+              .pipe(Effect.catchAll((error) => Effect.logWarning(error.message)), Effect.zipRight(onEvent(event)))
+          }
+          if (method === "item/completed" && item?.type === "contextCompaction" && item.id !== undefined) compacting.delete(item.id)
           return onEvent(event)
         }
         const collaborationMode = Instructions.collaborationMode(instructions, { model: thread.model })
@@ -321,6 +333,11 @@ export const make = Effect.gen(function* () {
           })
         }
         for (const record of itemRecords(outcome, at)) yield* store.append(sessionId, record)
+        if (compacting.size > 0) {
+          // started but never completed: the turn's own end is the compaction's terminal status
+          const status = outcome.status === "interrupted" ? "interrupted" : "failed"
+          yield* store.append(sessionId, { _tag: "compaction", at, threadId: outcome.threadId, turnId: outcome.turnId, status })
+        }
         yield* store.append(sessionId, {
           _tag: "turn",
           at,

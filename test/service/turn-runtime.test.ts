@@ -237,6 +237,35 @@ describe("turn runtime rules", () => {
       expect(tags).toEqual(["user", "binding", "reasoning", "plan", "media", "turn"])
     }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }))))
 
+  it.scoped("[S39] native compaction in a turn is mirrored as its start and terminal status, never a summary", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      const compactThen = (finish: "completed" | "interrupted"): Handler => (params, ctx) =>
+        Effect.tap(ctx.fallback, () =>
+          ctx.afterReply(
+            Effect.gen(function* () {
+              const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+              const item = { type: "contextCompaction", id: `cc-${finish}` }
+              yield* ctx.notify("item/started", { threadId: params.threadId, turnId, startedAtMs: 0, item })
+              if (finish === "completed") {
+                yield* ctx.notify("item/completed", { threadId: params.threadId, turnId, completedAtMs: 0, item })
+                yield* ctx.finishTurn(params.threadId, { status: "completed", text: "compacted" })
+              } else {
+                yield* ctx.finishTurn(params.threadId, { status: "interrupted" })
+              }
+            })
+          )
+        )
+      yield* mock.setHandler("turn/start", compactThen("completed"))
+      yield* harness.runTurn({ sessionId: "c1", prompt: "long chat" })
+      yield* mock.setHandler("turn/start", compactThen("interrupted"))
+      yield* harness.runTurn({ sessionId: "c1", prompt: "more" })
+      const compactions = (yield* recordsOf("c1")).filter((r) => r._tag === "compaction")
+      expect(compactions.map((r) => (r as { status: string }).status)).toEqual(["started", "completed", "started", "interrupted"])
+      expect(JSON.stringify(compactions)).not.toContain("summary")
+    }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }))))
+
   it.scoped("[S18] a reply that completed is delivered and recorded even when the app-server dies before the turn ends", () =>
     Effect.gen(function* () {
       const harness = yield* CodexHarness
