@@ -348,7 +348,12 @@ describe("HarnessConfig", () => {
   })
 
   it("[config] every README example decodes, and the effective config is itself a valid config file", () => {
-    for (const [name, text] of Object.entries(readmeExamples)) {
+    // the JSON blocks of the README's "Config file" section, read from the README itself so the two cannot drift
+    const readme = fs.readFileSync(path.join(__dirname, "..", "..", "README.md"), "utf8")
+    const section = readme.slice(readme.indexOf("## Config file"), readme.indexOf("## Embedding"))
+    const blocks = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m, i) => [`README block ${i + 1}`, m[1]!] as const)
+    expect(blocks.length).toBeGreaterThan(0)
+    for (const [name, text] of [...Object.entries(readmeExamples), ...blocks]) {
       const decoded = decodeText(text)
       expect(Either.isRight(decoded), `${name}: ${Either.isLeft(decoded) ? decoded.left.message : ""}`).toBe(true)
       const effective = HarnessConfig.merge(Either.getOrThrow(decoded))
