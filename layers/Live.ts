@@ -2,6 +2,7 @@
 // The embedder supplies the ports it owns (Delivery); the CLI uses its terminal ones.
 import { Layer } from "effect"
 import * as ClientPool from "../src/appserver/ClientPool.js"
+import * as CompactionFence from "../src/compaction/CompactionFence.js"
 import { NodeTransportLive } from "../src/appserver/Transport.js"
 import * as CodexHarness from "../src/harness/CodexHarness.js"
 import * as SessionStore from "../src/session/SessionStore.js"
@@ -11,6 +12,7 @@ export const layer = (
   pool: ClientPool.ClientPoolOptions = { idleTimeToLive: settings.idleTimeToLive }
 ) =>
   CodexHarness.layer.pipe(
+    Layer.provideMerge(CompactionFence.layer),
     Layer.provideMerge(ClientPool.layer(pool)),
     Layer.provideMerge(SessionStore.fileLayer(settings.stateDir)),
     Layer.provideMerge(Layer.succeed(CodexHarness.Settings, settings)),

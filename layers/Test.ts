@@ -2,6 +2,7 @@
 // in-memory session store and a recording Delivery. Mirrors `Live.ts`; the mock's control handle (`MockAppServer`) and `Transport` stay visible.
 import { Layer } from "effect"
 import * as ClientPool from "../src/appserver/ClientPool.js"
+import * as CompactionFence from "../src/compaction/CompactionFence.js"
 import * as CodexHarness from "../src/harness/CodexHarness.js"
 import * as SessionStore from "../src/session/SessionStore.js"
 import { MockAppServer, type MockScript } from "../src/testing/MockAppServer.js"
@@ -23,6 +24,7 @@ export interface TestLayerOptions {
 
 export const layer = (options: TestLayerOptions = {}) =>
   CodexHarness.layer.pipe(
+    Layer.provideMerge(CompactionFence.layer),
     Layer.provideMerge(ClientPool.layer(options.pool)),
     Layer.provideMerge(SessionStore.memoryLayer),
     Layer.provideMerge(Layer.succeed(CodexHarness.Settings, { ...settings, ...options.settings })),

@@ -237,6 +237,17 @@ export type TurnStartResponse = typeof TurnStartResponse.Type
 export const TurnInterruptParams = Schema.Struct({ threadId: Schema.String, turnId: Schema.String })
 export const TurnInterruptResponse = Schema.Struct({})
 
+export const TurnSteerParams = Schema.Struct({
+  threadId: Schema.String,
+  expectedTurnId: Schema.String,
+  input: Schema.Array(UserInput)
+})
+export const TurnSteerResponse = Schema.Struct({ turnId: Schema.String })
+
+// ---- thread/compact/start ----
+export const ThreadCompactStartParams = Schema.Struct({ threadId: Schema.String })
+export const ThreadCompactStartResponse = Schema.Struct({})
+
 // ---- notifications ----
 export const ThreadStartedNotification = Schema.Struct({ thread: Thread })
 export const TurnStartedNotification = Schema.Struct({ threadId: Schema.String, turn: Turn })
@@ -309,6 +320,18 @@ export const ClientMethods = {
     result: TurnInterruptResponse,
     paramsDefinition: "TurnInterruptParams",
     resultDefinition: "TurnInterruptResponse"
+  },
+  "turn/steer": {
+    params: TurnSteerParams,
+    result: TurnSteerResponse,
+    paramsDefinition: "TurnSteerParams",
+    resultDefinition: "TurnSteerResponse"
+  },
+  "thread/compact/start": {
+    params: ThreadCompactStartParams,
+    result: ThreadCompactStartResponse,
+    paramsDefinition: "ThreadCompactStartParams",
+    resultDefinition: "ThreadCompactStartResponse"
   }
 } as const satisfies Record<string, MethodContract>
 export type ClientMethod = keyof typeof ClientMethods

@@ -1,6 +1,7 @@
 // `codex-harness sessions list|show ID`: the sessions under the state dir, their bindings and transcripts.
 import { Args, Command } from "@effect/cli"
 import { Console, Effect, Option, Schema } from "effect"
+import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import type { SessionRecord } from "../../schemas/session.js"
 import { checkSessionId, fileStore } from "../session/SessionStore.js"
@@ -91,6 +92,19 @@ const bindingDetail = (binding: Extract<SessionRecord, { _tag: "binding" }>) => 
   return parts.length === 0 ? "" : ` (${parts.join(", ")})`
 }
 
+/** Why a line is not a record, in a few words. */
+const corruptReason = (line: string | undefined, fallback: string): string => {
+  if (line === undefined) return fallback
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  } catch {
+    return "not JSON"
+  }
+  const tag = (value as { _tag?: unknown } | null)?._tag
+  return typeof tag === "string" ? `not a valid ${JSON.stringify(tag)} record` : "not a session record"
+}
+
 const show = Command.make(
   "show",
   { ...options, sessionId: Args.text({ name: "ID" }).pipe(Args.withDescription("the session id")) },
@@ -101,7 +115,11 @@ const show = Command.make(
       const known = yield* store.list
       if (!known.some((s) => s.sessionId === id)) return yield* Effect.fail(new SessionNotFound({ sessionId: id, stateDir: dir }))
       const { corrupt, records } = yield* store.read(id)
-      for (const bad of corrupt) yield* Console.error(`line ${bad.line}: skipped (${bad.reason})`)
+      if (corrupt.length > 0) {
+        // the store's reason is a schema error naming the whole record union; the line itself says more
+        const raw = yield* Effect.promise(() => fs.readFile(store.locate(id), "utf8").then((body) => body.split("\n"), () => []))
+        for (const bad of corrupt) yield* Console.error(`line ${bad.line}: skipped (${corruptReason(raw[bad.line - 1], bad.reason)})`)
+      }
       if (json) {
         for (const record of records) yield* Console.log(JSON.stringify(record))
         return

@@ -9,7 +9,8 @@ import type { SessionRecord } from "../../schemas/session.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import * as CodexArgs from "../appserver/CodexArgs.js"
 import { ClientPool, type ClientSpec, type LeaseError } from "../appserver/ClientPool.js"
-import type { RequestError } from "../appserver/errors.js"
+import { type RequestError, RpcError } from "../appserver/errors.js"
+import { CompactionFence } from "../compaction/CompactionFence.js"
 import { Delivery, type Reply } from "../ports/Delivery.js"
 import { type InvalidSessionId, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
 import { sessionState } from "../session/SessionState.js"
@@ -86,8 +87,29 @@ export interface TurnResult extends TurnRunner.TurnOutcome {
 
 export type HarnessError = LeaseError | RequestError | SessionStoreError | InvalidSessionId
 
+/** What became of messages sent into a running turn (S35). */
+export type SteerOutcome =
+  | { readonly _tag: "Steered"; readonly turnId: string }
+  /** the active turn refuses steering (a compaction or review turn): send the messages after it ends */
+  | { readonly _tag: "NotSteerable"; readonly reason: string }
+  /** nothing is running for the session (or the turn just ended): start a turn instead */
+  | { readonly _tag: "NoActiveTurn" }
+
+export interface ActiveTurn {
+  readonly connection: AppServerConnection
+  readonly threadId: string
+  readonly turnId: string
+}
+
 export interface CodexHarnessService {
   readonly runTurn: (request: TurnRequest) => Effect.Effect<TurnResult, HarnessError>
+  /** adds messages to the session's running turn with turn/steer (expectedTurnId), in order, as one request */
+  readonly steer: (
+    sessionId: string,
+    texts: ReadonlyArray<string>
+  ) => Effect.Effect<SteerOutcome, RequestError | SessionStoreError | InvalidSessionId>
+  /** the session's running turn, if any */
+  readonly activeTurn: (sessionId: string) => Effect.Effect<ActiveTurn | undefined>
   /** records the user's model choice for the session without running a turn (`/model NAME`) */
   readonly chooseModel: (sessionId: string, model: string) => Effect.Effect<void, SessionStoreError | InvalidSessionId>
 }
@@ -149,6 +171,7 @@ export const make = Effect.gen(function* () {
   const pool = yield* ClientPool
   const store = yield* SessionStore
   const delivery = yield* Delivery
+  const fence = yield* CompactionFence
   const settings = yield* Settings
   const spec = clientSpec(settings)
   const poolKey = "default"
@@ -196,6 +219,41 @@ export const make = Effect.gen(function* () {
   ]
 
   const chooseModel = (sessionId: string, model: string) => store.append(sessionId, { _tag: "model", at: now(), model })
+
+  // each session's running turn: set when turn/start is answered, removed when the turn is over
+  const activeTurns = new Map<string, ActiveTurn>()
+
+  const notSteerable = (error: RpcError) => {
+    const info = (error.data as { codexErrorInfo?: { activeTurnNotSteerable?: unknown } } | undefined)?.codexErrorInfo
+    return info?.activeTurnNotSteerable !== undefined || /ActiveTurnNotSteerable|cannot steer/i.test(error.rpcMessage)
+  }
+  const turnGone = (error: RpcError) => /no active turn|expected active turn id/i.test(error.rpcMessage)
+
+  const steer = (sessionId: string, texts: ReadonlyArray<string>) =>
+    Effect.gen(function* () {
+      const active = activeTurns.get(sessionId)
+      if (active === undefined || texts.length === 0) return { _tag: "NoActiveTurn" } as SteerOutcome
+      const outcome = yield* active.connection
+        .request("turn/steer", {
+          threadId: active.threadId,
+          expectedTurnId: active.turnId,
+          input: texts.map((text) => ({ type: "text" as const, text }))
+        })
+        .pipe(
+          Effect.map((r): SteerOutcome => ({ _tag: "Steered", turnId: r.turnId })),
+          Effect.catchIf(
+            (error): error is RpcError => error instanceof RpcError && (notSteerable(error) || turnGone(error)),
+            (error) =>
+              Effect.succeed<SteerOutcome>(
+                notSteerable(error) ? { _tag: "NotSteerable", reason: error.rpcMessage } : { _tag: "NoActiveTurn" }
+              )
+          )
+        )
+      if (outcome._tag === "Steered") {
+        for (const text of texts) yield* store.append(sessionId, { _tag: "user", at: now(), text })
+      }
+      return outcome
+    }).pipe(Effect.withSpan("CodexHarness.steer", { attributes: { sessionId } }))
 
   const runTurn = ({ kind = "user", model: requestedModel, onEvent = () => Effect.void, prompt, sessionId }: TurnRequest) =>
     Effect.scoped(
@@ -267,6 +325,9 @@ export const make = Effect.gen(function* () {
         // native compaction inside the turn: its start is mirrored when it begins, its end with the turn (S39)
         const compacting = new Set<string>()
         const follow: TurnRunner.EventSink = (event) => {
+          if (event.type === "turn.started") {
+            activeTurns.set(sessionId, { connection, threadId: thread.threadId, turnId: event.turnId })
+          }
           if (event.type !== "notification") return onEvent(event)
           const { method, params } = event.notification as {
             method: string
@@ -287,6 +348,8 @@ export const make = Effect.gen(function* () {
         }
         const collaborationMode = Instructions.collaborationMode(instructions, { model: thread.model })
         if (kind === "heartbeat") heartbeatThreads.add(thread.threadId)
+        // a manual compaction of this thread goes first (S37)
+        yield* fence.pass(thread.threadId)
         const outcome = yield* TurnRunner.runTurn(
           connection,
           thread.threadId,
@@ -312,7 +375,12 @@ export const make = Effect.gen(function* () {
                 Effect.ignore
               )
           ),
-          Effect.ensuring(Effect.sync(() => heartbeatThreads.delete(thread.threadId)))
+          Effect.ensuring(
+            Effect.sync(() => {
+              heartbeatThreads.delete(thread.threadId)
+              if (activeTurns.get(sessionId)?.threadId === thread.threadId) activeTurns.delete(sessionId)
+            })
+          )
         )
 
         // delivery first: transcript writes that fail afterwards cannot take the reply with them
@@ -350,10 +418,15 @@ export const make = Effect.gen(function* () {
       })
     ).pipe(Effect.withSpan("CodexHarness.runTurn", { attributes: { sessionId } }))
 
-  return { runTurn, chooseModel } satisfies CodexHarnessService
+  return {
+    runTurn,
+    chooseModel,
+    steer,
+    activeTurn: (sessionId) => Effect.sync(() => activeTurns.get(sessionId))
+  } satisfies CodexHarnessService
 })
 
-export const layer: Layer.Layer<CodexHarness, never, ClientPool | SessionStore | Settings | Delivery> = Layer.effect(
+export const layer: Layer.Layer<CodexHarness, never, ClientPool | SessionStore | Settings | Delivery | CompactionFence> = Layer.effect(
   CodexHarness,
   make
 )

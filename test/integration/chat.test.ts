@@ -3,6 +3,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { type RecordedRequest, reply } from "../../src/testing/ScriptedModel.js"
 import { type Fixture, fixture, processesMentioning } from "../support/harness.js"
@@ -158,6 +159,15 @@ describe("codex-harness chat (piped) and sessions", () => {
       const showJson = yield* cli(["sessions", "show", "--json", "--state-dir", f.stateDir, "chat-s"])
       const records = showJson.stdout.trim().split("\n").map((line) => JSON.parse(line))
       expect(records.filter((r) => r._tag === "user").map((r) => r.text)).toEqual(["first question", "second question"])
+
+      // a corrupt line is reported on stderr and the rest still shows
+      const file = path.join(f.stateDir, "sessions", "chat-s.jsonl")
+      const good = fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "").length
+      fs.appendFileSync(file, "{not json\n")
+      const damaged = yield* cli(["sessions", "show", "--state-dir", f.stateDir, "chat-s"])
+      expect(damaged.code).toBe(0)
+      expect(damaged.stderr).toBe(`line ${good + 1}: skipped (not JSON)\n`)
+      expect(damaged.stdout).toContain("codex: reply two")
 
       const missing = yield* cli(["sessions", "show", "--state-dir", f.stateDir, "missing"])
       expect(missing.code).toBe(1)

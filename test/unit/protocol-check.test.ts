@@ -377,6 +377,24 @@ const definitions: Record<string, Node> = {
     type: "object"
   },
   TurnInterruptResponse: {title: "TurnInterruptResponse", type: "object"},
+  TurnSteerParams: {
+    properties: {
+      expectedTurnId: {type: "string"},
+      input: {items: {"$ref": "#/definitions/UserInput"}, type: "array"},
+      threadId: {type: "string"}
+    },
+    required: ["expectedTurnId", "input", "threadId"],
+    title: "TurnSteerParams",
+    type: "object"
+  },
+  TurnSteerResponse: {properties: {turnId: {type: "string"}}, required: ["turnId"], title: "TurnSteerResponse", type: "object"},
+  ThreadCompactStartParams: {
+    properties: {threadId: {type: "string"}},
+    required: ["threadId"],
+    title: "ThreadCompactStartParams",
+    type: "object"
+  },
+  ThreadCompactStartResponse: {title: "ThreadCompactStartResponse", type: "object"},
   ThreadStartedNotification: {
     properties: {thread: {"$ref": "#/definitions/Thread"}},
     required: ["thread"],
@@ -497,7 +515,9 @@ const base: Fixture = {
     "thread/resume": "ThreadResumeParams",
     "thread/list": "ThreadListParams",
     "turn/start": "TurnStartParams",
-    "turn/interrupt": "TurnInterruptParams"
+    "turn/interrupt": "TurnInterruptParams",
+    "turn/steer": "TurnSteerParams",
+    "thread/compact/start": "ThreadCompactStartParams"
   },
   serverNotifications: {
     error: "ErrorNotification",
@@ -680,7 +700,8 @@ describe("protocol check against a fabricated generated schema", () => {
       g.definitions["UserInput"].oneOf = g.definitions["UserInput"].oneOf.filter((v: Node) => v.title !== "LocalImageUserInput")
     })
     expect(lines(problems)).toEqual([
-      `turn/start params.input[].type: "localImage" is not among theirs ("text", "image")`
+      `turn/start params.input[].type: "localImage" is not among theirs ("text", "image")`,
+      `turn/steer params.input[].type: "localImage" is not among theirs ("text", "image")`
     ])
   })
 
