@@ -105,8 +105,17 @@ export const Turn = Schema.Struct({
 })
 export type Turn = typeof Turn.Type
 
+export const ThreadStatus = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("notLoaded") }),
+  Schema.Struct({ type: Schema.Literal("idle") }),
+  Schema.Struct({ type: Schema.Literal("systemError") }),
+  Schema.Struct({ type: Schema.Literal("active"), activeFlags: Schema.Array(Schema.String) })
+)
+export type ThreadStatus = typeof ThreadStatus.Type
+
 export const Thread = Schema.Struct({
   id: Schema.String,
+  status: Schema.optional(ThreadStatus),
   modelProvider: Schema.String,
   model: optionalNullable(Schema.String),
   preview: Schema.String,
@@ -244,6 +253,10 @@ export const TurnSteerParams = Schema.Struct({
 })
 export const TurnSteerResponse = Schema.Struct({ turnId: Schema.String })
 
+// ---- thread/read (metadata only: a passive status read) ----
+export const ThreadReadParams = Schema.Struct({ threadId: Schema.String, includeTurns: Schema.optional(Schema.Boolean) })
+export const ThreadReadResponse = Schema.Struct({ thread: Thread })
+
 // ---- thread/compact/start ----
 export const ThreadCompactStartParams = Schema.Struct({ threadId: Schema.String })
 export const ThreadCompactStartResponse = Schema.Struct({})
@@ -326,6 +339,12 @@ export const ClientMethods = {
     result: TurnSteerResponse,
     paramsDefinition: "TurnSteerParams",
     resultDefinition: "TurnSteerResponse"
+  },
+  "thread/read": {
+    params: ThreadReadParams,
+    result: ThreadReadResponse,
+    paramsDefinition: "ThreadReadParams",
+    resultDefinition: "ThreadReadResponse"
   },
   "thread/compact/start": {
     params: ThreadCompactStartParams,

@@ -1,7 +1,7 @@
 // One turn on one thread: open the thread (start, or resume a bound one), subscribe to its notifications before
 // `turn/start`, follow the turn to `turn/completed`, and collect the final assistant text. It owns no state between
 // turns; bindings and the transcript belong to the session room.
-import { Effect, Option, Schema, Stream } from "effect"
+import { Duration, Effect, Option, Schema, Stream } from "effect"
 import type { NotificationMessage } from "../../schemas/jsonrpc.js"
 import {
   type AskForApproval,
@@ -33,7 +33,15 @@ export interface ThreadSettings {
    * second retry notice comes about 5 s after the first.
    */
   readonly maxReconnects?: number | undefined
+  /**
+   * How long a turn may stay silent before the harness reads the thread's status. An idle thread with no
+   * turn/completed is a stalled turn: it is settled (failed, keeping any reply already complete) instead of waited on
+   * forever; an active one is waited on and checked again. Default 30 s.
+   */
+  readonly stallCheckAfter?: Duration.DurationInput | undefined
 }
+
+export const defaultStallCheckAfter = Duration.seconds(30)
 
 /** Thread-level extras sent when a thread is started or resumed. */
 export interface ThreadExtras {
@@ -158,7 +166,19 @@ interface Progress {
   status: TurnStatus | undefined
   reconnects: number
   unreachable: string | undefined
+  stalled: string | undefined
 }
+
+/** The thread's status from a passive `thread/read`, or undefined when it cannot be read (keep waiting then). */
+const threadStatus = (connection: AppServerConnection, threadId: string) =>
+  connection.request("thread/read", { threadId }, { timeout: "10 seconds" }).pipe(
+    Effect.map((r) => r.thread.status?.type),
+    Effect.catchAll((error) =>
+      error._tag === "AppServerExited" || error._tag === "ConnectionRetired"
+        ? Effect.fail(error)
+        : Effect.logDebug(`thread/read failed: ${error.message}`).pipe(Effect.as(undefined))
+    )
+  )
 
 /** A retry notice for a provider that could not be connected to at all (no HTTP status). */
 const isConnectionFailure = (info: unknown): boolean => {
@@ -230,17 +250,37 @@ export const runTurn = (
         error: undefined,
         status: undefined,
         reconnects: 0,
-        unreachable: undefined
+        unreachable: undefined,
+        stalled: undefined
       }
       const interrupt = connection.requestRaw("turn/interrupt", { threadId, turnId }, { timeout: "2 seconds" }).pipe(Effect.ignore)
-      const progress = yield* events.pipe(
-        Stream.filter((n) => belongsTo(turnId, n)),
-        Stream.tap((notification) => onEvent({ type: "notification", notification })),
-        Stream.runFoldWhile(
-          initial,
-          (p) => p.status === undefined && p.unreachable === undefined,
-          (p, n) => absorb(turnId, maxReconnects, p, n)
-        ),
+      const stallCheck = settings.stallCheckAfter ?? defaultStallCheckAfter
+      const pull = yield* Stream.toPull(events.pipe(Stream.filter((n) => belongsTo(turnId, n))))
+      // follow the turn; when it goes quiet, ask the app-server (a passive status read) instead of waiting blindly
+      const follow = Effect.gen(function* () {
+        const progress = initial
+        while (progress.status === undefined && progress.unreachable === undefined && progress.stalled === undefined) {
+          // the subscription only ends with the connection: then the connection's cause is the turn's failure
+          const next = yield* pull.pipe(
+            Effect.timeoutOption(stallCheck),
+            Effect.catchAll(() => Effect.flatMap(connection.terminated, Effect.fail))
+          )
+          if (Option.isNone(next)) {
+            const status = yield* threadStatus(connection, threadId)
+            if (status !== undefined && status !== "active") {
+              progress.stalled = `the turn went silent and the app-server reports the thread ${status}`
+            }
+            continue
+          }
+          for (const notification of next.value) {
+            yield* onEvent({ type: "notification", notification })
+            absorb(turnId, maxReconnects, progress, notification)
+            if (progress.status !== undefined || progress.unreachable !== undefined) break
+          }
+        }
+        return progress
+      })
+      const progress = yield* follow.pipe(
         Effect.raceFirst(Effect.flatMap(connection.terminated, Effect.fail)),
         Effect.onInterrupt(() => interrupt)
       )
@@ -251,7 +291,7 @@ export const runTurn = (
         status: progress.status ?? "failed",
         finalText: progress.finalText,
         items: progress.items,
-        error: progress.unreachable ?? progress.error
+        error: progress.unreachable ?? progress.stalled ?? progress.error
       }
       yield* onEvent({ type: "turn.completed", outcome })
       return outcome

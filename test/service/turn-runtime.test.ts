@@ -1,7 +1,7 @@
 // The turn runtime's rules against the in-memory app-server: resend and model lock (S12, S13), visible replies (S18),
 // heartbeats (S19), media (S41), the transcript mirror (S39) and replies kept when a later step fails.
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Effect, Fiber, Option, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -264,6 +264,54 @@ describe("turn runtime rules", () => {
       const compactions = (yield* recordsOf("c1")).filter((r) => r._tag === "compaction")
       expect(compactions.map((r) => (r as { status: string }).status)).toEqual(["started", "completed", "started", "interrupted"])
       expect(JSON.stringify(compactions)).not.toContain("summary")
+    }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }))))
+
+  const threadReadAnswering = (status: Record<string, unknown>): Handler => (params) =>
+    Effect.succeed({ thread: { id: params.threadId, modelProvider: "mock", preview: "", ephemeral: false, cwd: "/w", status } })
+
+  it.scoped("[S18] a turn that goes silent after its last item/completed is settled at the stall check, keeping the reply", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      const recorded = yield* RecordingDelivery
+      const silentAfterItem: Handler = (params, ctx) =>
+        Effect.tap(ctx.fallback, () =>
+          ctx.afterReply(
+            Effect.gen(function* () {
+              const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+              yield* ctx.notify("item/completed", {
+                threadId: params.threadId, turnId, completedAtMs: 0, item: { type: "agentMessage", id: "a1", text: "the answer" }
+              })
+              // ...and no turn/completed ever comes
+            })
+          )
+        )
+      yield* mock.setHandler("turn/start", silentAfterItem)
+      yield* mock.setHandler("thread/read", threadReadAnswering({ type: "idle" }))
+      const running = yield* harness.runTurn({ sessionId: "stall1", prompt: "hi" }).pipe(Effect.fork)
+      yield* mock.awaitRequest("turn/start")
+      yield* TestClock.adjust("29 seconds")
+      expect((yield* mock.requests("thread/read")).length).toBe(0)
+      yield* TestClock.adjust("1 second")
+      const result = yield* Fiber.join(running)
+      expect(result).toMatchObject({ status: "failed", finalText: "the answer", delivered: true })
+      expect(result.error).toContain("went silent")
+      expect((yield* recorded.replies).map((r) => r.text)).toEqual(["the answer"])
+    }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }))))
+
+  it.scoped("[S18] a quiet turn whose thread is still active is waited on, with periodic status reads, until it completes", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      yield* mock.setHandler("thread/read", threadReadAnswering({ type: "active", activeFlags: [] }))
+      const running = yield* harness.runTurn({ sessionId: "stall2", prompt: "long tool" }).pipe(Effect.fork)
+      const request = yield* mock.awaitRequest("turn/start")
+      const threadId = (request.params as { threadId: string }).threadId
+      yield* TestClock.adjust("95 seconds")
+      expect((yield* mock.requests("thread/read")).length).toBe(3)
+      expect(Option.isNone(yield* Fiber.poll(running))).toBe(true)
+      yield* (yield* mock.latest).finishTurn(threadId, { status: "completed", text: "finally" })
+      expect(yield* Fiber.join(running)).toMatchObject({ status: "completed", finalText: "finally" })
     }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }))))
 
   it.scoped("[S18] a reply that completed is delivered and recorded even when the app-server dies before the turn ends", () =>

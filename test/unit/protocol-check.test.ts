@@ -135,9 +135,34 @@ const definitions: Record<string, Node> = {
       id: {type: "string"},
       model: {type: ["string", "null"]},
       modelProvider: {type: "string"},
-      preview: {type: "string"}
+      preview: {type: "string"},
+      status: {"$ref": "#/definitions/ThreadStatus"}
     },
-    required: ["createdAt", "cwd", "ephemeral", "id", "modelProvider", "preview"],
+    required: ["createdAt", "cwd", "ephemeral", "id", "modelProvider", "preview", "status"],
+    type: "object"
+  },
+  ThreadStatus: {
+    oneOf: [
+      {properties: {type: {enum: ["notLoaded"], type: "string"}}, required: ["type"], type: "object"},
+      {properties: {type: {enum: ["idle"], type: "string"}}, required: ["type"], type: "object"},
+      {properties: {type: {enum: ["systemError"], type: "string"}}, required: ["type"], type: "object"},
+      {
+        properties: {activeFlags: {items: {type: "string"}, type: "array"}, type: {enum: ["active"], type: "string"}},
+        required: ["activeFlags", "type"],
+        type: "object"
+      }
+    ]
+  },
+  ThreadReadParams: {
+    properties: {includeTurns: {type: "boolean"}, threadId: {type: "string"}},
+    required: ["threadId"],
+    title: "ThreadReadParams",
+    type: "object"
+  },
+  ThreadReadResponse: {
+    properties: {thread: {"$ref": "#/definitions/Thread"}},
+    required: ["thread"],
+    title: "ThreadReadResponse",
     type: "object"
   },
   AskForApproval: {
@@ -517,6 +542,7 @@ const base: Fixture = {
     "turn/start": "TurnStartParams",
     "turn/interrupt": "TurnInterruptParams",
     "turn/steer": "TurnSteerParams",
+    "thread/read": "ThreadReadParams",
     "thread/compact/start": "ThreadCompactStartParams"
   },
   serverNotifications: {
@@ -595,6 +621,7 @@ describe("protocol check against a fabricated generated schema", () => {
     expect(lines(problems)).toEqual([
       "thread/start result.thread.preview: we read this field but theirs has no such field",
       "thread/resume result.thread.preview: we read this field but theirs has no such field",
+      "thread/read result.thread.preview: we read this field but theirs has no such field",
       "thread/started params.thread.preview: we read this field but theirs has no such field"
     ])
   })
