@@ -1,7 +1,7 @@
 // The harness's front door for embedders and the CLI: run a turn for a session. It leases the shared client, resumes
 // or starts the session's bound thread with the resend rules, builds the instructions, serves the harness tools,
 // delivers what is visible and mirrors the turn into the session file. It never talks to the wire itself.
-import { Context, type Duration, Effect, Layer } from "effect"
+import { Context, type Duration, Effect, Layer, Option, Queue } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import type { AskForApproval, SandboxMode, ThreadItem } from "../../schemas/protocol.js"
@@ -12,6 +12,7 @@ import { ClientPool, type ClientSpec, type LeaseError } from "../appserver/Clien
 import { type RequestError, RpcError } from "../appserver/errors.js"
 import { CompactionFence } from "../compaction/CompactionFence.js"
 import { Delivery, type Reply } from "../ports/Delivery.js"
+import { type LifecycleEvent, PluginHooks } from "../ports/PluginHooks.js"
 import { type InvalidSessionId, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
 import { sessionState } from "../session/SessionState.js"
 import * as HarnessTools from "../tools/HarnessTools.js"
@@ -118,6 +119,9 @@ export class CodexHarness extends Context.Tag("codex-harness/CodexHarness")<Code
 
 const now = () => new Date().toISOString()
 
+/** Lifecycle events waiting for a slow observer before the newest are dropped. */
+export const observerBacklog = 1_024
+
 const textOf = (item: ThreadItem, field: "text" | "summary"): string | undefined => {
   const value = (item as Record<string, unknown>)[field]
   if (typeof value === "string") return value
@@ -172,6 +176,24 @@ export const make = Effect.gen(function* () {
   const store = yield* SessionStore
   const delivery = yield* Delivery
   const fence = yield* CompactionFence
+  const hooks = yield* Effect.serviceOption(PluginHooks)
+  // lifecycle observations go through a bounded queue to one observer fiber: an observer can never block a turn, and
+  // when it falls behind by `observerBacklog` events the newest are dropped (and logged) rather than memory growing
+  const observations = yield* Queue.dropping<LifecycleEvent>(observerBacklog)
+  if (Option.isSome(hooks)) {
+    const observer = hooks.value
+    yield* Queue.take(observations).pipe(
+      Effect.flatMap((event) => observer.observe(event).pipe(Effect.catchAllCause((cause) => Effect.logWarning("a lifecycle observer failed", cause)))),
+      Effect.forever,
+      Effect.forkScoped
+    )
+  }
+  const observe = (event: LifecycleEvent) =>
+    Option.isNone(hooks)
+      ? Effect.void
+      : Queue.offer(observations, event).pipe(
+        Effect.flatMap((accepted) => (accepted ? Effect.void : Effect.logWarning(`lifecycle observer backlog full; dropped ${event.type}`)))
+      )
   const settings = yield* Settings
   const spec = clientSpec(settings)
   const poolKey = "default"
@@ -324,9 +346,17 @@ export const make = Effect.gen(function* () {
         let lastText: { readonly text: string; readonly turnId: string } | undefined
         // native compaction inside the turn: its start is mirrored when it begins, its end with the turn (S39)
         const compacting = new Set<string>()
+        const input = Instructions.turnInput(instructions, prompt)
         const follow: TurnRunner.EventSink = (event) => {
           if (event.type === "turn.started") {
             activeTurns.set(sessionId, { connection, threadId: thread.threadId, turnId: event.turnId })
+            return observe({
+              type: "llm_input",
+              sessionId,
+              threadId: thread.threadId,
+              turnId: event.turnId,
+              input: input.flatMap((i) => (i.type === "text" ? [i.text] : []))
+            }).pipe(Effect.zipRight(onEvent(event)))
           }
           if (event.type !== "notification") return onEvent(event)
           const { method, params } = event.notification as {
@@ -334,16 +364,31 @@ export const make = Effect.gen(function* () {
             params: { turnId?: string; item?: { type?: string; id?: string; text?: unknown } }
           }
           const item = params.item
+          const where = { sessionId, threadId: thread.threadId, turnId: params.turnId ?? "" }
           if (method === "item/completed" && item?.type === "agentMessage" && typeof item.text === "string" && params.turnId !== undefined) {
             lastText = { text: item.text, turnId: params.turnId }
+            return observe({ type: "llm_output", ...where, text: item.text }).pipe(Effect.zipRight(onEvent(event)))
           }
           if (method === "item/started" && item?.type === "contextCompaction" && item.id !== undefined && params.turnId !== undefined) {
             compacting.add(item.id)
             return store
               .append(sessionId, { _tag: "compaction", at: now(), threadId: thread.threadId, turnId: params.turnId, status: "started" })
-              .pipe(Effect.catchAll((error) => Effect.logWarning(error.message)), Effect.zipRight(onEvent(event)))
+              .pipe(
+                Effect.catchAll((error) => Effect.logWarning(error.message)),
+                Effect.zipRight(observe({ type: "before_compaction", ...where })),
+                Effect.zipRight(onEvent(event))
+              )
           }
-          if (method === "item/completed" && item?.type === "contextCompaction" && item.id !== undefined) compacting.delete(item.id)
+          if (method === "hook/started" || method === "hook/completed") {
+            const phase = method === "hook/started" ? "started" : "completed"
+            return observe({ type: "agent_event", name: "codex_app_server.hook", sessionId, phase, payload: params }).pipe(
+              Effect.zipRight(onEvent(event))
+            )
+          }
+          if (method === "item/completed" && item?.type === "contextCompaction" && item.id !== undefined) {
+            compacting.delete(item.id)
+            return observe({ type: "after_compaction", ...where, status: "completed" }).pipe(Effect.zipRight(onEvent(event)))
+          }
           return onEvent(event)
         }
         const collaborationMode = Instructions.collaborationMode(instructions, { model: thread.model })
@@ -353,7 +398,7 @@ export const make = Effect.gen(function* () {
         const outcome = yield* TurnRunner.runTurn(
           connection,
           thread.threadId,
-          Instructions.turnInput(instructions, prompt),
+          input,
           threadSettings,
           follow,
           { locked, collaborationMode }
@@ -405,6 +450,7 @@ export const make = Effect.gen(function* () {
           // started but never completed: the turn's own end is the compaction's terminal status
           const status = outcome.status === "interrupted" ? "interrupted" : "failed"
           yield* store.append(sessionId, { _tag: "compaction", at, threadId: outcome.threadId, turnId: outcome.turnId, status })
+          yield* observe({ type: "after_compaction", sessionId, threadId: outcome.threadId, turnId: outcome.turnId, status })
         }
         yield* store.append(sessionId, {
           _tag: "turn",
@@ -426,7 +472,7 @@ export const make = Effect.gen(function* () {
   } satisfies CodexHarnessService
 })
 
-export const layer: Layer.Layer<CodexHarness, never, ClientPool | SessionStore | Settings | Delivery | CompactionFence> = Layer.effect(
+export const layer: Layer.Layer<CodexHarness, never, ClientPool | SessionStore | Settings | Delivery | CompactionFence> = Layer.scoped(
   CodexHarness,
   make
 )

@@ -1,12 +1,13 @@
 // The turn runtime's rules against the in-memory app-server: resend and model lock (S12, S13), visible replies (S18),
 // heartbeats (S19), media (S41), the transcript mirror (S39) and replies kept when a later step fails.
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Option, TestClock } from "effect"
+import { Deferred, Effect, Fiber, FiberId, Layer, Option, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Test from "../../layers/Test.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
+import { type LifecycleEvent, PluginHooks } from "../../src/ports/PluginHooks.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { type ClientRequest, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"
 import { RecordingDelivery } from "../../src/testing/RecordingDelivery.js"
@@ -338,4 +339,60 @@ describe("turn runtime rules", () => {
       expect((yield* recorded.replies).map((r) => r.text)).toEqual(["finished answer"])
       expect((yield* recordsOf("k1")).find((r) => r._tag === "assistant")).toMatchObject({ text: "finished answer" })
     }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }))))
+})
+
+describe("lifecycle projections", () => {
+  it.scoped("[S24] llm_input, llm_output, before/after_compaction and codex_app_server.hook events reach PluginHooks observers", () =>
+    Effect.gen(function* () {
+      const seen: Array<LifecycleEvent> = []
+      const observed = Deferred.unsafeMake<void>(FiberId.none)
+      const observer = Layer.succeed(PluginHooks, {
+        observe: (event) =>
+          Effect.sync(() => {
+            seen.push(event)
+            if (event.type === "llm_output") Deferred.unsafeDone(observed, Effect.void)
+          })
+      })
+      yield* Effect.gen(function* () {
+        const harness = yield* CodexHarness
+        const mock = yield* MockAppServer
+        const withHooksAndCompaction: Handler = (params, ctx) =>
+          Effect.tap(ctx.fallback, () =>
+            ctx.afterReply(
+              Effect.gen(function* () {
+                const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+                const run = { id: "pre-tool-use:0", eventName: "preToolUse", status: "running" }
+                yield* ctx.notify("hook/started", { threadId: params.threadId, turnId, run })
+                const item = { type: "contextCompaction", id: "cc" }
+                yield* ctx.notify("item/started", { threadId: params.threadId, turnId, startedAtMs: 0, item })
+                yield* ctx.notify("item/completed", { threadId: params.threadId, turnId, completedAtMs: 0, item })
+                yield* ctx.notify("hook/completed", { threadId: params.threadId, turnId, run: { ...run, status: "completed" } })
+                yield* ctx.finishTurn(params.threadId, { status: "completed", text: "done" })
+              })
+            )
+          )
+        yield* mock.setHandler("turn/start", withHooksAndCompaction)
+        yield* harness.runTurn({ sessionId: "obs", prompt: "observe me" })
+        yield* Deferred.await(observed)
+      }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }).pipe(Layer.provide(observer))))
+      expect(seen.map((e) => (e.type === "agent_event" ? `${e.name}:${e.phase}` : e.type))).toEqual([
+        "llm_input",
+        "codex_app_server.hook:started",
+        "before_compaction",
+        "after_compaction",
+        "codex_app_server.hook:completed",
+        "llm_output"
+      ])
+      expect(seen[0]).toMatchObject({ type: "llm_input", sessionId: "obs", input: ["observe me"] })
+      expect(seen.at(-1)).toMatchObject({ type: "llm_output", text: "done" })
+    }))
+
+  it.scoped("[S24] an observer that never returns cannot hold up a turn", () =>
+    Effect.gen(function* () {
+      const stuck = Layer.succeed(PluginHooks, { observe: () => Effect.never })
+      const result = yield* Effect.flatMap(CodexHarness, (harness) => harness.runTurn({ sessionId: "obs2", prompt: "hi" })).pipe(
+        Effect.provide(Test.layer().pipe(Layer.provide(stuck)))
+      )
+      expect(result.status).toBe("completed")
+    }))
 })

@@ -1,0 +1,28 @@
+// Port: observers of the agent's lifecycle (plugins, telemetry, trajectory export). The harness projects these from
+// app-server notifications and its own state (S24); observers see them asynchronously and can never block, delay or
+// alter a turn. Native `hook/started` / `hook/completed` arrive as `codex_app_server.hook` agent events, not as plugin hooks.
+import { Context, type Effect } from "effect"
+
+interface Where {
+  readonly sessionId: string
+  readonly threadId: string
+  readonly turnId: string
+}
+
+export type LifecycleEvent =
+  | ({ readonly type: "llm_input"; readonly input: ReadonlyArray<string> } & Where)
+  | ({ readonly type: "llm_output"; readonly text: string } & Where)
+  | ({ readonly type: "before_compaction" } & Where)
+  | ({ readonly type: "after_compaction"; readonly status: "completed" | "failed" | "interrupted" } & Where)
+  | {
+    readonly type: "agent_event"
+    readonly name: "codex_app_server.hook"
+    readonly sessionId: string
+    readonly phase: "started" | "completed"
+    readonly payload: unknown
+  }
+
+export class PluginHooks extends Context.Tag("codex-harness/PluginHooks")<
+  PluginHooks,
+  { readonly observe: (event: LifecycleEvent) => Effect.Effect<void> }
+>() {}
