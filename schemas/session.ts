@@ -45,6 +45,12 @@ export const BindingRecord = Schema.TaggedStruct("binding", {
   modelProvider: Schema.optional(Schema.String),
   locked: Schema.optional(Schema.Boolean)
 })
+/**
+ * The binding to `threadId` is dropped: the next message starts a fresh thread. Written when a manual compaction on a
+ * remote connection could not confirm that its turn stopped, so later work cannot overlap it (S37). A binding to any
+ * other thread is untouched.
+ */
+export const DetachedRecord = Schema.TaggedStruct("detached", { at, threadId: Schema.String, reason: Schema.String })
 /** The user's explicit model choice for this session; later turns keep it until the user changes it (S12). */
 export const ModelChoiceRecord = Schema.TaggedStruct("model", { at, model: Schema.String })
 export const NoticeRecord = Schema.TaggedStruct("notice", { at, text: Schema.String })
@@ -65,6 +71,7 @@ export const SessionRecord = Schema.Union(
   CompactionRecord,
   HeartbeatRecord,
   BindingRecord,
+  DetachedRecord,
   ModelChoiceRecord,
   NoticeRecord,
   TurnRecord

@@ -388,8 +388,7 @@ const interactive = (harness: CodexHarnessService, state: ChatState, view: TurnV
           const event = yield* Queue.take(events)
           switch (event._tag) {
             case "turn-done": {
-              yield* view.end
-              const why = missingReply(event.exit, 1)
+              const why = missingReply(event.exit, yield* view.end)
               if (why !== undefined) yield* Console.error(why === "interrupted" ? "(interrupted)" : `(no reply: ${why})`)
               return eof ? "quit" : "continue"
             }

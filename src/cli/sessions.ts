@@ -80,6 +80,13 @@ export const transcriptLine = (record: SessionRecord): string => {
       return labelled("notice", record.text)
     case "turn":
       return `turn ${record.status}${record.error !== undefined ? `: ${record.error}` : ""}`
+    case "detached":
+      return `thread detached: ${record.threadId} (${record.reason})`
+    default: {
+      // a record kind newer than this view: still shown, as its JSON
+      const { _tag, at: _at, ...rest } = record as { readonly _tag: string; readonly at?: string }
+      return `${_tag}: ${JSON.stringify(rest)}`
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 // The harness's front door for embedders and the CLI: run a turn for a session. It leases the shared client, resumes
 // or starts the session's bound thread with the resend rules, builds the instructions, serves the harness tools,
 // delivers what is visible and mirrors the turn into the session file. It never talks to the wire itself.
-import { Context, type Duration, Effect, Layer, Option, Queue } from "effect"
+import { Cause, Context, type Duration, Effect, Exit, Layer, Option, Queue } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import type { AskForApproval, SandboxMode, ThreadItem } from "../../schemas/protocol.js"
@@ -347,8 +347,10 @@ export const make = Effect.gen(function* () {
         // native compaction inside the turn: its start is mirrored when it begins, its end with the turn (S39)
         const compacting = new Set<string>()
         const input = Instructions.turnInput(instructions, prompt)
+        let startedTurnId: string | undefined
         const follow: TurnRunner.EventSink = (event) => {
           if (event.type === "turn.started") {
+            startedTurnId = event.turnId
             activeTurns.set(sessionId, { connection, threadId: thread.threadId, turnId: event.turnId })
             return observe({
               type: "llm_input",
@@ -419,6 +421,23 @@ export const make = Effect.gen(function* () {
                 ),
                 Effect.ignore
               )
+          ),
+          // a turn that ended by interruption or failure still gets its turn record
+          Effect.onExit((exit) =>
+            Exit.isSuccess(exit) || startedTurnId === undefined
+              ? Effect.void
+              : store
+                .append(sessionId, {
+                  _tag: "turn",
+                  at: now(),
+                  threadId: thread.threadId,
+                  turnId: startedTurnId,
+                  status: Exit.isInterrupted(exit) ? "interrupted" : "failed",
+                  ...(Exit.isInterrupted(exit)
+                    ? {}
+                    : { error: Option.match(Cause.failureOption(exit.cause), { onNone: () => "failed", onSome: (e) => e.message }) })
+                })
+                .pipe(Effect.ignore)
           ),
           Effect.ensuring(
             Effect.sync(() => {

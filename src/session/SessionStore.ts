@@ -61,6 +61,38 @@ export const checkSessionId = (sessionId: string): Effect.Effect<string, Invalid
 const encodeRecord = Schema.encodeSync(Schema.parseJson(SessionRecord))
 const decodeRecord = Schema.decodeUnknownEither(Schema.parseJson(SessionRecord))
 
+// every record kind; the type makes a new kind a compile error here until it is listed
+const recordKinds: Record<SessionRecord["_tag"], true> = {
+  user: true,
+  assistant: true,
+  message: true,
+  reasoning: true,
+  plan: true,
+  media: true,
+  compaction: true,
+  heartbeat: true,
+  binding: true,
+  detached: true,
+  model: true,
+  notice: true,
+  turn: true
+}
+const knownTags: ReadonlySet<string> = new Set(Object.keys(recordKinds))
+
+/** A short reason for a line that did not decode (the schema's own message spells out the whole union). */
+const corruptReason = (line: string): string => {
+  let value: unknown
+  try {
+    value = JSON.parse(line)
+  } catch {
+    return "not JSON (a torn or hand-edited line)"
+  }
+  const tag = (value as { _tag?: unknown } | null)?._tag
+  if (typeof tag !== "string") return "not a session record (no _tag)"
+  if (!knownTags.has(tag)) return `unknown record kind ${JSON.stringify(tag)}`
+  return `a ${tag} record with missing or invalid fields`
+}
+
 /** Parses a JSONL body; bad lines are reported by number and skipped. */
 export const parseLines = (body: string): SessionContents => {
   const records: Array<SessionRecord> = []
@@ -71,7 +103,7 @@ export const parseLines = (body: string): SessionContents => {
     if (line.trim() === "") continue
     const decoded = decodeRecord(line)
     if (decoded._tag === "Right") records.push(decoded.right)
-    else corrupt.push({ line: i + 1, reason: decoded.left.message.split("\n")[0] ?? "unreadable" })
+    else corrupt.push({ line: i + 1, reason: corruptReason(line) })
   }
   return { records, corrupt }
 }

@@ -1,7 +1,7 @@
 // One turn on one thread: open the thread (start, or resume a bound one), subscribe to its notifications before
 // `turn/start`, follow the turn to `turn/completed`, and collect the final assistant text. It owns no state between
 // turns; bindings and the transcript belong to the session room.
-import { Duration, Effect, Option, Schema, Stream } from "effect"
+import { Duration, Effect, Fiber, Option, Schema, Stream } from "effect"
 import type { NotificationMessage } from "../../schemas/jsonrpc.js"
 import {
   type AskForApproval,
@@ -240,9 +240,17 @@ export const runTurn = (
     Effect.gen(function* () {
       // subscribe first: the turn's first notifications can arrive before the turn/start response
       const events = yield* connection.subscribe({ threadId })
-      const started = yield* connection.request("turn/start", turnParams(threadId, input, settings, extras))
+      const interruptTurn = (turnId: string) =>
+        connection.requestRaw("turn/interrupt", { threadId, turnId }, { timeout: "2 seconds" }).pipe(Effect.ignore)
+      // interrupted while turn/start is in flight: the turn still starts on the server, so once its id is known it is
+      // interrupted too (in the background, bounded by the request timeouts), or it would linger and swallow the next start
+      const starting = yield* connection.request("turn/start", turnParams(threadId, input, settings, extras)).pipe(Effect.forkDaemon)
+      const started = yield* Fiber.join(starting).pipe(
+        Effect.onInterrupt(() =>
+          Fiber.join(starting).pipe(Effect.flatMap((r) => interruptTurn(r.turn.id)), Effect.ignore, Effect.forkDaemon)
+        )
+      )
       const turnId = started.turn.id
-      yield* onEvent({ type: "turn.started", threadId, turnId })
       const maxReconnects = settings.maxReconnects ?? defaultMaxReconnects
       const initial: Progress = {
         items: [],
@@ -253,11 +261,11 @@ export const runTurn = (
         unreachable: undefined,
         stalled: undefined
       }
-      const interrupt = connection.requestRaw("turn/interrupt", { threadId, turnId }, { timeout: "2 seconds" }).pipe(Effect.ignore)
+      const interrupt = interruptTurn(turnId)
       const stallCheck = settings.stallCheckAfter ?? defaultStallCheckAfter
-      const pull = yield* Stream.toPull(events.pipe(Stream.filter((n) => belongsTo(turnId, n))))
       // follow the turn; when it goes quiet, ask the app-server (a passive status read) instead of waiting blindly
       const follow = Effect.gen(function* () {
+        const pull = yield* Stream.toPull(events.pipe(Stream.filter((n) => belongsTo(turnId, n))))
         const progress = initial
         while (progress.status === undefined && progress.unreachable === undefined && progress.stalled === undefined) {
           // the subscription only ends with the connection: then the connection's cause is the turn's failure
@@ -280,7 +288,8 @@ export const runTurn = (
         }
         return progress
       })
-      const progress = yield* follow.pipe(
+      const progress = yield* onEvent({ type: "turn.started", threadId, turnId }).pipe(
+        Effect.zipRight(follow),
         Effect.raceFirst(Effect.flatMap(connection.terminated, Effect.fail)),
         Effect.onInterrupt(() => interrupt)
       )

@@ -74,7 +74,7 @@ describe("codex-harness CLI", () => {
       fs.writeFileSync(file, "")
       const unwritable = yield* cli(["run", "--state-dir", path.join(file, "state"), "--provider-url", "http://127.0.0.1:9/v1", "x"])
       expect(unwritable.code).toBe(1)
-      expect(unwritable.stderr.trim().split("\n")).toEqual([expect.stringContaining("session store")])
+      expect(unwritable.stderr.trim().split("\n")).toEqual([expect.stringContaining("not a directory")])
       noStackTrace(unwritable.stderr)
       const badChoice = yield* cli(["run", "--sandbox", "everything", "x"])
       expect(badChoice.code).toBe(2)

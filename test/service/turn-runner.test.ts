@@ -157,7 +157,9 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
       const error = yield* harness.runTurn({ sessionId: "s6", prompt: "doomed" }).pipe(Effect.flip)
       expect(error).toBeInstanceOf(AppServerExited)
       expect(error).toMatchObject({ exitCode: null, signal: "SIGKILL", stderrTail: "ERROR codex_core: out of memory\n" })
-      expect((yield* recordsOf("s6")).map((r) => r._tag)).toEqual(["user", "binding"])
+      const s6 = yield* recordsOf("s6")
+      expect(s6.map((r) => r._tag)).toEqual(["user", "binding", "turn"])
+      expect(s6[2]).toMatchObject({ status: "failed", error: expect.stringContaining("app-server") })
 
       yield* mock.setHandler("turn/start", undefined)
       yield* mock.setTurnMode("complete")
@@ -192,7 +194,8 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
       // the peer answered and ended the turn
       expect(Option.isNone(yield* (yield* mock.latest).activeTurn(threadId))).toBe(true)
       const records = yield* recordsOf("s7")
-      expect(records.map((r) => r._tag)).toEqual(["user", "binding"])
+      expect(records.map((r) => r._tag)).toEqual(["user", "binding", "turn"])
+      expect(records[2]).toMatchObject({ status: "interrupted" })
     }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }))))
 
   it.scoped("[appserver] interrupting a turn whose turn/interrupt is never answered still ends after the 2 s interrupt timeout", () =>
