@@ -2,9 +2,11 @@
 // in-memory session store and a recording Delivery. Mirrors `Live.ts`; the mock's control handle (`MockAppServer`) and `Transport` stay visible.
 import { Layer } from "effect"
 import * as ClientPool from "../src/appserver/ClientPool.js"
+import * as Compaction from "../src/compaction/Compaction.js"
 import * as CompactionFence from "../src/compaction/CompactionFence.js"
 import * as CodexHarness from "../src/harness/CodexHarness.js"
 import * as SessionStore from "../src/session/SessionStore.js"
+import * as SteeringQueue from "../src/turn/SteeringQueue.js"
 import { MockAppServer, type MockScript } from "../src/testing/MockAppServer.js"
 import * as RecordingDelivery from "../src/testing/RecordingDelivery.js"
 
@@ -22,12 +24,18 @@ export interface TestLayerOptions {
   readonly script?: MockScript | undefined
 }
 
-export const layer = (options: TestLayerOptions = {}) =>
-  CodexHarness.layer.pipe(
+export const layer = (options: TestLayerOptions = {}) => {
+  const effective: CodexHarness.HarnessSettings = { ...settings, ...options.settings }
+  return Layer.mergeAll(
+    Compaction.layer({ timeout: effective.compactionTimeout, interruptGrace: effective.interruptGrace }),
+    SteeringQueue.layer({ mode: effective.queueMode, quietWindow: effective.quietWindow })
+  ).pipe(
+    Layer.provideMerge(CodexHarness.layer),
     Layer.provideMerge(CompactionFence.layer),
     Layer.provideMerge(ClientPool.layer(options.pool)),
     Layer.provideMerge(SessionStore.memoryLayer),
-    Layer.provideMerge(Layer.succeed(CodexHarness.Settings, { ...settings, ...options.settings })),
+    Layer.provideMerge(Layer.succeed(CodexHarness.Settings, effective)),
     Layer.provideMerge(MockAppServer.layer(options.script)),
     Layer.provideMerge(RecordingDelivery.layer)
   )
+}

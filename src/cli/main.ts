@@ -5,6 +5,7 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import { createRequire } from "node:module"
 import * as Chat from "./chat.js"
+import * as Compact from "./compact.js"
 import * as Config from "./config.js"
 import * as Demo from "./demo.js"
 import { render } from "./errors.js"
@@ -15,7 +16,7 @@ const version: string = createRequire(import.meta.url)("../../../package.json").
 
 const root = Command.make("codex-harness").pipe(
   Command.withDescription("drive the real codex app-server: sessions, turns and everything around them"),
-  Command.withSubcommands([Run.command, Chat.command, Sessions.command, Demo.command, Config.command])
+  Command.withSubcommands([Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command])
 )
 
 // warnings and errors as short lines; the structured default logger is for services, not for people at a terminal

@@ -102,6 +102,10 @@ export const toSettings = (options: GlobalOptions): Effect.Effect<HarnessSetting
       visibleReplies: effective.messages.visibleReplies,
       cronScratchPath: effective.heartbeat.cronScratchPath,
       requestTimeout: Duration.seconds(effective.appServer.requestTimeoutSeconds),
-      idleTimeToLive: Duration.seconds(effective.appServer.idleTimeToLiveSeconds)
+      idleTimeToLive: Duration.seconds(effective.appServer.idleTimeToLiveSeconds),
+      queueMode: effective.messages.queue.mode,
+      quietWindow: Duration.millis(effective.messages.queue.quietWindowMs),
+      compactionTimeout: Duration.seconds(effective.compaction.timeoutSeconds),
+      interruptGrace: Duration.seconds(effective.compaction.interruptGraceSeconds)
     }
   })

@@ -1,7 +1,7 @@
 // The harness's front door for embedders and the CLI: run a turn for a session. It leases the shared client, resumes
 // or starts the session's bound thread with the resend rules, builds the instructions, serves the harness tools,
 // delivers what is visible and mirrors the turn into the session file. It never talks to the wire itself.
-import { Cause, Context, type Duration, Effect, Exit, Layer, Option, Queue } from "effect"
+import { Cause, Context, type Duration, Effect, Exit, Layer, Option, Queue, type Scope } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import type { AskForApproval, SandboxMode, ThreadItem } from "../../schemas/protocol.js"
@@ -51,6 +51,12 @@ export interface HarnessSettings {
   readonly cronScratchPath?: string | undefined
   readonly requestTimeout?: Duration.DurationInput | undefined
   readonly idleTimeToLive?: Duration.DurationInput | undefined
+  /** S35: what messages arriving during a run do, and the steer batching window */
+  readonly queueMode?: "steer" | "followup" | "collect" | undefined
+  readonly quietWindow?: Duration.DurationInput | undefined
+  /** S37: manual compaction timeout and interrupt grace */
+  readonly compactionTimeout?: Duration.DurationInput | undefined
+  readonly interruptGrace?: Duration.DurationInput | undefined
 }
 
 export class Settings extends Context.Tag("codex-harness/HarnessSettings")<Settings, HarnessSettings>() {}
@@ -111,6 +117,8 @@ export interface CodexHarnessService {
   ) => Effect.Effect<SteerOutcome, RequestError | SessionStoreError | InvalidSessionId>
   /** the session's running turn, if any */
   readonly activeTurn: (sessionId: string) => Effect.Effect<ActiveTurn | undefined>
+  /** makes another kind of turn (a manual compaction) the session's running turn for the Scope, so `steer` reaches it */
+  readonly trackTurn: (sessionId: string, turn: ActiveTurn) => Effect.Effect<void, never, Scope.Scope>
   /** records the user's model choice for the session without running a turn (`/model NAME`) */
   readonly chooseModel: (sessionId: string, model: string) => Effect.Effect<void, SessionStoreError | InvalidSessionId>
 }
@@ -487,7 +495,12 @@ export const make = Effect.gen(function* () {
     runTurn,
     chooseModel,
     steer,
-    activeTurn: (sessionId) => Effect.sync(() => activeTurns.get(sessionId))
+    activeTurn: (sessionId) => Effect.sync(() => activeTurns.get(sessionId)),
+    trackTurn: (sessionId, turn) =>
+      Effect.acquireRelease(Effect.sync(() => void activeTurns.set(sessionId, turn)), () =>
+        Effect.sync(() => {
+          if (activeTurns.get(sessionId) === turn) activeTurns.delete(sessionId)
+        }))
   } satisfies CodexHarnessService
 })
 

@@ -1,0 +1,51 @@
+// `codex-harness compact --session ID`: a manual native compaction of the session's thread (S37). Progress goes to
+// stderr while Codex compacts (a spinner at a terminal, else one line); the outcome goes to stdout. Failures end as one
+// line through the CLI's error rendering (exit 1). The timeout and interrupt grace come from the config file.
+import { Command, Options } from "@effect/cli"
+import { Clock, Console, Effect, Layer, Schedule } from "effect"
+import * as Live from "../../layers/Live.js"
+import * as Compaction from "../compaction/Compaction.js"
+import { checkSessionId } from "../session/SessionStore.js"
+import * as GlobalOptions from "./options.js"
+import * as TerminalDelivery from "./TerminalDelivery.js"
+
+const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+
+const write = (text: string) => Effect.sync(() => void process.stderr.write(text))
+
+/** Runs until interrupted: a spinner with the elapsed seconds on a TTY (the line is cleared at the end), else one line. */
+export const progress = (stream: { readonly isTTY?: boolean | undefined } = process.stderr): Effect.Effect<void> =>
+  stream.isTTY !== true
+    ? write("compacting…\n").pipe(Effect.zipRight(Effect.never))
+    : Effect.gen(function* () {
+      const startedAt = yield* Clock.currentTimeMillis
+      let frame = 0
+      yield* Effect.gen(function* () {
+        const seconds = Math.floor(((yield* Clock.currentTimeMillis) - startedAt) / 1000)
+        yield* write(`\r${frames[frame++ % frames.length]} compacting… ${seconds} s`)
+      }).pipe(Effect.repeat(Schedule.spaced("100 millis")))
+    }).pipe(Effect.ensuring(write("\r\x1b[2K")), Effect.asVoid)
+
+export const command = Command.make(
+  "compact",
+  {
+    ...GlobalOptions.global,
+    session: Options.text("session").pipe(Options.withDescription("the session whose Codex thread to compact"))
+  },
+  (options) =>
+    Effect.gen(function* () {
+      const settings = yield* GlobalOptions.toSettings(options)
+      const sessionId = yield* checkSessionId(options.session)
+      // the timeouts come with the settings (compaction.timeoutSeconds, compaction.interruptGraceSeconds)
+      const services = Live.layer(settings).pipe(Layer.provide(TerminalDelivery.layer({ json: options.json })))
+      const result = yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* Effect.forkScoped(progress())
+          return yield* Effect.flatMap(Compaction.Compaction, (compaction) => compaction.compact(sessionId))
+        })
+      ).pipe(Effect.provide(services))
+      yield* options.json
+        ? Console.log(JSON.stringify({ type: "compaction.completed", ...result }))
+        : Console.log(`compacted thread ${result.threadId} in ${(result.durationMs / 1000).toFixed(1)} s`)
+    })
+).pipe(Command.withDescription("compact the session's Codex thread now (native compaction; the summary stays with Codex)"))
