@@ -3,12 +3,14 @@
 // Piped: one message per stdin line, each sent as a follow-up after the previous reply; exit 0 only if every message
 // got its reply.
 import { Command, Options } from "@effect/cli"
-import { Cause, Console, Context, Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
+import { Cause, Console, Context, Effect, Exit, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
 import * as readline from "node:readline"
 import * as Live from "../../layers/Live.js"
 import { CodexHarness, type CodexHarnessService, type TurnResult } from "../harness/CodexHarness.js"
 import { Delivery, type Reply } from "../ports/Delivery.js"
+import { Compaction, type CompactionService } from "../compaction/Compaction.js"
 import { checkSessionId } from "../session/SessionStore.js"
+import { SteeringQueue, type SteeringQueueService } from "../turn/SteeringQueue.js"
 import type { EventSink, TurnEvent } from "../turn/TurnRunner.js"
 import * as GlobalOptions from "./options.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
@@ -51,6 +53,8 @@ interface ChatState {
 
 interface SlashContext {
   readonly harness: CodexHarnessService
+  readonly queue: SteeringQueueService
+  readonly compaction: CompactionService
   readonly state: ChatState
   /** where chat's own lines go: stderr when piped (stdout is for replies), stdout at a terminal */
   readonly say: (line: string) => Effect.Effect<void>
@@ -87,6 +91,26 @@ const slashCommands: Record<string, SlashCommand> = {
         state.sessionId = crypto.randomUUID()
       }).pipe(Effect.zipRight(say(`session: ${state.sessionId}`)), Effect.as("continue" as const))
   },
+  queue: {
+    usage: "/queue [MODE]",
+    description: "what messages typed during a turn do: steer (into it), followup (one turn each), collect (one turn)",
+    run: (arg, { queue, say, state }) =>
+      arg === ""
+        ? queue.mode(state.sessionId).pipe(Effect.flatMap((mode) => say(`queue: ${mode}`)), Effect.as("continue" as const))
+        : isQueueMode(arg)
+        ? queue.setMode(state.sessionId, arg).pipe(Effect.zipRight(say(`queue: ${arg}`)), Effect.as("continue" as const))
+        : say(`/queue: expected steer, followup or collect, got ${JSON.stringify(arg)}`).pipe(Effect.as("continue" as const))
+  },
+  compact: {
+    usage: "/compact",
+    description: "compact this session's Codex thread now (native compaction)",
+    run: (_arg, { compaction, say, state }) =>
+      say("compacting…").pipe(
+        Effect.zipRight(compaction.compact(state.sessionId)),
+        Effect.flatMap((r) => say(`compacted thread ${r.threadId} in ${(r.durationMs / 1000).toFixed(1)} s`)),
+        Effect.as("continue" as const)
+      )
+  },
   quit: { usage: "/quit", description: "end the chat (also Ctrl-D)", run: () => Effect.succeed("quit" as const) },
   help: {
     usage: "/help",
@@ -95,11 +119,14 @@ const slashCommands: Record<string, SlashCommand> = {
   }
 }
 
+const queueModes = ["steer", "followup", "collect"] as const
+const isQueueMode = (value: string): value is (typeof queueModes)[number] => (queueModes as ReadonlyArray<string>).includes(value)
+
 const helpText = () =>
   [
-    ...Object.values(slashCommands).map((c) => `  ${c.usage.padEnd(13)} ${c.description}`),
-    `  ${"//text".padEnd(13)} send "/text" as a message`,
-    `  ${"Ctrl-C".padEnd(13)} interrupt the running turn; at the prompt (or twice), end the chat`
+    ...Object.values(slashCommands).map((c) => `  ${c.usage.padEnd(15)} ${c.description}`),
+    `  ${"//text".padEnd(15)} send "/text" as a message`,
+    `  ${"Ctrl-C".padEnd(15)} interrupt the running turn; at the prompt (or twice), end the chat`
   ].join("\n")
 
 const runSlash = (name: string, arg: string, ctx: SlashContext): Effect.Effect<SlashOutcome> => {
@@ -311,7 +338,13 @@ const turnFor = (harness: CodexHarnessService, state: ChatState, view: TurnView,
 
 // ---- piped: one message per line -----------------------------------------------------------------------------------
 
-const piped = (harness: CodexHarnessService, state: ChatState, view: TurnView) =>
+interface ChatServices {
+  readonly harness: CodexHarnessService
+  readonly queue: SteeringQueueService
+  readonly compaction: CompactionService
+}
+
+const piped = ({ compaction, harness, queue }: ChatServices, state: ChatState, view: TurnView) =>
   Effect.gen(function* () {
     const say = (line: string) => Console.error(line)
     const rl = yield* Effect.acquireRelease(
@@ -328,7 +361,9 @@ const piped = (harness: CodexHarnessService, state: ChatState, view: TurnView) =
         Effect.gen(function* () {
           const input = classify(line)
           if (input._tag === "blank") return true
-          if (input._tag === "slash") return (yield* runSlash(input.name, input.arg, { harness, state, say })) === "continue"
+          if (input._tag === "slash") {
+            return (yield* runSlash(input.name, input.arg, { harness, queue, compaction, state, say })) === "continue"
+          }
           const n = ++total
           yield* view.begin
           const exit = yield* Effect.exit(turnFor(harness, state, view, input.text))
@@ -352,7 +387,7 @@ type TerminalEvent =
   | { readonly _tag: "eof" }
   | { readonly _tag: "turn-done"; readonly exit: Exit.Exit<TurnResult, unknown> }
 
-const interactive = (harness: CodexHarnessService, state: ChatState, view: TurnView, scope: Scope.Scope) =>
+const interactive = ({ compaction, harness, queue }: ChatServices, state: ChatState, view: TurnView, scope: Scope.Scope) =>
   Effect.gen(function* () {
     const say = (line: string) => Console.log(line)
     // every readline event and every turn's end goes through one queue, so none is lost between two waits
@@ -371,15 +406,19 @@ const interactive = (harness: CodexHarnessService, state: ChatState, view: TurnV
     )
     yield* say(`chat: /help for commands, Ctrl-C interrupts a turn, Ctrl-C at the prompt or /quit ends the chat`)
 
-    // lines typed while a turn ran: sent after it, in order
-    const typedAhead: Array<string> = []
-
-    /** Runs one message; "quit" when the user asked to end the chat meanwhile. */
+    /**
+     * Runs one message through the session's steering queue; "quit" when the user asked to end the chat meanwhile.
+     * Messages typed while it runs go to the queue too: steered into the running turn by default, or queued for after
+     * it (`/queue followup|collect`); slash commands run at once.
+     */
     const converse = (prompt: string) =>
       Effect.gen(function* () {
         yield* view.begin
-        const fiber = yield* turnFor(harness, state, view, prompt).pipe(
-          Effect.onExit((exit) => Queue.offer(events, { _tag: "turn-done", exit })),
+        const first = yield* queue.submit(state.sessionId, prompt, { model: state.model, onEvent: view.onEvent })
+        // done when the queue has carried everything (steered messages and follow-ups included)
+        yield* queue.drain(state.sessionId).pipe(
+          Effect.zipRight(Effect.exit(first.reply)),
+          Effect.flatMap((exit) => Queue.offer(events, { _tag: "turn-done", exit })),
           Effect.forkIn(scope)
         )
         let interrupting = false
@@ -399,11 +438,28 @@ const interactive = (harness: CodexHarnessService, state: ChatState, view: TurnV
                 return "quit"
               }
               interrupting = true
-              yield* Fiber.interruptFork(fiber)
+              yield* queue.cancelQueued(state.sessionId)
+              yield* queue.interrupt(state.sessionId)
               break
-            case "line":
-              typedAhead.push(event.line)
+            case "line": {
+              const input = classify(event.line)
+              if (input._tag === "blank") break
+              if (input._tag === "slash") {
+                if ((yield* runSlash(input.name, input.arg, { harness, queue, compaction, state, say })) === "quit") eof = true
+                break
+              }
+              const more = yield* queue.submit(state.sessionId, input.text, { model: state.model, onEvent: view.onEvent }).pipe(
+                Effect.either
+              )
+              yield* Console.error(
+                more._tag === "Left"
+                  ? `(not sent: ${more.left.message})`
+                  : more.right.disposition === "steer"
+                  ? "(steering into the running turn)"
+                  : "(queued for after this turn)"
+              )
               break
+            }
             case "eof":
               eof = true
               break
@@ -412,16 +468,9 @@ const interactive = (harness: CodexHarnessService, state: ChatState, view: TurnV
       })
 
     while (true) {
-      const next = typedAhead.shift()
-      let event: TerminalEvent
-      if (next !== undefined) {
-        yield* say(`you › ${next}`)
-        event = { _tag: "line", line: next }
-      } else {
-        // lines readline already has (pasted, or typed ahead) are already on screen: prompt only when waiting
-        if ((yield* Queue.size(events)) === 0) rl.prompt(true)
-        event = yield* Queue.take(events)
-      }
+      // lines readline already has (pasted, or typed ahead) are already on screen: prompt only when waiting
+      if ((yield* Queue.size(events)) === 0) rl.prompt(true)
+      const event = yield* Queue.take(events)
       if (event._tag === "ctrl-c" || event._tag === "eof") {
         process.stdout.write("\n")
         return
@@ -430,7 +479,9 @@ const interactive = (harness: CodexHarnessService, state: ChatState, view: TurnV
       const input = classify(event.line)
       if (input._tag === "blank") continue
       const outcome: SlashOutcome =
-        input._tag === "slash" ? yield* runSlash(input.name, input.arg, { harness, state, say }) : yield* converse(input.text)
+        input._tag === "slash"
+          ? yield* runSlash(input.name, input.arg, { harness, queue, compaction, state, say })
+          : yield* converse(input.text)
       if (outcome === "quit") return
     }
   })
@@ -465,9 +516,13 @@ export const command = Command.make(
         // built once: the app-server client stays warm across messages and stops when the chat ends
         const scope = yield* Effect.scope
         const context = yield* Layer.build(Live.layer(settings).pipe(Layer.provide(Layer.succeed(Delivery, view.delivery))))
-        const harness = Context.get(context, CodexHarness)
-        if (atTerminal) yield* interactive(harness, state, view, scope)
-        else yield* piped(harness, state, view)
+        const services: ChatServices = {
+          harness: Context.get(context, CodexHarness),
+          queue: Context.get(context, SteeringQueue),
+          compaction: Context.get(context, Compaction)
+        }
+        if (atTerminal) yield* interactive(services, state, view, scope)
+        else yield* piped(services, state, view)
       })
     )
 ).pipe(Command.withDescription("a conversation: a prompt at a terminal, or one message per line of piped input"))
