@@ -147,6 +147,31 @@ describe("codex-harness chat (piped) and sessions", () => {
     })
   )
 
+  it.scopedLive("[S37][S35] /compact compacts the session's thread natively between messages; /queue switches the mode", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({
+        rules: [{ whenRequestIncludes: "CONTEXT CHECKPOINT COMPACTION", reply: reply.text("checkpoint summary") }],
+        replies: [reply.text("before compaction"), reply.text("after compaction")]
+      })
+      const ran = yield* cli(
+        ["chat", ...common(f), "--session", "chat-compact"],
+        "first\n/compact\n/queue collect\n/queue\nsecond\n"
+      )
+      expect(ran.code).toBe(0)
+      expect(ran.stdout).toBe("before compaction\nafter compaction\n")
+      expect(ran.stderr).toMatch(/compacted thread \S+ in \d+\.\d s/)
+      expect(ran.stderr).toContain("queue: collect")
+      const requests = yield* f.model.requests
+      expect(requests).toHaveLength(3)
+      expect(requests[1]!.body).toContain("CONTEXT CHECKPOINT COMPACTION")
+      const records = fs.readFileSync(path.join(f.stateDir, "sessions", "chat-compact.jsonl"), "utf8")
+      expect(records).toContain('"_tag":"compaction"')
+      expect(records).toContain('"status":"completed"')
+      expect(records).not.toContain("checkpoint summary")
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    })
+  )
+
   it.scopedLive("[S39] sessions list and show: the session, its binding and its transcript; a missing one is exit 1", () =>
     Effect.gen(function* () {
       const f = yield* fixture({ replies: [reply.text("reply one"), reply.text("reply two")] })
