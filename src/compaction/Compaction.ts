@@ -247,7 +247,9 @@ export const make = (options: CompactionLayerOptions = {}) =>
           Effect.suspend(() => {
             if (!startedRecorded || terminalRecorded || turnId === undefined) return Effect.void
             terminalRecorded = true
-            return append({ _tag: "compaction", at: now(), threadId, turnId, status })
+            return append({ _tag: "compaction", at: now(), threadId, turnId, status }).pipe(
+              Effect.zipRight(harness.observe({ type: "after_compaction", sessionId, threadId, turnId, status }))
+            )
           })
         /** the transcript status of a compaction turn stopped before its item completed */
         const stoppedStatus = () => (ended?.status === "failed" ? "failed" : "interrupted")
@@ -325,6 +327,7 @@ export const make = (options: CompactionLayerOptions = {}) =>
             accepted = true
             yield* Deferred.await(known)
             yield* append({ _tag: "compaction", at: now(), threadId, turnId: turnId!, status: "started" })
+            yield* harness.observe({ type: "before_compaction", sessionId, threadId, turnId: turnId! })
             startedRecorded = true
             yield* harness.trackTurn(sessionId, { connection, threadId, turnId: turnId! })
             return { _tag: "Done", terminal: yield* Deferred.await(done) } as Waited

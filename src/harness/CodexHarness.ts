@@ -117,6 +117,8 @@ export interface CodexHarnessService {
   ) => Effect.Effect<SteerOutcome, RequestError | SessionStoreError | InvalidSessionId>
   /** the session's running turn, if any */
   readonly activeTurn: (sessionId: string) => Effect.Effect<ActiveTurn | undefined>
+  /** hands a lifecycle observation to the PluginHooks observers (asynchronously; never blocks) */
+  readonly observe: (event: LifecycleEvent) => Effect.Effect<void>
   /** makes another kind of turn (a manual compaction) the session's running turn for the Scope, so `steer` reaches it */
   readonly trackTurn: (sessionId: string, turn: ActiveTurn) => Effect.Effect<void, never, Scope.Scope>
   /** records the user's model choice for the session without running a turn (`/model NAME`) */
@@ -496,6 +498,7 @@ export const make = Effect.gen(function* () {
     chooseModel,
     steer,
     activeTurn: (sessionId) => Effect.sync(() => activeTurns.get(sessionId)),
+    observe,
     trackTurn: (sessionId, turn) =>
       Effect.acquireRelease(Effect.sync(() => void activeTurns.set(sessionId, turn)), () =>
         Effect.sync(() => {

@@ -3,7 +3,7 @@
 // opens), client closure, cancellation, "no active turn" on either side of the item, remote detach, the shared client,
 // and nothing sent beyond resume / compact / interrupt.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer, TestClock } from "effect"
+import { Deferred, Effect, Exit, Fiber, FiberId, Layer, TestClock } from "effect"
 import * as Test from "../../layers/Test.js"
 import { AppServerExited, ConnectionRetired } from "../../src/appserver/errors.js"
 import {
@@ -18,6 +18,7 @@ import {
 } from "../../src/compaction/Compaction.js"
 import { CompactionFence } from "../../src/compaction/CompactionFence.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
+import { type LifecycleEvent, PluginHooks } from "../../src/ports/PluginHooks.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { sessionState } from "../../src/session/SessionState.js"
 import { type Handler, MockAppServer, type MockPeer } from "../../src/testing/MockAppServer.js"
@@ -465,4 +466,36 @@ describe("manual compaction", () => {
       expect(yield* fence.isHeld(threadId)).toBe(false)
       expect(yield* mock.requests("thread/compact/start")).toHaveLength(0)
     }).pipe(Effect.provide(layerWith())))
+})
+
+describe("manual compaction lifecycle", () => {
+  it.scoped("[S24][S37] a manual compaction is projected as before_compaction and after_compaction to PluginHooks", () => {
+    const seen: Array<LifecycleEvent> = []
+    const done = Deferred.unsafeMake<void>(FiberId.none)
+    const observer = Layer.succeed(PluginHooks, {
+      observe: (event) =>
+        Effect.sync(() => {
+          seen.push(event)
+          if (event.type === "after_compaction") Deferred.unsafeDone(done, Effect.void)
+        })
+    })
+    return Effect.gen(function* () {
+      const mock = yield* MockAppServer
+      const compaction = yield* Compaction
+      const { threadId } = yield* boundSession()
+      yield* mock.setHandler(
+        "thread/compact/start",
+        compactStart((peer, thread, turnId) =>
+          itemCompleted(peer, thread, turnId).pipe(Effect.zipRight(turnCompleted(peer, thread, turnId)))
+        )
+      )
+      yield* compaction.compact("s")
+      yield* Deferred.await(done)
+      const compactions = seen.filter((e) => e.type === "before_compaction" || e.type === "after_compaction")
+      expect(compactions).toEqual([
+        { type: "before_compaction", sessionId: "s", threadId, turnId: compactTurnId(1) },
+        { type: "after_compaction", sessionId: "s", threadId, turnId: compactTurnId(1), status: "completed" }
+      ])
+    }).pipe(Effect.provide(layerWith().pipe(Layer.provide(observer))))
+  })
 })
