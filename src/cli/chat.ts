@@ -11,8 +11,9 @@ import { Delivery, type Reply } from "../ports/Delivery.js"
 import { Compaction, type CompactionService } from "../compaction/Compaction.js"
 import { checkSessionId } from "../session/SessionStore.js"
 import { SteeringQueue, type SteeringQueueService } from "../turn/SteeringQueue.js"
-import type { EventSink, TurnEvent } from "../turn/TurnRunner.js"
+import type { EventSink } from "../turn/TurnRunner.js"
 import * as GlobalOptions from "./options.js"
+import { turnEventJson } from "./turnJson.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
 
 export class ChatIncomplete extends Schema.TaggedError<ChatIncomplete>()("ChatIncomplete", {
@@ -140,18 +141,6 @@ const runSlash = (name: string, arg: string, ctx: SlashContext): Effect.Effect<S
 // ---- how a turn looks ----------------------------------------------------------------------------------------------
 
 /** A turn event as one JSON line (the same shape `run --json` prints). */
-const toJson = (event: TurnEvent): unknown => {
-  switch (event.type) {
-    case "notification":
-      return { type: "notification", method: event.notification.method, params: event.notification.params }
-    case "turn.completed": {
-      const { items: _items, ...outcome } = event.outcome
-      return { type: event.type, ...outcome }
-    }
-    default:
-      return event
-  }
-}
 
 const spinnerFrames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
@@ -265,7 +254,7 @@ const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, Scope.Sc
     const onEvent: EventSink = (event) =>
       Effect.sync(() => {
         if (options.json) {
-          process.stdout.write(JSON.stringify(toJson(event)) + "\n")
+          process.stdout.write(JSON.stringify(turnEventJson(event)) + "\n")
           return
         }
         switch (event.type) {

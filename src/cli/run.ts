@@ -4,23 +4,11 @@ import { Console, Effect, Layer, Option } from "effect"
 import * as Live from "../../layers/Live.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
 import { checkSessionId } from "../session/SessionStore.js"
-import type { TurnEvent } from "../turn/TurnRunner.js"
 import { TurnDidNotComplete } from "./errors.js"
 import * as GlobalOptions from "./options.js"
+import { turnEventJson } from "./turnJson.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
 
-const toJson = (event: TurnEvent): unknown => {
-  switch (event.type) {
-    case "notification":
-      return { type: "notification", method: event.notification.method, params: event.notification.params }
-    case "turn.completed": {
-      const { items: _items, ...outcome } = event.outcome
-      return { type: event.type, ...outcome }
-    }
-    default:
-      return event
-  }
-}
 
 export const command = Command.make(
   "run",
@@ -41,7 +29,7 @@ export const command = Command.make(
           sessionId,
           prompt: options.prompt,
           model: Option.getOrUndefined(options.model),
-          onEvent: options.json ? (event) => Console.log(JSON.stringify(toJson(event))) : undefined
+          onEvent: options.json ? (event) => Console.log(JSON.stringify(turnEventJson(event))) : undefined
         })
       ).pipe(Effect.provide(Live.layer(settings).pipe(Layer.provide(TerminalDelivery.layer({ json: options.json })))))
       if (!options.json && Option.isNone(options.session)) yield* Console.error(`session: ${sessionId}`)

@@ -9,7 +9,7 @@ import type { SessionRecord } from "../../schemas/session.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import { ClientPool, type LeaseError } from "../appserver/ClientPool.js"
 import { AppServerExited, type ConnectionClosed, ConnectionRetired, type RequestError, RpcError } from "../appserver/errors.js"
-import { CodexHarness, clientSpec, Settings } from "../harness/CodexHarness.js"
+import { CodexHarness, clientSpec, Settings, threadSettingsFor } from "../harness/CodexHarness.js"
 import { type InvalidSessionId, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
 import { sessionState } from "../session/SessionState.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
@@ -167,14 +167,7 @@ export const make = (options: CompactionLayerOptions = {}) =>
 
         // the very client the session's turns use; a second client could not see (or stop) the live thread
         const connection: AppServerConnection = yield* pool.lease(poolKey, spec)
-        const threadSettings: TurnRunner.ThreadSettings = {
-          cwd: settings.cwd,
-          approvalPolicy: settings.approvalPolicy,
-          sandbox: settings.sandbox,
-          approvalsReviewer: settings.approvalsReviewer,
-          serviceTier: settings.serviceTier,
-          model: locked ? undefined : (state.modelChoice ?? settings.model)
-        }
+        const threadSettings = threadSettingsFor(settings, state)
         yield* connection
           .request("thread/resume", { ...TurnRunner.threadParams(threadSettings, {}, locked), threadId, excludeTurns: true })
           .pipe(

@@ -14,7 +14,7 @@ import { CompactionFence } from "../compaction/CompactionFence.js"
 import { Delivery, type Reply } from "../ports/Delivery.js"
 import { type LifecycleEvent, PluginHooks } from "../ports/PluginHooks.js"
 import { type InvalidSessionId, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
-import { sessionState } from "../session/SessionState.js"
+import { type SessionState, sessionState } from "../session/SessionState.js"
 import * as HarnessTools from "../tools/HarnessTools.js"
 import * as ToolBridge from "../tools/ToolBridge.js"
 import { dynamicToolSpecs, type HarnessTool } from "../tools/ToolCatalog.js"
@@ -73,6 +73,23 @@ export const clientSpec = (settings: HarnessSettings): ClientSpec => {
     requestTimeout: settings.requestTimeout
   }
 }
+
+/**
+ * What a session's next start, resume or turn resends (S12): the user's model choice is never replaced by the default,
+ * and a locked (supervised) binding sends no model at all (S13). Pure.
+ */
+export const threadSettingsFor = (
+  settings: HarnessSettings,
+  state: SessionState,
+  requestedModel?: string | undefined
+): TurnRunner.ThreadSettings => ({
+  cwd: settings.cwd,
+  approvalPolicy: settings.approvalPolicy,
+  sandbox: settings.sandbox,
+  approvalsReviewer: settings.approvalsReviewer,
+  serviceTier: settings.serviceTier,
+  model: state.binding?.locked === true ? undefined : (requestedModel ?? state.modelChoice ?? settings.model)
+})
 
 export type TurnKind = "user" | "heartbeat"
 
@@ -300,15 +317,7 @@ export const make = Effect.gen(function* () {
         yield* store.append(sessionId, { _tag: "user", at: now(), text: prompt, ...(kind !== "user" ? { kind } : {}) })
 
         const locked = state.binding?.locked === true
-        const threadSettings: TurnRunner.ThreadSettings = {
-          cwd: settings.cwd,
-          approvalPolicy: settings.approvalPolicy,
-          sandbox: settings.sandbox,
-          approvalsReviewer: settings.approvalsReviewer,
-          serviceTier: settings.serviceTier,
-          // the user's choice is never replaced by the default (S12); a locked binding sends none (S13)
-          model: locked ? undefined : (requestedModel ?? state.modelChoice ?? settings.model)
-        }
+        const threadSettings = threadSettingsFor(settings, state, requestedModel)
         const tools = toolsFor(sessionId)
         const workspace = yield* Instructions.readWorkspace(settings.cwd)
         const cronScratch = kind === "heartbeat" ? yield* readCronScratch(settings.cronScratchPath) : undefined

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { type RecordedRequest, reply } from "../../src/testing/ScriptedModel.js"
-import { type Fixture, fixture, processesMentioning } from "../support/harness.js"
+import { type Fixture, fixture, leftBehind } from "../support/harness.js"
 
 const bin = path.resolve("bin/codex-harness.js")
 
@@ -48,28 +48,6 @@ const conversation = (request: RecordedRequest) =>
     .map((m) => ({ role: m.role, text: (m.content ?? []).map((c) => c.text ?? "").join("") }))
 
 const lastUserText = (request: RecordedRequest) => conversation(request).filter((m) => m.role === "user").at(-1)?.text
-
-const cmdline = (pid: number) => {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ")
-  } catch {
-    return ""
-  }
-}
-
-/**
- * What the CLI left running: its app-server must be gone the moment it exits. Codex also starts the host's shell in a
- * session of its own (its shell snapshot), outside the app-server's process group, and a login profile can leave a
- * backgrounded child there (seen here: `pyenv rehash` from ~/.bashrc) that ends by itself within a second or so; those
- * get a few seconds before they count.
- */
-const leftBehind = (stateDir: string) =>
-  Effect.gen(function* () {
-    const appServers = processesMentioning(stateDir).filter((pid) => cmdline(pid).includes("app-server"))
-    if (appServers.length > 0) return appServers.map((pid) => `${pid} ${cmdline(pid)}`)
-    for (let i = 0; i < 50 && processesMentioning(stateDir).length > 0; i++) yield* Effect.sleep("100 millis")
-    return processesMentioning(stateDir).map((pid) => `${pid} ${cmdline(pid)}`)
-  })
 
 const noStackTrace = (text: string) => expect(text).not.toMatch(/^\s+at /m)
 

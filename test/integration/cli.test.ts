@@ -6,7 +6,7 @@ import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { reply } from "../../src/testing/ScriptedModel.js"
-import { fixture, processesMentioning, tempDir } from "../support/harness.js"
+import { fixture, leftBehind, tempDir } from "../support/harness.js"
 
 const bin = path.resolve("bin/codex-harness.js")
 
@@ -40,7 +40,7 @@ describe("codex-harness CLI", () => {
       expect(requests[1]!.body).toContain("first answer")
       const records = fs.readFileSync(path.join(f.stateDir, "sessions", "cli-1.jsonl"), "utf8")
       expect(records).toContain("second answer")
-      expect(processesMentioning(f.stateDir)).toEqual([])
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
     })
   )
 
@@ -95,7 +95,7 @@ describe("codex-harness CLI", () => {
       // the prompt was kept even though the turn failed
       const sessions = fs.readdirSync(path.join(state, "sessions"))
       expect(fs.readFileSync(path.join(state, "sessions", sessions[0]!), "utf8")).toContain('"text":"x"')
-      expect(processesMentioning(state)).toEqual([])
+      expect(yield* leftBehind(state)).toEqual([])
     })
   )
 

@@ -78,3 +78,25 @@ export const processesMentioning = (needle: string): ReadonlyArray<number> => {
   }
   return found
 }
+
+const cmdline = (pid: number) => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ")
+  } catch {
+    return ""
+  }
+}
+
+/**
+ * What the CLI left running: its app-server must be gone the moment it exits. Codex also starts the host's shell in a
+ * session of its own (its shell snapshot), outside the app-server's process group, and a login profile can leave a
+ * backgrounded child there (seen here: `pyenv rehash` from ~/.bashrc) that ends by itself within a second or so; those
+ * get a few seconds before they count.
+ */
+export const leftBehind = (stateDir: string) =>
+  Effect.gen(function* () {
+    const appServers = processesMentioning(stateDir).filter((pid) => cmdline(pid).includes("app-server"))
+    if (appServers.length > 0) return appServers.map((pid) => `${pid} ${cmdline(pid)}`)
+    for (let i = 0; i < 50 && processesMentioning(stateDir).length > 0; i++) yield* Effect.sleep("100 millis")
+    return processesMentioning(stateDir).map((pid) => `${pid} ${cmdline(pid)}`)
+  })
