@@ -20,6 +20,7 @@ import * as ToolBridge from "../tools/ToolBridge.js"
 import { dynamicToolSpecs, type HarnessTool } from "../tools/ToolCatalog.js"
 import * as Instructions from "../turn/Instructions.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
+import { type TurnExtension, TurnExtensions } from "./TurnExtensions.js"
 
 export type VisibleReplies = "automatic" | "message_tool"
 
@@ -204,6 +205,7 @@ export const make = Effect.gen(function* () {
   const delivery = yield* Delivery
   const fence = yield* CompactionFence
   const hooks = yield* Effect.serviceOption(PluginHooks)
+  const extensions = Option.getOrElse(yield* Effect.serviceOption(TurnExtensions), () => [] as ReadonlyArray<TurnExtension>)
   // lifecycle observations go through a bounded queue to one observer fiber: an observer can never block a turn, and
   // when it falls behind by `observerBacklog` events the newest are dropped (and logged) rather than memory growing
   const observations = yield* Queue.dropping<LifecycleEvent>(observerBacklog)
@@ -318,7 +320,8 @@ export const make = Effect.gen(function* () {
 
         const locked = state.binding?.locked === true
         const threadSettings = threadSettingsFor(settings, state, requestedModel)
-        const tools = toolsFor(sessionId)
+        const tools = [...toolsFor(sessionId), ...extensions.flatMap((e) => e.tools?.(sessionId) ?? [])]
+        const extensionConfig = yield* Effect.forEach(extensions, (e) => e.threadConfig?.(sessionId) ?? Effect.succeed({}))
         const workspace = yield* Instructions.readWorkspace(settings.cwd)
         const cronScratch = kind === "heartbeat" ? yield* readCronScratch(settings.cronScratchPath) : undefined
         const instructions = Instructions.buildTurnInstructions({
@@ -338,9 +341,10 @@ export const make = Effect.gen(function* () {
 
         const connection: AppServerConnection = yield* pool.lease(poolKey, spec)
         const bound = state.binding !== undefined ? { threadId: state.binding.threadId, locked } : undefined
+        const threadConfig = Object.assign({}, instructions.threadStart.config, ...extensionConfig)
         const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, {
           developerInstructions: instructions.threadStart.developerInstructions,
-          config: instructions.threadStart.config,
+          config: Object.keys(threadConfig).length > 0 ? threadConfig : undefined,
           dynamicTools: dynamicToolSpecs(tools)
         })
         yield* onEvent({ type: "thread.opened", thread })
@@ -360,6 +364,9 @@ export const make = Effect.gen(function* () {
           })
         }
         yield* ToolBridge.install(connection, { sessionId, threadId: thread.threadId, tools })
+        for (const extension of extensions) {
+          if (extension.install !== undefined) yield* extension.install({ sessionId, threadId: thread.threadId, connection })
+        }
 
         // what has completed is kept, so a failure later in the turn cannot drop a finished reply
         let lastText: { readonly text: string; readonly turnId: string } | undefined

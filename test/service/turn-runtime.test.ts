@@ -1,12 +1,13 @@
 // The turn runtime's rules against the in-memory app-server: resend and model lock (S12, S13), visible replies (S18),
 // heartbeats (S19), media (S41), the transcript mirror (S39) and replies kept when a later step fails.
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, FiberId, Layer, Option, TestClock } from "effect"
+import { Deferred, Effect, Fiber, FiberId, Layer, Option, Schema, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Test from "../../layers/Test.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
+import { TurnExtensions } from "../../src/harness/TurnExtensions.js"
 import { type LifecycleEvent, PluginHooks } from "../../src/ports/PluginHooks.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { type ClientRequest, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"
@@ -395,4 +396,57 @@ describe("lifecycle projections", () => {
       )
       expect(result.status).toBe("completed")
     }))
+})
+
+describe("turn extensions", () => {
+  it.scoped("[S11][S20] an extension's tools, thread config and per-turn routes reach the thread and live for the turn", () => {
+    let installs = 0
+    const extension = Layer.succeed(TurnExtensions, [
+      {
+        name: "test-extension",
+        tools: () => [
+          {
+            name: "lookup",
+            description: "looks things up",
+            input: Schema.Struct({ q: Schema.String }),
+            handler: (args) => Effect.succeed({ text: `found ${args.q}`, success: true })
+          }
+        ],
+        threadConfig: () => Effect.succeed({ "features.hooks": true }),
+        install: (turn) =>
+          turn.connection
+            .handle({ match: "item/commandExecution/requestApproval", handle: () => Effect.succeed({ decision: "decline" }) })
+            .pipe(Effect.tap(() => Effect.sync(() => installs++)))
+      }
+    ])
+    return Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      const askAndCall: Handler = (params, ctx) =>
+        Effect.tap(ctx.fallback, () =>
+          ctx.afterReply(
+            Effect.gen(function* () {
+              const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+              const approval = yield* ctx.request("item/commandExecution/requestApproval", { threadId: params.threadId, turnId, itemId: "c" })
+              expect(approval).toMatchObject({ _tag: "Result", result: { decision: "decline" } })
+              const tool = yield* ctx.request("item/tool/call", {
+                threadId: params.threadId, turnId, callId: "t", namespace: "openclaw", tool: "lookup", arguments: { q: "cats" }
+              })
+              expect(tool).toMatchObject({ _tag: "Result", result: { success: true, contentItems: [{ text: "found cats" }] } })
+              yield* ctx.finishTurn(params.threadId, { status: "completed", text: "ok" })
+            })
+          )
+        )
+      yield* mock.setHandler("turn/start", askAndCall)
+      yield* harness.runTurn({ sessionId: "ext", prompt: "hi" })
+      const start = (yield* mock.requests("thread/start"))[0]!.params as Record<string, any>
+      expect(start.config).toMatchObject({ "features.hooks": true })
+      expect(JSON.stringify(start.dynamicTools)).toContain('"name":"lookup"')
+      expect(installs).toBe(1)
+      // after the turn the route is gone: an approval request now gets the no-handler error
+      const peer = yield* mock.latest
+      const late = yield* peer.request("item/commandExecution/requestApproval", { threadId: start.threadId ?? "t", turnId: "x", itemId: "c" })
+      expect(late._tag).toBe("Error")
+    }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }).pipe(Layer.provide(extension))))
+  })
 })

@@ -1,0 +1,27 @@
+// Extension points of a turn, for the rooms that plug into it (approvals, hook relay, embedder tools): tools served on
+// the session's threads, thread-level config, and per-turn installs (server-request routes) scoped to the turn.
+// CodexHarness reads them; it never needs to know which rooms exist.
+import { Context, type Effect, type Scope } from "effect"
+import type { AppServerConnection } from "../appserver/AppServerConnection.js"
+import type { HarnessTool } from "../tools/ToolCatalog.js"
+
+export interface TurnContext {
+  readonly sessionId: string
+  readonly threadId: string
+  readonly connection: AppServerConnection
+}
+
+export interface TurnExtension {
+  readonly name: string
+  /** tools the harness serves on the session's threads; advertised on thread/start (S11) */
+  readonly tools?: ((sessionId: string) => ReadonlyArray<HarnessTool>) | undefined
+  /** thread-level `config` entries sent on start and resume (for example per-thread hooks, S20) */
+  readonly threadConfig?: ((sessionId: string) => Effect.Effect<Readonly<Record<string, unknown>>>) | undefined
+  /** installed for the turn's life, before turn/start: server-request routes, observers */
+  readonly install?: ((turn: TurnContext) => Effect.Effect<void, never, Scope.Scope>) | undefined
+}
+
+export class TurnExtensions extends Context.Tag("codex-harness/TurnExtensions")<
+  TurnExtensions,
+  ReadonlyArray<TurnExtension>
+>() {}
