@@ -1,4 +1,6 @@
 // codex-harness: the public surface for Effect apps that embed the harness.
+export * as AllowAlways from "./approvals/AllowAlways.js"
+export * as Approvals from "./approvals/Approvals.js"
 export * as AppServerConnection from "./appserver/AppServerConnection.js"
 export * as ClientPool from "./appserver/ClientPool.js"
 export * as CodexArgs from "./appserver/CodexArgs.js"
@@ -9,13 +11,30 @@ export * as Compaction from "./compaction/Compaction.js"
 export * as CompactionFence from "./compaction/CompactionFence.js"
 export * as HarnessConfig from "./config/HarnessConfig.js"
 export * as CodexHarness from "./harness/CodexHarness.js"
+export {
+  type ApprovalDecision,
+  ApprovalPromptFailed,
+  ApprovalPrompts,
+  type ApprovalRequest,
+  type FileChange
+} from "./ports/ApprovalPrompts.js"
 export * as Delivery from "./ports/Delivery.js"
+export {
+  DuplicateToolName,
+  DynamicTools,
+  InvalidToolName,
+  tool,
+  type ToolRegistrationError
+} from "./ports/DynamicTools.js"
 export * as PluginHooks from "./ports/PluginHooks.js"
 export * as SessionState from "./session/SessionState.js"
 export * as SessionStore from "./session/SessionStore.js"
+export * as TurnExtensions from "./harness/TurnExtensions.js"
+export * as EmbedderTools from "./tools/EmbedderTools.js"
 export * as HarnessTools from "./tools/HarnessTools.js"
 export * as ToolBridge from "./tools/ToolBridge.js"
 export * as ToolCatalog from "./tools/ToolCatalog.js"
+export * as ToolObservations from "./tools/ToolObservations.js"
 export * as Instructions from "./turn/Instructions.js"
 export * as SteeringQueue from "./turn/SteeringQueue.js"
 export * as TurnRunner from "./turn/TurnRunner.js"

@@ -12,6 +12,7 @@ import { Compaction, type CompactionService } from "../compaction/Compaction.js"
 import { checkSessionId } from "../session/SessionStore.js"
 import { SteeringQueue, type SteeringQueueService } from "../turn/SteeringQueue.js"
 import type { EventSink } from "../turn/TurnRunner.js"
+import * as ApprovalPromptsCli from "./approvalPrompts.js"
 import * as GlobalOptions from "./options.js"
 import { turnEventJson } from "./turnJson.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
@@ -504,7 +505,13 @@ export const command = Command.make(
         yield* Console.error(`session: ${state.sessionId}`)
         // built once: the app-server client stays warm across messages and stops when the chat ends
         const scope = yield* Effect.scope
-        const context = yield* Layer.build(Live.layer(settings).pipe(Layer.provide(Layer.succeed(Delivery, view.delivery))))
+        // approvals: --approvals decides (deny by default), each decision printed on stderr
+        const context = yield* Layer.build(
+          Live.layer(settings).pipe(
+            Layer.provide(Layer.succeed(Delivery, view.delivery)),
+            Layer.provide(ApprovalPromptsCli.fixed(options.approvals))
+          )
+        )
         const services: ChatServices = {
           harness: Context.get(context, CodexHarness),
           queue: Context.get(context, SteeringQueue),

@@ -6,6 +6,7 @@ import { Clock, Console, Effect, Layer, Schedule } from "effect"
 import * as Live from "../../layers/Live.js"
 import * as Compaction from "../compaction/Compaction.js"
 import { checkSessionId } from "../session/SessionStore.js"
+import * as ApprovalPromptsCli from "./approvalPrompts.js"
 import * as GlobalOptions from "./options.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
 
@@ -37,7 +38,10 @@ export const command = Command.make(
       const settings = yield* GlobalOptions.toSettings(options)
       const sessionId = yield* checkSessionId(options.session)
       // the timeouts come with the settings (compaction.timeoutSeconds, compaction.interruptGraceSeconds)
-      const services = Live.layer(settings).pipe(Layer.provide(TerminalDelivery.layer({ json: options.json })))
+      const services = Live.layer(settings).pipe(
+        Layer.provide(TerminalDelivery.layer({ json: options.json })),
+        Layer.provide(ApprovalPromptsCli.fixed(options.approvals))
+      )
       const result = yield* Effect.scoped(
         Effect.gen(function* () {
           yield* Effect.forkScoped(progress())

@@ -37,7 +37,11 @@ export const global = {
     Options.optional
   ),
   codexBin: Options.text("codex-bin").pipe(Options.withDescription("path to a codex executable"), Options.optional),
-  json: Options.boolean("json").pipe(Options.withDescription("print one JSON event per line"))
+  json: Options.boolean("json").pipe(Options.withDescription("print one JSON event per line")),
+  approvals: Options.choice("approvals", ["deny", "allow"]).pipe(
+    Options.withDescription("how Codex's approval requests are answered (each decision is printed on stderr)"),
+    Options.withDefault("deny" as const)
+  )
 }
 
 export type GlobalOptions = {
@@ -105,6 +109,8 @@ export const toSettings = (options: GlobalOptions): Effect.Effect<HarnessSetting
       idleTimeToLive: Duration.seconds(effective.appServer.idleTimeToLiveSeconds),
       queueMode: effective.messages.queue.mode,
       quietWindow: Duration.millis(effective.messages.queue.quietWindowMs),
+      allowAlwaysWindow: Duration.minutes(effective.approvals.allowAlwaysWindowMinutes),
+      allowAlwaysMaxEntries: effective.approvals.allowAlwaysMaxEntries,
       compactionTimeout: Duration.seconds(effective.compaction.timeoutSeconds),
       interruptGrace: Duration.seconds(effective.compaction.interruptGraceSeconds)
     }

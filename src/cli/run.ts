@@ -5,6 +5,7 @@ import * as Live from "../../layers/Live.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
 import { checkSessionId } from "../session/SessionStore.js"
 import { TurnDidNotComplete } from "./errors.js"
+import * as ApprovalPromptsCli from "./approvalPrompts.js"
 import * as GlobalOptions from "./options.js"
 import { turnEventJson } from "./turnJson.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
@@ -31,7 +32,14 @@ export const command = Command.make(
           model: Option.getOrUndefined(options.model),
           onEvent: options.json ? (event) => Console.log(JSON.stringify(turnEventJson(event))) : undefined
         })
-      ).pipe(Effect.provide(Live.layer(settings).pipe(Layer.provide(TerminalDelivery.layer({ json: options.json })))))
+      ).pipe(
+        Effect.provide(
+          Live.layer(settings).pipe(
+            Layer.provide(TerminalDelivery.layer({ json: options.json })),
+            Layer.provide(ApprovalPromptsCli.fixed(options.approvals))
+          )
+        )
+      )
       if (!options.json && Option.isNone(options.session)) yield* Console.error(`session: ${sessionId}`)
       if (outcome.status !== "completed") {
         return yield* Effect.fail(new TurnDidNotComplete({ status: outcome.status, detail: outcome.error ?? "" }))

@@ -55,6 +55,9 @@ export interface HarnessSettings {
   /** S35: what messages arriving during a run do, and the steer batching window */
   readonly queueMode?: "steer" | "followup" | "collect" | undefined
   readonly quietWindow?: Duration.DurationInput | undefined
+  /** S28: how long and how many allow-always decisions are kept */
+  readonly allowAlwaysWindow?: Duration.DurationInput | undefined
+  readonly allowAlwaysMaxEntries?: number | undefined
   /** S37: manual compaction timeout and interrupt grace */
   readonly compactionTimeout?: Duration.DurationInput | undefined
   readonly interruptGrace?: Duration.DurationInput | undefined

@@ -14,6 +14,18 @@ export type LifecycleEvent =
   | ({ readonly type: "llm_output"; readonly text: string } & Where)
   | ({ readonly type: "before_compaction" } & Where)
   | ({ readonly type: "after_compaction"; readonly status: "completed" | "failed" | "interrupted" } & Where)
+  | ({
+    /** a native tool use finished (S23): mirrored from `item/completed`, for telemetry only; never blocks or alters the call */
+    readonly type: "after_tool_call"
+    /** the item id: the native tool use's call id */
+    readonly toolUseId: string
+    /** the item kind (`commandExecution`, `fileChange`, `webSearch`, ...) or, for MCP, `mcp:<server>/<tool>` */
+    readonly tool: string
+    /** the item's final status when it has one (`completed`, `failed`, `declined`, ...) */
+    readonly status: string | undefined
+    /** the completed item as the app-server sent it */
+    readonly item: Readonly<Record<string, unknown>>
+  } & Where)
   | {
     readonly type: "agent_event"
     readonly name: "codex_app_server.hook"

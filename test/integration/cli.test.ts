@@ -57,6 +57,23 @@ describe("codex-harness CLI", () => {
     })
   )
 
+  it.scopedLive("[S27] run answers approvals with --approvals (deny by default) and prints each decision on stderr", () =>
+    Effect.gen(function* () {
+      const touch = reply.steps({ type: "function_call", name: "exec_command", arguments: { cmd: "touch approved.txt" } })
+      const f = yield* fixture({ replies: [touch, reply.text("tried"), touch, reply.text("done")] })
+      const args = ["run", "--provider-url", f.model.url, "--state-dir", f.stateDir, "--cwd", f.workDir]
+      const policy = ["--approval-policy", "untrusted", "--sandbox", "workspace-write"]
+      const denied = yield* cli([...args, ...policy, "--session", "a1", "touch it"])
+      expect(denied.code).toBe(0)
+      expect(denied.stderr).toMatch(/approval: denied command .*touch approved\.txt/)
+      expect(fs.existsSync(path.join(f.workDir, "approved.txt"))).toBe(false)
+      const allowed = yield* cli([...args, ...policy, "--approvals", "allow", "--session", "a2", "touch it"])
+      expect(allowed.code).toBe(0)
+      expect(allowed.stderr).toMatch(/approval: allowed command .*touch approved\.txt/)
+      expect(fs.existsSync(path.join(f.workDir, "approved.txt"))).toBe(true)
+    })
+  )
+
   it.scopedLive("[cli] a missing codex binary is one clear line on stderr and exit 1", () =>
     Effect.gen(function* () {
       const state = yield* tempDir()

@@ -1,0 +1,101 @@
+// The CLI's ApprovalPrompts: a fixed policy (`--approvals deny|allow`) that decides without asking and says so on
+// stderr, and a terminal prompt on the TTY (one question at a time; anything but an explicit choice is a deny).
+import { Effect, Layer } from "effect"
+import * as readline from "node:readline"
+import {
+  type ApprovalDecision,
+  ApprovalPromptFailed,
+  ApprovalPrompts,
+  type ApprovalRequest,
+  describe
+} from "../ports/ApprovalPrompts.js"
+
+const writeErr = (line: string) => Effect.sync(() => void process.stderr.write(`${line}\n`))
+
+/** Decides every approval the same way, printing one line per decision to stderr. */
+export const fixed = (mode: "deny" | "allow"): Layer.Layer<ApprovalPrompts> =>
+  Layer.succeed(ApprovalPrompts, {
+    ask: (request) =>
+      Effect.as(
+        writeErr(`approval: ${mode === "allow" ? "allowed" : "denied"} ${describe(request)} (--approvals ${mode})`),
+        (mode === "allow" ? "allowOnce" : "deny") satisfies ApprovalDecision
+      )
+  })
+
+/** What the terminal shows before the question. Pure. */
+export const render = (request: ApprovalRequest): string => {
+  const lines: Array<string> = []
+  switch (request.kind) {
+    case "command":
+      lines.push(`Codex wants to run: ${request.command}`, `  in ${request.cwd}`)
+      break
+    case "fileChange":
+      lines.push("Codex wants to change files:")
+      for (const change of request.changes ?? []) {
+        lines.push(`  ${change.kind} ${change.path}`)
+        for (const line of change.diff.split("\n").slice(0, 40)) lines.push(`    ${line}`)
+      }
+      if (request.changes === undefined) lines.push(`  (item ${request.itemId}; changes not available)`)
+      break
+    case "permissions":
+      lines.push(`Codex asks for extra permissions in ${request.cwd}:`, `  ${JSON.stringify(request.permissions)}`)
+      break
+    case "mcpTool":
+      lines.push(request.message)
+      if (request.toolDescription !== undefined) lines.push(`  ${request.toolDescription}`)
+      if (request.params !== undefined) lines.push(`  params: ${JSON.stringify(request.params)}`)
+      break
+  }
+  if ("reason" in request && request.reason !== undefined) lines.push(`  reason: ${request.reason}`)
+  return lines.join("\n")
+}
+
+/** Maps a typed answer; anything unrecognised (including an empty line) is a deny. Pure. */
+export const parseAnswer = (answer: string): ApprovalDecision => {
+  const a = answer.trim().toLowerCase()
+  if (a === "o" || a === "once") return "allowOnce"
+  if (a === "a" || a === "always") return "allowAlways"
+  return "deny"
+}
+
+const question = (prompt: string) =>
+  Effect.async<string, ApprovalPromptFailed>((resume) => {
+    const rl = readline.createInterface({ input: process.stdin, output: process.stderr, terminal: process.stdin.isTTY === true })
+    let done = false
+    const finish = (effect: Effect.Effect<string, ApprovalPromptFailed>) => {
+      if (done) return
+      done = true
+      rl.close()
+      resume(effect)
+    }
+    rl.on("close", () => finish(Effect.fail(new ApprovalPromptFailed({ reason: "the terminal closed" }))))
+    rl.question(prompt, (answer) => finish(Effect.succeed(answer)))
+    return Effect.sync(() => {
+      done = true
+      rl.close()
+    })
+  })
+
+/**
+ * Asks through `ask` (one approval at a time): `[o]nce / [a]lways / [d]eny`, default deny. For a CLI that already reads
+ * stdin (chat), pass its own reader's question so two readers never compete for the same line.
+ */
+export const terminalWith = (
+  ask: (prompt: string) => Effect.Effect<string, ApprovalPromptFailed>
+): Layer.Layer<ApprovalPrompts> =>
+  Layer.effect(
+    ApprovalPrompts,
+    Effect.map(Effect.makeSemaphore(1), (one) => ({
+      ask: (request: ApprovalRequest) =>
+        one.withPermits(1)(
+          Effect.map(ask(`\n${render(request)}\nAllow? [o]nce / [a]lways / [d]eny (default deny): `), parseAnswer)
+        )
+    }))
+  )
+
+/** Asks on the process's TTY; without a TTY every approval is denied (and said so on stderr). */
+export const terminal: Layer.Layer<ApprovalPrompts> = terminalWith((prompt) =>
+  process.stdin.isTTY === true
+    ? question(prompt)
+    : Effect.as(writeErr("approval: denied (no terminal to ask on)"), "d")
+)

@@ -1,0 +1,31 @@
+// The turn extensions the production composition installs, each only when the embedder supplies what it needs:
+// embedder tools (DynamicTools), native tool observations (PluginHooks), approvals (ApprovalPrompts). Approvals go last:
+// later routes win, so MCP tool approvals are classified before any other elicitation handling (S29).
+import { Duration, Effect, Layer, Option } from "effect"
+import * as Approvals from "../approvals/Approvals.js"
+import { ApprovalPrompts } from "../ports/ApprovalPrompts.js"
+import * as EmbedderTools from "../tools/EmbedderTools.js"
+import * as ToolObservations from "../tools/ToolObservations.js"
+import { Settings } from "./CodexHarness.js"
+import { TurnExtensions } from "./TurnExtensions.js"
+
+export const layer: Layer.Layer<TurnExtensions, never, Settings> = Layer.scoped(
+  TurnExtensions,
+  Effect.gen(function* () {
+    const settings = yield* Settings
+    const tools = yield* EmbedderTools.fromOptionalPort()
+    const observations = yield* ToolObservations.make()
+    const prompts = yield* Effect.serviceOption(ApprovalPrompts)
+    const approvals = Option.isNone(prompts)
+      ? []
+      : [
+        yield* Approvals.makeExtension({
+          allowAlways: {
+            window: settings.allowAlwaysWindow ?? Duration.minutes(30),
+            maxEntries: settings.allowAlwaysMaxEntries ?? 512
+          }
+        }).pipe(Effect.provideService(ApprovalPrompts, prompts.value))
+      ]
+    return [tools, observations, ...approvals]
+  })
+)

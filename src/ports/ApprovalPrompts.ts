@@ -1,0 +1,87 @@
+// Port: who decides an approval Codex asks for (a person in a chat channel, a terminal, a fixed policy). The embedding
+// gateway provides it; the harness maps the app-server's request into an ApprovalRequest and the decision back onto
+// the wire. A prompt that fails, times out or gives no decision is always a decline (S27): never an allow.
+import { Context, type Effect, Schema } from "effect"
+
+export interface FileChange {
+  readonly path: string
+  /** "add" | "delete" | "update" as the app-server reports it */
+  readonly kind: string
+  readonly diff: string
+}
+
+interface Common {
+  readonly sessionId: string
+  readonly threadId: string
+  readonly turnId: string
+  readonly itemId: string
+}
+
+export interface CommandApproval extends Common {
+  readonly kind: "command"
+  readonly command: string
+  readonly cwd: string
+  readonly reason?: string | undefined
+}
+
+export interface FileChangeApproval extends Common {
+  readonly kind: "fileChange"
+  /** the changes of the fileChange item this request is about, when it could be correlated (item/started) */
+  readonly changes?: ReadonlyArray<FileChange> | undefined
+  readonly reason?: string | undefined
+  readonly grantRoot?: string | undefined
+}
+
+export interface PermissionsApproval extends Common {
+  readonly kind: "permissions"
+  readonly cwd: string
+  readonly reason?: string | undefined
+  /** the requested profile as sent (`{network, fileSystem}`) */
+  readonly permissions: unknown
+  readonly raw: unknown
+}
+
+export interface McpToolApproval {
+  readonly kind: "mcpTool"
+  readonly sessionId: string
+  readonly threadId: string
+  readonly turnId: string | undefined
+  readonly serverName: string
+  readonly toolName: string
+  readonly toolDescription?: string | undefined
+  readonly params?: unknown
+  readonly message: string
+}
+
+export type ApprovalRequest = CommandApproval | FileChangeApproval | PermissionsApproval | McpToolApproval
+
+export type ApprovalDecision = "allowOnce" | "allowAlways" | "deny" | "noDecision"
+
+export class ApprovalPromptFailed extends Schema.TaggedError<ApprovalPromptFailed>()("ApprovalPromptFailed", {
+  reason: Schema.String
+}) {
+  override get message() {
+    return `the approval prompt failed: ${this.reason}`
+  }
+}
+
+export class ApprovalPrompts extends Context.Tag("codex-harness/ApprovalPrompts")<
+  ApprovalPrompts,
+  { readonly ask: (request: ApprovalRequest) => Effect.Effect<ApprovalDecision, ApprovalPromptFailed> }
+>() {}
+
+/** One line naming what is asked about, for logs and terminals. */
+export const describe = (request: ApprovalRequest): string => {
+  switch (request.kind) {
+    case "command":
+      return `command ${JSON.stringify(request.command)}`
+    case "fileChange":
+      return request.changes === undefined || request.changes.length === 0
+        ? `file change ${request.itemId}`
+        : `file change ${request.changes.map((c) => `${c.kind} ${c.path}`).join(", ")}`
+    case "permissions":
+      return `permissions ${JSON.stringify(request.permissions)}`
+    case "mcpTool":
+      return `MCP tool ${request.serverName}/${request.toolName}`
+  }
+}

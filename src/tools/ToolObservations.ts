@@ -1,0 +1,135 @@
+// Asynchronous after_tool_call observations of native tool completions (S23). Codex holds the canonical record of its
+// own tools (commands, file changes, MCP calls, web search, ...); the harness mirrors each completion from
+// `item/completed` to the lifecycle observers, once per tool use, unless the PostToolUse relay already reported it.
+// Telemetry only: the consumer never holds up the connection (it keeps reading and hands events to a dropping queue)
+// and an observer can never block, delay or alter the call. Dynamic tool calls are left out: they run in the harness.
+import { Effect, Option, Queue, type Scope, Stream } from "effect"
+import type { TurnContext, TurnExtension } from "../harness/TurnExtensions.js"
+import { type LifecycleEvent, PluginHooks } from "../ports/PluginHooks.js"
+import { directNamespace, searchableNamespace } from "./ToolCatalog.js"
+
+export const defaults = {
+  /** tool-use ids remembered per turn for de-duplication; the oldest are forgotten beyond this */
+  maxToolUsesPerTurn: 4_096,
+  /** observations waiting for a slow observer before the newest are dropped */
+  backlog: 1_024
+} as const
+
+/** Item kinds that are Codex-native tool uses. */
+export const nativeToolKinds: ReadonlySet<string> = new Set([
+  "commandExecution",
+  "fileChange",
+  "mcpToolCall",
+  "webSearch",
+  "imageView",
+  "imageGeneration",
+  "collabAgentToolCall",
+  "functionCallOutput"
+])
+
+type AfterToolCall = Extract<LifecycleEvent, { readonly type: "after_tool_call" }>
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+const str = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
+
+/**
+ * The after_tool_call observation of a notification, if it is the completion of a native tool use. Pure.
+ * `functionCallOutput` items of the harness's own namespaces are dynamic tools and are left out.
+ */
+export const observationOf = (
+  sessionId: string,
+  threadId: string,
+  notification: { readonly method: string; readonly params?: unknown }
+): AfterToolCall | undefined => {
+  if (notification.method !== "item/completed" || !isRecord(notification.params)) return undefined
+  const { item, turnId } = notification.params
+  if (!isRecord(item)) return undefined
+  const kind = str(item.type)
+  const id = str(item.id)
+  if (kind === undefined || id === undefined || !nativeToolKinds.has(kind)) return undefined
+  let tool = kind
+  if (kind === "mcpToolCall") {
+    tool = `mcp:${str(item.server) ?? "?"}/${str(item.tool) ?? "?"}`
+  } else if (kind === "functionCallOutput") {
+    const namespace = str(item.namespace)
+    if (namespace === searchableNamespace || namespace === directNamespace) return undefined
+    tool = namespace !== undefined ? `${namespace}.${str(item.name) ?? "?"}` : (str(item.name) ?? kind)
+  }
+  return {
+    type: "after_tool_call",
+    sessionId,
+    threadId: str(notification.params.threadId) ?? threadId,
+    turnId: str(turnId) ?? "",
+    toolUseId: id,
+    tool,
+    status: str(item.status),
+    item
+  }
+}
+
+export interface ToolObservationsOptions {
+  /** where observations go (the harness's `observe`); default: the PluginHooks observers, when there are any */
+  readonly observe?: ((event: LifecycleEvent) => Effect.Effect<void>) | undefined
+  /** tool uses the native PostToolUse relay already reported: these are not observed again */
+  readonly handledByPostToolUse?: ((toolUseId: string) => boolean) | undefined
+  readonly maxToolUsesPerTurn?: number | undefined
+  readonly backlog?: number | undefined
+}
+
+/**
+ * The "tool-observations" extension. Its observer fiber lives in the Scope this runs in (the layer's); each turn's
+ * consumer lives in the turn's Scope. Without `observe` and without PluginHooks it installs nothing.
+ */
+export const make = (options: ToolObservationsOptions = {}): Effect.Effect<TurnExtension, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const hooks = yield* Effect.serviceOption(PluginHooks)
+    const observe = options.observe ?? Option.getOrUndefined(Option.map(hooks, (h) => h.observe))
+    if (observe === undefined) return { name: "tool-observations" }
+    const backlog = options.backlog ?? defaults.backlog
+    const maxIds = Math.max(1, options.maxToolUsesPerTurn ?? defaults.maxToolUsesPerTurn)
+    const handled = options.handledByPostToolUse ?? (() => false)
+    const pending = yield* Queue.dropping<AfterToolCall>(backlog)
+    yield* Queue.take(pending).pipe(
+      Effect.flatMap((event) =>
+        observe(event).pipe(Effect.catchAllCause((cause) => Effect.logWarning("an after_tool_call observer failed", cause)))
+      ),
+      Effect.forever,
+      Effect.forkScoped
+    )
+
+    const install = (turn: TurnContext): Effect.Effect<void, never, Scope.Scope> =>
+      Effect.gen(function* () {
+        // one install per turn: the ids seen in it, oldest forgotten first
+        const seen = new Set<string>()
+        let dropped = 0
+        yield* Effect.addFinalizer(() =>
+          dropped > 1 ? Effect.logWarning(`after_tool_call backlog full; dropped ${dropped} observations of turn on ${turn.threadId}`) : Effect.void
+        )
+        const notifications = yield* turn.connection.subscribe({ threadId: turn.threadId })
+        yield* Stream.runForEach(notifications, (notification) => {
+          const event = observationOf(turn.sessionId, turn.threadId, notification)
+          if (event === undefined || seen.has(event.toolUseId)) return Effect.void
+          seen.add(event.toolUseId)
+          if (seen.size > maxIds) {
+            const oldest = seen.values().next()
+            if (oldest.done !== true) seen.delete(oldest.value)
+          }
+          let skip = false
+          try {
+            skip = handled(event.toolUseId)
+          } catch {
+            skip = false
+          }
+          if (skip) return Effect.void
+          return Queue.offer(pending, event).pipe(
+            Effect.flatMap((accepted) => {
+              if (accepted) return Effect.void
+              dropped++
+              return dropped === 1 ? Effect.logWarning(`after_tool_call backlog full; dropping observations (first: ${event.toolUseId})`) : Effect.void
+            })
+          )
+        }).pipe(Effect.forkScoped)
+      })
+
+    return { name: "tool-observations", install }
+  })

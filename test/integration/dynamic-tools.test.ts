@@ -1,0 +1,119 @@
+// Embedder dynamic tools and native tool observations on the real app-server: a scripted model calls a searchable tool
+// (`openclaw`) and a direct-only one (`openclaw_direct`), the handlers run in the harness and their text goes back to the
+// model (S11, S21); an exec_command completion gives exactly one after_tool_call observation (S23).
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Deferred, Effect, Layer, Schema } from "effect"
+import * as Live from "../../layers/Live.js"
+import { CodexHarness, type HarnessSettings } from "../../src/harness/CodexHarness.js"
+import { TurnExtensions } from "../../src/harness/TurnExtensions.js"
+import { DynamicTools, tool } from "../../src/ports/DynamicTools.js"
+import { type LifecycleEvent, PluginHooks } from "../../src/ports/PluginHooks.js"
+import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
+import { reply } from "../../src/testing/ScriptedModel.js"
+import * as EmbedderTools from "../../src/tools/EmbedderTools.js"
+import type { HarnessTool } from "../../src/tools/ToolCatalog.js"
+import * as ToolObservations from "../../src/tools/ToolObservations.js"
+import { fixture } from "../support/harness.js"
+
+const realSleep = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+
+/** the live harness with the embedder's tools, tool observations and this observer, built into the current scope */
+const start = (settings: HarnessSettings, tools: ReadonlyArray<HarnessTool>, observe: (event: LifecycleEvent) => Effect.Effect<void>) =>
+  Effect.gen(function* () {
+    const observer = Layer.succeed(PluginHooks, { observe })
+    const extensions = Layer.scoped(TurnExtensions, Effect.all([EmbedderTools.fromPort(), ToolObservations.make()])).pipe(
+      Layer.provide(DynamicTools.layer(tools)),
+      Layer.provideMerge(observer)
+    )
+    const context = yield* Layer.build(
+      Live.layer(settings).pipe(Layer.provideMerge(RecordingDelivery.layer), Layer.provide(extensions))
+    )
+    return Context.get(context, CodexHarness)
+  })
+
+describe("dynamic tools on the real app-server", () => {
+  it.scopedLive("[S11][S21] the model calls a searchable and a direct-only embedder tool; each result reaches the next model request", () =>
+    Effect.gen(function* () {
+      const calls: Array<string> = []
+      const weather = tool({
+        name: "lookup_weather",
+        description: "The weather in a city.",
+        input: Schema.Struct({ city: Schema.String }),
+        handler: (args, call) =>
+          Effect.sync(() => {
+            calls.push(`weather:${args.city}:${call.sessionId}`)
+            return `${args.city}: sunny, 21C`
+          })
+      })
+      const ticket = tool({
+        name: "get_ticket",
+        description: "A ticket by number.",
+        catalogMode: "direct-only",
+        input: Schema.Struct({ id: Schema.Number }),
+        handler: (args) =>
+          Effect.sync(() => {
+            calls.push(`ticket:${args.id}`)
+            return { id: args.id, title: "broken build" }
+          })
+      })
+      const f = yield* fixture({
+        replies: [
+          reply.steps({ type: "function_call", name: "lookup_weather", namespace: "openclaw", arguments: { city: "Paris" } }),
+          reply.steps({ type: "function_call", name: "get_ticket", namespace: "openclaw_direct", arguments: { id: 7 } }),
+          reply.text("all done")
+        ]
+      })
+      const harness = yield* start(f.settings, [weather, ticket], () => Effect.void)
+      const result = yield* harness.runTurn({ sessionId: "dyn", prompt: "weather and ticket please" })
+      expect(result).toMatchObject({ status: "completed", finalText: "all done" })
+      expect(calls).toEqual(["weather:Paris:dyn", "ticket:7"])
+      const requests = yield* f.model.requests
+      expect(requests).toHaveLength(3)
+      // the direct-only tool is in the model's tool list from the start; the searchable one is deferred (not loaded
+      // up front) and was still callable in its namespace
+      expect(requests[0]!.body).toContain('{"type":"namespace","name":"openclaw_direct"')
+      expect(requests[0]!.body).not.toContain('{"type":"namespace","name":"openclaw",')
+      expect(requests[1]!.body).toContain("function_call_output")
+      expect(requests[1]!.body).toContain("Paris: sunny, 21C")
+      // the structured result went back as JSON text
+      expect(requests[2]!.body).toContain('\\"title\\":\\"broken build\\"')
+    })
+  )
+
+  it.scopedLive("[S23] an exec_command completion gives exactly one after_tool_call observation", () =>
+    Effect.gen(function* () {
+      const seen: Array<LifecycleEvent> = []
+      const observed = yield* Deferred.make<void>()
+      const f = yield* fixture(
+        {
+          replies: [
+            reply.steps({ type: "function_call", name: "exec_command", arguments: { cmd: "echo hi" }, callId: "call_echo" }),
+            reply.text("ran it")
+          ]
+        },
+        { sandbox: "danger-full-access", approvalPolicy: "never" }
+      )
+      const harness = yield* start(f.settings, [], (event) =>
+        Effect.sync(() => seen.push(event)).pipe(
+          Effect.zipRight(event.type === "after_tool_call" ? Deferred.succeed(observed, undefined) : Effect.void)
+        ))
+      const result = yield* harness.runTurn({ sessionId: "exec", prompt: "say hi" })
+      expect(result).toMatchObject({ status: "completed", finalText: "ran it" })
+      yield* Deferred.await(observed).pipe(Effect.timeout("10 seconds"))
+      // a late duplicate would have arrived by now
+      yield* realSleep(300)
+      const after = seen.filter((e) => e.type === "after_tool_call")
+      expect(after).toHaveLength(1)
+      expect(after[0]).toMatchObject({
+        type: "after_tool_call",
+        sessionId: "exec",
+        threadId: result.threadId,
+        turnId: result.turnId,
+        toolUseId: "call_echo",
+        tool: "commandExecution",
+        status: "completed"
+      })
+      expect(JSON.stringify(after[0]!.item)).toContain("hi")
+    })
+  )
+})
