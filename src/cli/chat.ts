@@ -3,7 +3,7 @@
 // Piped: one message per stdin line, each sent as a follow-up after the previous reply; exit 0 only if every message
 // got its reply.
 import { Command, Options } from "@effect/cli"
-import { Cause, Console, Context, Effect, Exit, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
+import { Cause, Console, Context, Deferred, Effect, Exit, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
 import * as readline from "node:readline"
 import * as Live from "../../layers/Live.js"
 import { CodexHarness, type CodexHarnessService, type TurnResult } from "../harness/CodexHarness.js"
@@ -371,13 +371,24 @@ const piped = ({ compaction, harness, queue }: ChatServices, state: ChatState, v
 
 // ---- at a terminal -------------------------------------------------------------------------------------------------
 
+/** An approval prompt waiting for the next line typed at the terminal (one at a time). */
+interface PendingAnswer {
+  current: Deferred.Deferred<string> | undefined
+}
+
 type TerminalEvent =
   | { readonly _tag: "line"; readonly line: string }
   | { readonly _tag: "ctrl-c" }
   | { readonly _tag: "eof" }
   | { readonly _tag: "turn-done"; readonly exit: Exit.Exit<TurnResult, unknown> }
 
-const interactive = ({ compaction, harness, queue }: ChatServices, state: ChatState, view: TurnView, scope: Scope.Scope) =>
+const interactive = (
+  { compaction, harness, queue }: ChatServices,
+  state: ChatState,
+  view: TurnView,
+  scope: Scope.Scope,
+  pendingAnswer: PendingAnswer
+) =>
   Effect.gen(function* () {
     const say = (line: string) => Console.log(line)
     // every readline event and every turn's end goes through one queue, so none is lost between two waits
@@ -432,6 +443,12 @@ const interactive = ({ compaction, harness, queue }: ChatServices, state: ChatSt
               yield* queue.interrupt(state.sessionId)
               break
             case "line": {
+              const question = pendingAnswer.current
+              if (question !== undefined) {
+                // the line answers the approval prompt on screen, not the agent
+                yield* Deferred.succeed(question, event.line)
+                break
+              }
               const input = classify(event.line)
               if (input._tag === "blank") break
               if (input._tag === "slash") {
@@ -505,19 +522,28 @@ export const command = Command.make(
         yield* Console.error(`session: ${state.sessionId}`)
         // built once: the app-server client stays warm across messages and stops when the chat ends
         const scope = yield* Effect.scope
-        // approvals: --approvals decides (deny by default), each decision printed on stderr
-        const context = yield* Layer.build(
-          Live.layer(settings).pipe(
-            Layer.provide(Layer.succeed(Delivery, view.delivery)),
-            Layer.provide(ApprovalPromptsCli.fixed(options.approvals))
+        // approvals: at a terminal a prompt answered by the next line typed; piped, --approvals decides (deny by
+        // default) and each decision is printed on stderr
+        const pendingAnswer: PendingAnswer = { current: undefined }
+        const prompts = atTerminal
+          ? ApprovalPromptsCli.terminalWith((text) =>
+            Effect.gen(function* () {
+              const answer = yield* Deferred.make<string>()
+              pendingAnswer.current = answer
+              process.stdout.write(text)
+              return yield* Deferred.await(answer)
+            }).pipe(Effect.ensuring(Effect.sync(() => (pendingAnswer.current = undefined))))
           )
+          : ApprovalPromptsCli.fixed(options.approvals)
+        const context = yield* Layer.build(
+          Live.layer(settings).pipe(Layer.provide(Layer.succeed(Delivery, view.delivery)), Layer.provide(prompts))
         )
         const services: ChatServices = {
           harness: Context.get(context, CodexHarness),
           queue: Context.get(context, SteeringQueue),
           compaction: Context.get(context, Compaction)
         }
-        if (atTerminal) yield* interactive(services, state, view, scope)
+        if (atTerminal) yield* interactive(services, state, view, scope, pendingAnswer)
         else yield* piped(services, state, view)
       })
     )
