@@ -5,8 +5,7 @@ import { Context, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Live from "../../layers/Live.js"
-import * as Approvals from "../../src/approvals/Approvals.js"
-import { CodexHarness, type HarnessSettings, Settings } from "../../src/harness/CodexHarness.js"
+import { CodexHarness, type HarnessSettings } from "../../src/harness/CodexHarness.js"
 import { type ApprovalDecision, ApprovalPrompts, type ApprovalRequest } from "../../src/ports/ApprovalPrompts.js"
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
@@ -14,16 +13,16 @@ import { fixture } from "../support/harness.js"
 
 const untrusted = { approvalPolicy: "untrusted", sandbox: "workspace-write" } as const
 
-/** the live harness with the approvals extension answering every prompt with `decision` */
+/** the live harness with an ApprovalPrompts port answering every prompt with `decision` */
 const start = (settings: HarnessSettings, decision: ApprovalDecision) =>
   Effect.gen(function* () {
     const asked: Array<ApprovalRequest> = []
     const prompts = Layer.succeed(ApprovalPrompts, {
       ask: (request) => Effect.sync(() => asked.push(request)).pipe(Effect.as(decision))
     })
-    const approvals = Approvals.layer().pipe(Layer.provide(prompts), Layer.provide(Layer.succeed(Settings, settings)))
+    // the production path: the embedder provides the ApprovalPrompts port, the live layer installs the approvals room
     const context = yield* Layer.build(
-      Live.layer(settings).pipe(Layer.provideMerge(RecordingDelivery.layer), Layer.provide(approvals))
+      Live.layer(settings).pipe(Layer.provideMerge(RecordingDelivery.layer), Layer.provide(prompts))
     )
     return { harness: Context.get(context, CodexHarness), asked }
   })

@@ -5,14 +5,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Layer, Schema } from "effect"
 import * as Live from "../../layers/Live.js"
 import { CodexHarness, type HarnessSettings } from "../../src/harness/CodexHarness.js"
-import { TurnExtensions } from "../../src/harness/TurnExtensions.js"
 import { DynamicTools, tool } from "../../src/ports/DynamicTools.js"
 import { type LifecycleEvent, PluginHooks } from "../../src/ports/PluginHooks.js"
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
-import * as EmbedderTools from "../../src/tools/EmbedderTools.js"
 import type { HarnessTool } from "../../src/tools/ToolCatalog.js"
-import * as ToolObservations from "../../src/tools/ToolObservations.js"
 import { fixture } from "../support/harness.js"
 
 const realSleep = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
@@ -21,12 +18,13 @@ const realSleep = (ms: number) => Effect.promise(() => new Promise<void>((resolv
 const start = (settings: HarnessSettings, tools: ReadonlyArray<HarnessTool>, observe: (event: LifecycleEvent) => Effect.Effect<void>) =>
   Effect.gen(function* () {
     const observer = Layer.succeed(PluginHooks, { observe })
-    const extensions = Layer.scoped(TurnExtensions, Effect.all([EmbedderTools.fromPort(), ToolObservations.make()])).pipe(
-      Layer.provide(DynamicTools.layer(tools)),
-      Layer.provideMerge(observer)
-    )
+    // the production path: the embedder provides DynamicTools and PluginHooks; the live layer installs the rooms
     const context = yield* Layer.build(
-      Live.layer(settings).pipe(Layer.provideMerge(RecordingDelivery.layer), Layer.provide(extensions))
+      Live.layer(settings).pipe(
+        Layer.provideMerge(RecordingDelivery.layer),
+        Layer.provide(DynamicTools.layer(tools)),
+        Layer.provide(observer)
+      )
     )
     return Context.get(context, CodexHarness)
   })

@@ -1,0 +1,454 @@
+// The native hook relay (S20, S22, S27): per-thread Codex hooks for PreToolUse, PostToolUse, PermissionRequest (only
+// when the approval policy is "never" or the configured events name it) and Stop, each a `codex-harness hook-relay`
+// command that forwards Codex's hook payload to this process over the relay socket and prints the decision.
+//
+// Trust: Codex runs only trusted hooks. The trusted hash of a hook is Codex's `currentHash`: "sha256:" + the SHA-256
+// of the compact JSON of the hook's normalized identity with sorted keys,
+// `{"event_name":"pre_tool_use","hooks":[{"async":false,"command":…,"statusMessage":…,"timeout":…,"type":"command"}],"matcher":"*"}`
+// (verified against `hooks/list` of codex 0.171.0; the integration tests fail if a later binary changes it, because the
+// hooks then stop running). Computing it here needs no probe thread and works the same on thread/start and resume.
+//
+// Decisions: PreToolUse asks the HookPolicy (default: no decision); a requirement for approval in report mode
+// (`openclaw_approval_mode: "report"`) is recorded in HookReports for the later app-server approval and gets no native
+// decision (S22). PermissionRequest answers only an explicit allow or deny from ApprovalPrompts; anything else is no
+// decision, which Codex treats as "ask the usual way", never as an allow (S27). Stop never blocks when
+// `stop_hook_active` is set, so a Stop hook can continue a turn at most once in a row.
+import { Clock, Context, type Duration, Effect, Layer, Option, type Scope } from "effect"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import type { NativeHookEvent } from "../../schemas/config.js"
+import { defaultNativeHookEvents } from "../config/HarnessConfig.js"
+import { Settings } from "../harness/CodexHarness.js"
+import type { TurnExtension } from "../harness/TurnExtensions.js"
+import { type ApprovalDecision, ApprovalPrompts, type CommandApproval } from "../ports/ApprovalPrompts.js"
+import {
+  type HookCall,
+  type HookEventName,
+  type HookOutput,
+  type HookRelayServerError,
+  make as makeServer,
+  noDecision
+} from "./HookRelayServer.js"
+
+export type { HookEventName, HookOutput } from "./HookRelayServer.js"
+
+// ---------------------------------------------------------------------------------------------------------------------
+// payloads
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+const str = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
+
+/** The fields of a hook payload the relay reads (Codex sends more). */
+export interface HookPayload {
+  /** Codex's session id (the thread id) */
+  readonly threadId: string | undefined
+  readonly turnId: string | undefined
+  readonly cwd: string | undefined
+  readonly toolName: string | undefined
+  readonly toolInput: unknown
+  readonly toolUseId: string | undefined
+  /** `tool_input.command` when it is a string */
+  readonly command: string | undefined
+  readonly approvalMode: string | undefined
+  readonly stopHookActive: boolean
+  readonly lastAssistantMessage: string | undefined
+  readonly raw: unknown
+}
+
+/** Pure. Unknown or missing fields are undefined; `stop_hook_active` is true only when it is literally true. */
+export const readPayload = (raw: unknown): HookPayload => {
+  const p = isRecord(raw) ? raw : {}
+  const toolInput = p.tool_input
+  return {
+    threadId: str(p.session_id),
+    turnId: str(p.turn_id),
+    cwd: str(p.cwd),
+    toolName: str(p.tool_name),
+    toolInput,
+    toolUseId: str(p.tool_use_id),
+    command: isRecord(toolInput) ? str(toolInput.command) : undefined,
+    approvalMode: str(p.openclaw_approval_mode),
+    stopHookActive: p.stop_hook_active === true,
+    lastAssistantMessage: str(p.last_assistant_message),
+    raw
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// policy and verdicts
+
+export type PreToolUseVerdict =
+  | { readonly _tag: "NoDecision" }
+  | { readonly _tag: "Allow" }
+  | { readonly _tag: "Deny"; readonly reason: string }
+  | { readonly _tag: "RequireApproval"; readonly reason?: string | undefined }
+
+export type StopVerdict = { readonly _tag: "Stop" } | { readonly _tag: "Continue"; readonly reason: string }
+
+export interface HookContext {
+  /** the harness session the hook's thread belongs to */
+  readonly sessionId: string
+  readonly payload: HookPayload
+}
+
+/** The embedder's decisions for native hooks. Every member is optional: a missing one is "no decision". */
+export interface HookPolicyService {
+  readonly preToolUse?: ((context: HookContext) => Effect.Effect<PreToolUseVerdict>) | undefined
+  /** an observation only: PostToolUse cannot undo the call */
+  readonly postToolUse?: ((context: HookContext) => Effect.Effect<void>) | undefined
+  /** consulted only when `stop_hook_active` is not set */
+  readonly stop?: ((context: HookContext) => Effect.Effect<StopVerdict>) | undefined
+}
+
+export class HookPolicy extends Context.Tag("codex-harness/HookPolicy")<HookPolicy, HookPolicyService>() {}
+
+/** The default policy: no decision for anything. */
+export const allowAll: HookPolicyService = {}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// report mode (S22)
+
+export interface ReportedRequirement {
+  readonly sessionId: string
+  readonly threadId: string | undefined
+  readonly turnId: string | undefined
+  readonly toolUseId: string | undefined
+  readonly command: string | undefined
+  readonly toolName: string | undefined
+  readonly toolInput: unknown
+  readonly reason: string | undefined
+  readonly recordedAt: number
+}
+
+export interface ReportLookup {
+  readonly sessionId: string
+  /** the app-server approval's itemId (Codex's call id, the hook's tool_use_id) */
+  readonly itemId?: string | undefined
+  /** the app-server approval's command */
+  readonly command?: string | undefined
+}
+
+export interface HookReportsService {
+  readonly record: (requirement: ReportedRequirement) => Effect.Effect<void>
+  /** finds and removes the requirement for that tool use: by tool_use_id, else by the same command, else by a command
+   * the approval's command contains (Codex may wrap it in a shell invocation) */
+  readonly take: (lookup: ReportLookup) => Effect.Effect<Option.Option<ReportedRequirement>>
+  readonly pending: Effect.Effect<ReadonlyArray<ReportedRequirement>>
+}
+
+export class HookReports extends Context.Tag("codex-harness/HookReports")<HookReports, HookReportsService>() {}
+
+/** A bounded in-memory registry (oldest dropped first); entries older than `maxAgeMs` are ignored and dropped. */
+export const makeReports = (options: { readonly maxEntries?: number; readonly maxAgeMs?: number } = {}) =>
+  Effect.sync((): HookReportsService => {
+    const maxEntries = options.maxEntries ?? 256
+    const maxAgeMs = options.maxAgeMs ?? 30 * 60_000
+    let entries: Array<ReportedRequirement> = []
+    const prune = (now: number) => {
+      entries = entries.filter((e) => now - e.recordedAt <= maxAgeMs).slice(-maxEntries)
+    }
+    return {
+      record: (requirement) =>
+        Effect.sync(() => {
+          entries.push(requirement)
+          prune(requirement.recordedAt)
+        }),
+      take: (lookup) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          Effect.sync(() => {
+            prune(now)
+            const mine = entries.filter((e) => e.sessionId === lookup.sessionId)
+            const found = (lookup.itemId !== undefined ? mine.find((e) => e.toolUseId === lookup.itemId) : undefined) ??
+              (lookup.command !== undefined ? mine.find((e) => e.command === lookup.command) : undefined) ??
+              (lookup.command !== undefined
+                ? mine.find((e) => e.command !== undefined && e.command !== "" && lookup.command!.includes(e.command))
+                : undefined)
+            if (found === undefined) return Option.none()
+            entries = entries.filter((e) => e !== found)
+            return Option.some(found)
+          })
+        ),
+      pending: Effect.sync(() => [...entries])
+    }
+  })
+
+export const reportsLayer: Layer.Layer<HookReports> = Layer.effect(HookReports, makeReports())
+
+// ---------------------------------------------------------------------------------------------------------------------
+// pure output mapping (Codex's hook output format)
+
+/** PreToolUse: a deny is exit 2 with the reason on stderr (the model gets "Command blocked by PreToolUse hook: <reason>");
+ * an allow and no decision leave the call to Codex's own flow (approvals included). Pure. */
+export const preToolUseOutput = (verdict: "allow" | "noDecision" | { readonly deny: string }): HookOutput =>
+  typeof verdict === "object" ? { exitCode: 2, stderr: verdict.deny } : noDecision
+
+/** PermissionRequest (S27): only an explicit allow or deny is a decision; no decision falls through to Codex. Pure. */
+export const permissionRequestOutput = (decision: ApprovalDecision, denyMessage = "denied by the harness approval policy"): HookOutput => {
+  switch (decision) {
+    case "allowOnce":
+    case "allowAlways":
+      return {
+        exitCode: 0,
+        stdout: JSON.stringify({ hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "allow" } } })
+      }
+    case "deny":
+      return {
+        exitCode: 0,
+        stdout: JSON.stringify({
+          hookSpecificOutput: { hookEventName: "PermissionRequest", decision: { behavior: "deny", message: denyMessage } }
+        })
+      }
+    case "noDecision":
+      return noDecision
+  }
+}
+
+/** Stop: a continue is `{"decision":"block","reason"}`, never while `stop_hook_active` is set (no endless loop). Pure. */
+export const stopOutput = (verdict: StopVerdict, stopHookActive: boolean): HookOutput =>
+  verdict._tag === "Continue" && !stopHookActive
+    ? { exitCode: 0, stdout: JSON.stringify({ decision: "block", reason: verdict.reason }) }
+    : noDecision
+
+// ---------------------------------------------------------------------------------------------------------------------
+// thread config (S20)
+
+export const eventNames: Readonly<Record<NativeHookEvent, HookEventName>> = {
+  pre_tool_use: "PreToolUse",
+  post_tool_use: "PostToolUse",
+  permission_request: "PermissionRequest",
+  stop: "Stop"
+}
+
+/** seconds Codex waits for each hook; PreToolUse and PermissionRequest may wait for a person */
+export const defaultTimeouts: Readonly<Record<NativeHookEvent, number>> = {
+  pre_tool_use: 600,
+  post_tool_use: 30,
+  permission_request: 600,
+  stop: 30
+}
+
+/** the session-flags layer key Codex gives the first handler of the first group of an event */
+export const hookStateKey = (event: NativeHookEvent) => `/<session-flags>/config.toml:${event}:0:0`
+
+export interface CommandHook {
+  readonly command: string
+  readonly timeout: number
+  readonly statusMessage: string
+}
+
+const sortKeys = (value: unknown): unknown =>
+  Array.isArray(value)
+    ? value.map(sortKeys)
+    : isRecord(value)
+    ? Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys(value[k])]))
+    : value
+
+/** Codex's `currentHash` of a one-handler hook group (see the top of this file). Pure. */
+export const trustHash = (event: NativeHookEvent, matcher: string | undefined, hook: CommandHook): string => {
+  const identity = {
+    event_name: event,
+    hooks: [{ type: "command", command: hook.command, timeout: hook.timeout, statusMessage: hook.statusMessage, async: false }],
+    ...(matcher !== undefined ? { matcher } : {})
+  }
+  return "sha256:" + crypto.createHash("sha256").update(JSON.stringify(sortKeys(identity))).digest("hex")
+}
+
+const safeWord = /^[A-Za-z0-9_@%+=:,./-]+$/
+/** POSIX shell quoting (Codex runs hook commands through a shell). Pure. */
+export const shellQuote = (word: string) => (safeWord.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)
+
+/** The matcher tool events get; Stop has none. */
+const matcherOf = (event: NativeHookEvent) => (event === "stop" ? undefined : "*")
+
+/**
+ * The thread `config` entries for the relayed events: `features.hooks`, one `hooks.<Event>` group per event and the
+ * trust state for each. Pure.
+ */
+export const threadHookConfig = (
+  events: ReadonlyArray<NativeHookEvent>,
+  hookFor: (event: NativeHookEvent) => CommandHook
+): Record<string, unknown> => {
+  const unique = [...new Set(events)]
+  if (unique.length === 0) return {}
+  const config: Record<string, unknown> = { "features.hooks": true }
+  const state: Record<string, { trusted_hash: string; enabled: boolean }> = {}
+  for (const event of unique) {
+    const hook = hookFor(event)
+    const matcher = matcherOf(event)
+    config[`hooks.${eventNames[event]}`] = [
+      { ...(matcher !== undefined ? { matcher } : {}), hooks: [{ type: "command", ...hook }] }
+    ]
+    state[hookStateKey(event)] = { trusted_hash: trustHash(event, matcher, hook), enabled: true }
+  }
+  config["hooks.state"] = state
+  return config
+}
+
+/** `node <repo>/bin/codex-harness.js hook-relay`: the package's own command, found from this module. */
+export const defaultRelayCommand = (): ReadonlyArray<string> => {
+  let dir = path.dirname(fileURLToPath(import.meta.url))
+  for (let i = 0; i < 6; i++) {
+    const bin = path.join(dir, "bin", "codex-harness.js")
+    if (fs.existsSync(bin)) return [process.execPath, bin, "hook-relay"]
+    dir = path.dirname(dir)
+  }
+  return [process.execPath, path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../bin/codex-harness.js"), "hook-relay"]
+}
+
+export const relayCommandLine = (
+  prefix: ReadonlyArray<string>,
+  socketPath: string,
+  token: string,
+  event: HookEventName
+): string => [...prefix, "--socket", socketPath, "--token", token, "--event", event].map(shellQuote).join(" ")
+
+// ---------------------------------------------------------------------------------------------------------------------
+// the relay's handler and extension
+
+export interface HookRelayOptions {
+  /** the relayed events; default `defaultNativeHookEvents(settings.approvalPolicy)` (S20) */
+  readonly events?: ReadonlyArray<NativeHookEvent> | undefined
+  /** argv the hook command starts with; default `node <repo>/bin/codex-harness.js hook-relay` */
+  readonly relayCommand?: ReadonlyArray<string> | undefined
+  readonly timeouts?: Partial<Record<NativeHookEvent, number>> | undefined
+  /** the socket directory's parent; default os.tmpdir() */
+  readonly socketParentDir?: string | undefined
+  /** how long a PermissionRequest or PreToolUse prompt may take (then: no decision / deny); default 5 minutes */
+  readonly promptTimeout?: Duration.DurationInput | undefined
+}
+
+export interface RelayServices {
+  readonly policy: HookPolicyService
+  readonly prompts: Option.Option<ApprovalPrompts["Type"]>
+  readonly reports: HookReportsService
+  readonly promptTimeout: Duration.DurationInput
+}
+
+const commandApproval = (call: HookCall, p: HookPayload, reason: string): CommandApproval => ({
+  kind: "command",
+  sessionId: call.sessionId,
+  threadId: p.threadId ?? "",
+  turnId: p.turnId ?? "",
+  itemId: p.toolUseId ?? "",
+  command: p.command ?? JSON.stringify(p.toolInput ?? null),
+  cwd: p.cwd ?? "",
+  reason
+})
+
+/** Asks the prompts; a failure, a timeout or no prompts at all is "noDecision" (never an allow). */
+const ask = (services: RelayServices, request: CommandApproval) =>
+  Option.match(services.prompts, {
+    onNone: () => Effect.succeed<ApprovalDecision>("noDecision"),
+    onSome: (prompts) =>
+      prompts.ask(request).pipe(
+        Effect.timeoutFail({ duration: services.promptTimeout, onTimeout: () => "timeout" as const }),
+        Effect.catchAll(() => Effect.succeed<ApprovalDecision>("noDecision"))
+      )
+  })
+
+/** One relayed hook call → the hook's output. A policy that dies counts as no decision (PreToolUse: a deny). */
+export const handle = (services: RelayServices) => (call: HookCall): Effect.Effect<HookOutput> => {
+  const payload = readPayload(call.payload)
+  const context: HookContext = { sessionId: call.sessionId, payload }
+  switch (call.event) {
+    case "PreToolUse": {
+      const policy = services.policy.preToolUse
+      if (policy === undefined) return Effect.succeed(noDecision)
+      return policy(context).pipe(
+        Effect.flatMap((verdict): Effect.Effect<HookOutput> => {
+          switch (verdict._tag) {
+            case "NoDecision":
+              return Effect.succeed(preToolUseOutput("noDecision"))
+            case "Allow":
+              return Effect.succeed(preToolUseOutput("allow"))
+            case "Deny":
+              return Effect.succeed(preToolUseOutput({ deny: verdict.reason }))
+            case "RequireApproval":
+              if (payload.approvalMode === "report") {
+                return Clock.currentTimeMillis.pipe(
+                  Effect.flatMap((now) =>
+                    services.reports.record({
+                      sessionId: call.sessionId,
+                      threadId: payload.threadId,
+                      turnId: payload.turnId,
+                      toolUseId: payload.toolUseId,
+                      command: payload.command,
+                      toolName: payload.toolName,
+                      toolInput: payload.toolInput,
+                      reason: verdict.reason,
+                      recordedAt: now
+                    })
+                  ),
+                  Effect.as(noDecision)
+                )
+              }
+              return ask(services, commandApproval(call, payload, verdict.reason ?? "a plugin requires approval")).pipe(
+                Effect.map((decision) =>
+                  decision === "allowOnce" || decision === "allowAlways"
+                    ? preToolUseOutput("allow")
+                    : preToolUseOutput({ deny: verdict.reason ?? "not approved" })
+                )
+              )
+          }
+        }),
+        Effect.catchAllDefect(() => Effect.succeed(preToolUseOutput({ deny: "the hook policy failed" })))
+      )
+    }
+    case "PermissionRequest":
+      return ask(services, commandApproval(call, payload, "PermissionRequest hook")).pipe(Effect.map((d) => permissionRequestOutput(d)))
+    case "PostToolUse": {
+      const observe = services.policy.postToolUse
+      return observe === undefined
+        ? Effect.succeed(noDecision)
+        : observe(context).pipe(Effect.catchAllDefect(() => Effect.void), Effect.as(noDecision))
+    }
+    case "Stop": {
+      const stop = services.policy.stop
+      if (stop === undefined || payload.stopHookActive) return Effect.succeed(noDecision)
+      return stop(context).pipe(
+        Effect.map((verdict) => stopOutput(verdict, payload.stopHookActive)),
+        Effect.catchAllDefect(() => Effect.succeed(noDecision))
+      )
+    }
+  }
+}
+
+const statusMessages: Readonly<Record<NativeHookEvent, string>> = {
+  pre_tool_use: "codex-harness: checking the tool call",
+  post_tool_use: "codex-harness: recording the tool result",
+  permission_request: "codex-harness: asking for permission",
+  stop: "codex-harness: checking the end of the turn"
+}
+
+/**
+ * The "hook-relay" turn extension: starts the relay socket for the scope's life and injects the per-thread hooks.
+ * HookPolicy, ApprovalPrompts and HookReports are used when provided (a private HookReports otherwise).
+ */
+export const makeExtension = (
+  options: HookRelayOptions = {}
+): Effect.Effect<TurnExtension, HookRelayServerError, Settings | Scope.Scope> =>
+  Effect.gen(function* () {
+    const settings = yield* Settings
+    const policy = Option.getOrElse(yield* Effect.serviceOption(HookPolicy), () => allowAll)
+    const prompts = yield* Effect.serviceOption(ApprovalPrompts)
+    const reports = yield* Option.match(yield* Effect.serviceOption(HookReports), {
+      onNone: () => makeReports(),
+      onSome: Effect.succeed
+    })
+    const services: RelayServices = { policy, prompts, reports, promptTimeout: options.promptTimeout ?? "5 minutes" }
+    const server = yield* makeServer({ parentDir: options.socketParentDir, handle: handle(services) })
+    const events = options.events ?? defaultNativeHookEvents(settings.approvalPolicy)
+    const prefix = options.relayCommand ?? defaultRelayCommand()
+    const threadConfig = (sessionId: string) =>
+      Effect.sync(() => {
+        const token = server.tokenFor(sessionId)
+        return threadHookConfig(events, (event) => ({
+          command: relayCommandLine(prefix, server.socketPath, token, eventNames[event]),
+          timeout: options.timeouts?.[event] ?? defaultTimeouts[event],
+          statusMessage: statusMessages[event]
+        }))
+      })
+    return { name: "hook-relay", threadConfig } satisfies TurnExtension
+  })

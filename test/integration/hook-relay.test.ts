@@ -1,0 +1,146 @@
+// The native hook relay on the real app-server (S20, S27): per-thread hooks, trusted by the hash the relay computes,
+// run `codex-harness hook-relay`, which asks this process over the relay socket. A PreToolUse deny blocks the command,
+// a PermissionRequest allow runs it without the client approval request, a Stop continue happens once, and a relay
+// that is gone blocks PreToolUse with a clear line.
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import type { NativeHookEvent } from "../../schemas/config.js"
+import * as ClientPool from "../../src/appserver/ClientPool.js"
+import { NodeTransportLive } from "../../src/appserver/Transport.js"
+import * as Approvals from "../../src/approvals/Approvals.js"
+import * as HookRelay from "../../src/approvals/HookRelay.js"
+import * as Compaction from "../../src/compaction/Compaction.js"
+import * as CompactionFence from "../../src/compaction/CompactionFence.js"
+import * as CodexHarness from "../../src/harness/CodexHarness.js"
+import { TurnExtensions } from "../../src/harness/TurnExtensions.js"
+import { type ApprovalDecision, ApprovalPrompts, type ApprovalRequest } from "../../src/ports/ApprovalPrompts.js"
+import * as SessionStore from "../../src/session/SessionStore.js"
+import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
+import { reply } from "../../src/testing/ScriptedModel.js"
+import * as SteeringQueue from "../../src/turn/SteeringQueue.js"
+import { fixture, tempDir } from "../support/harness.js"
+
+const untrusted = { approvalPolicy: "untrusted", sandbox: "workspace-write" } as const
+const repo = path.resolve(import.meta.dirname, "../..")
+
+/** the package command once `bin/codex-harness.js` routes `hook-relay`; the compiled relay script until then */
+const relayCommand = fs.readFileSync(path.join(repo, "bin/codex-harness.js"), "utf8").includes("hook-relay")
+  ? undefined
+  : [process.execPath, path.join(repo, "dist/src/cli/hookRelay.js")]
+
+interface Start {
+  readonly policy?: HookRelay.HookPolicyService
+  readonly decision?: ApprovalDecision
+  readonly events?: ReadonlyArray<NativeHookEvent>
+  readonly socketParentDir?: string
+}
+
+/** the live composition (as layers/Live.ts) with the hook relay and approvals as the turn extensions */
+const start = (settings: CodexHarness.HarnessSettings, options: Start = {}) =>
+  Effect.gen(function* () {
+    const asked: Array<ApprovalRequest> = []
+    const prompts = Layer.succeed(ApprovalPrompts, {
+      ask: (request) => Effect.sync(() => asked.push(request)).pipe(Effect.as(options.decision ?? "deny"))
+    })
+    const extensions = Layer.scoped(
+      TurnExtensions,
+      Effect.gen(function* () {
+        const relay = yield* HookRelay.makeExtension({
+          relayCommand,
+          events: options.events,
+          socketParentDir: options.socketParentDir
+        }).pipe(Effect.orDie)
+        const approvals = yield* Approvals.makeExtension({})
+        return [relay, approvals]
+      })
+    ).pipe(
+      Layer.provide(prompts),
+      Layer.provide(Layer.succeed(HookRelay.HookPolicy, options.policy ?? HookRelay.allowAll)),
+      Layer.provide(Layer.succeed(CodexHarness.Settings, settings))
+    )
+    const live = Layer.mergeAll(Compaction.layer({}), SteeringQueue.layer({})).pipe(
+      Layer.provideMerge(CodexHarness.layer),
+      Layer.provide(extensions),
+      Layer.provideMerge(CompactionFence.layer),
+      Layer.provideMerge(ClientPool.layer({})),
+      Layer.provideMerge(SessionStore.fileLayer(settings.stateDir)),
+      Layer.provideMerge(Layer.succeed(CodexHarness.Settings, settings)),
+      Layer.provide(NodeTransportLive)
+    )
+    const context = yield* Layer.build(live.pipe(Layer.provideMerge(RecordingDelivery.layer)))
+    return { harness: Context.get(context, CodexHarness.CodexHarness), asked }
+  })
+
+const touch = (file: string) => reply.steps({ type: "function_call", name: "exec_command", arguments: { cmd: `touch ${file}` } })
+
+describe("native hook relay on the real app-server", () => {
+  it.scopedLive("[S20] a PreToolUse deny blocks the command before any approval; the model is told why", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [touch("hooked.txt"), reply.text("blocked then")] }, untrusted)
+      const h = yield* start(f.settings, {
+        decision: "allowOnce",
+        policy: {
+          preToolUse: ({ payload }) =>
+            Effect.succeed(
+              payload.command?.includes("touch") === true ? { _tag: "Deny", reason: "no touching today" } : { _tag: "NoDecision" }
+            )
+        }
+      })
+      const result = yield* h.harness.runTurn({ sessionId: "pre-deny", prompt: "make hooked.txt" })
+      expect(result.finalText).toBe("blocked then")
+      expect(fs.existsSync(path.join(f.workDir, "hooked.txt"))).toBe(false)
+      expect(h.asked).toHaveLength(0)
+      const requests = yield* f.model.requests
+      expect(requests).toHaveLength(2)
+      expect(requests[1]!.body).toContain("Command blocked by PreToolUse hook")
+      expect(requests[1]!.body).toContain("no touching today")
+    })
+  )
+
+  it.scopedLive("[S27] a PermissionRequest allow (named in the events) runs the command with no client approval request", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [touch("allowed.txt"), reply.text("done")] }, untrusted)
+      const h = yield* start(f.settings, { decision: "allowOnce", events: ["pre_tool_use", "permission_request", "stop"] })
+      const result = yield* h.harness.runTurn({ sessionId: "perm-allow", prompt: "make allowed.txt" })
+      expect(result.finalText).toBe("done")
+      expect(fs.existsSync(path.join(f.workDir, "allowed.txt"))).toBe(true)
+      // one prompt, from the hook; the app-server's own approval request never came
+      expect(h.asked).toHaveLength(1)
+      expect(h.asked[0]).toMatchObject({ kind: "command", reason: "PermissionRequest hook", sessionId: "perm-allow" })
+      expect((h.asked[0] as { command: string }).command).toContain("touch allowed.txt")
+    })
+  )
+
+  it.scopedLive("a Stop continue happens once: the model sees the reason, then the turn ends (stop_hook_active)", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [reply.text("first"), reply.text("second"), reply.text("third")] }, untrusted)
+      let stops = 0
+      const h = yield* start(f.settings, {
+        policy: { stop: () => Effect.sync(() => stops++).pipe(Effect.as({ _tag: "Continue", reason: "please also run tests" } as const)) }
+      })
+      const result = yield* h.harness.runTurn({ sessionId: "stop-once", prompt: "say something" })
+      expect(result.finalText).toBe("second")
+      const requests = yield* f.model.requests
+      expect(requests).toHaveLength(2)
+      expect(requests[1]!.body).toContain("please also run tests")
+      expect(stops).toBe(1)
+    })
+  )
+
+  it.scopedLive("a relay that is gone (socket removed) blocks PreToolUse with a clear refusal", () =>
+    Effect.gen(function* () {
+      const parent = yield* tempDir("codex-hr-parent-")
+      const f = yield* fixture({ replies: [touch("nope.txt"), reply.text("refused")] }, untrusted)
+      const h = yield* start(f.settings, { decision: "allowOnce", socketParentDir: parent })
+      for (const dir of fs.readdirSync(parent)) fs.rmSync(path.join(parent, dir, "relay.sock"), { force: true })
+      const result = yield* h.harness.runTurn({ sessionId: "relay-down", prompt: "make nope.txt" })
+      expect(result.finalText).toBe("refused")
+      expect(fs.existsSync(path.join(f.workDir, "nope.txt"))).toBe(false)
+      const requests = yield* f.model.requests
+      expect(requests[1]!.body).toContain("Command blocked by PreToolUse hook")
+      expect(requests[1]!.body).toContain("codex-harness hook relay unreachable")
+    })
+  )
+})

@@ -1,0 +1,68 @@
+// The relay socket (S20): one JSON line in, one out; an unknown token is refused; the socket (and its private
+// directory) are gone once the scope closes.
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Scope } from "effect"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as path from "node:path"
+import * as HookRelayServer from "../../src/approvals/HookRelayServer.js"
+
+const roundTrip = (socketPath: string, line: string) =>
+  Effect.async<unknown, Error>((resume) => {
+    const socket = net.createConnection(socketPath)
+    let reply = ""
+    socket.setEncoding("utf8")
+    socket.on("connect", () => socket.write(line + "\n"))
+    socket.on("data", (c: string) => (reply += c))
+    socket.on("error", (e) => resume(Effect.fail(e)))
+    socket.on("close", () => resume(Effect.try(() => JSON.parse(reply.split("\n")[0]!))))
+  })
+
+describe("hook relay server", () => {
+  it.live("a request with the session's token is answered; a bad token is refused; closing removes the socket", () =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const calls: Array<HookRelayServer.HookCall> = []
+      const server = yield* HookRelayServer.make({
+        handle: (call) => Effect.sync(() => calls.push(call)).pipe(Effect.as({ exitCode: 2 as const, stderr: "blocked" }))
+      }).pipe(Scope.extend(scope))
+      expect((fs.statSync(path.dirname(server.socketPath)).mode & 0o777).toString(8)).toBe("700")
+      const token = server.tokenFor("session-a")
+      expect(server.tokenFor("session-a")).toBe(token)
+      expect(server.tokenFor("session-b")).not.toBe(token)
+
+      const ok = yield* roundTrip(server.socketPath, JSON.stringify({ token, event: "PreToolUse", payload: { tool_use_id: "c1" } }))
+      expect(ok).toEqual({ ok: true, output: { exitCode: 2, stderr: "blocked" } })
+      expect(calls).toEqual([{ sessionId: "session-a", event: "PreToolUse", payload: { tool_use_id: "c1" } }])
+
+      const bad = yield* roundTrip(server.socketPath, JSON.stringify({ token: "nope", event: "PreToolUse", payload: {} }))
+      expect(bad).toMatchObject({ ok: false, error: expect.stringContaining("refused") })
+      const junk = yield* roundTrip(server.socketPath, "not json")
+      expect(junk).toMatchObject({ ok: false })
+      const unknownEvent = yield* roundTrip(server.socketPath, JSON.stringify({ token, event: "SessionStart", payload: {} }))
+      expect(unknownEvent).toMatchObject({ ok: false })
+      expect(calls).toHaveLength(1)
+
+      yield* Scope.close(scope, Exit.void)
+      expect(fs.existsSync(server.socketPath)).toBe(false)
+      expect(fs.existsSync(path.dirname(server.socketPath))).toBe(false)
+      const after = yield* Effect.either(roundTrip(server.socketPath, JSON.stringify({ token, event: "Stop", payload: {} })))
+      expect(after._tag).toBe("Left")
+    })
+  )
+
+  it.live("closing the scope does not wait for a hook still waiting on a decision", () =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const server = yield* HookRelayServer.make({ handle: () => Effect.never }).pipe(Scope.extend(scope))
+      const token = server.tokenFor("s")
+      const pending = yield* Effect.fork(Effect.either(roundTrip(server.socketPath, JSON.stringify({ token, event: "Stop", payload: {} }))))
+      yield* Effect.sleep("100 millis")
+      const started = Date.now()
+      yield* Scope.close(scope, Exit.void)
+      expect(Date.now() - started).toBeLessThan(1500)
+      yield* pending.await
+      expect(fs.existsSync(server.socketPath)).toBe(false)
+    })
+  )
+})
