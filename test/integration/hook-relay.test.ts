@@ -3,7 +3,7 @@
 // a PermissionRequest allow runs it without the client approval request, a Stop continue happens once, and a relay
 // that is gone blocks PreToolUse with a clear line.
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { NativeHookEvent } from "../../schemas/config.js"
@@ -141,6 +141,32 @@ describe("native hook relay on the real app-server", () => {
       const requests = yield* f.model.requests
       expect(requests[1]!.body).toContain("Command blocked by PreToolUse hook")
       expect(requests[1]!.body).toContain("codex-harness hook relay unreachable")
+    })
+  )
+
+  it.scopedLive("[S20] a resumed thread gets the new process's relay (hooks and trust are sent again on resume)", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [reply.text("one"), touch("later.txt"), reply.text("two")] }, untrusted)
+      const first = yield* Scope.make()
+      const a = yield* start(f.settings).pipe(Scope.extend(first))
+      yield* a.harness.runTurn({ sessionId: "resumed", prompt: "hello" })
+      yield* Scope.close(first, Exit.void)
+      const b = yield* start(f.settings, {
+        decision: "allowOnce",
+        policy: { preToolUse: () => Effect.succeed({ _tag: "Deny", reason: "second process says no" }) }
+      })
+      const opened: Array<unknown> = []
+      const result = yield* b.harness.runTurn({
+        sessionId: "resumed",
+        prompt: "make later.txt",
+        onEvent: (e) => Effect.sync(() => e.type === "thread.opened" && opened.push(e.thread))
+      })
+      expect(opened).toEqual([expect.objectContaining({ resumed: true })])
+      expect(result.finalText).toBe("two")
+      expect(fs.existsSync(path.join(f.workDir, "later.txt"))).toBe(false)
+      const requests = yield* f.model.requests
+      expect(requests[2]!.body).toContain("second process says no")
+      expect(requests[2]!.body).not.toContain("unreachable")
     })
   )
 })
