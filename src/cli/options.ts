@@ -109,6 +109,7 @@ export const toSettings = (options: GlobalOptions): Effect.Effect<HarnessSetting
       idleTimeToLive: Duration.seconds(effective.appServer.idleTimeToLiveSeconds),
       queueMode: effective.messages.queue.mode,
       quietWindow: Duration.millis(effective.messages.queue.quietWindowMs),
+      nativeHookEvents: effective.nativeHookRelay.events,
       allowAlwaysWindow: Duration.minutes(effective.approvals.allowAlwaysWindowMinutes),
       allowAlwaysMaxEntries: effective.approvals.allowAlwaysMaxEntries,
       compactionTimeout: Duration.seconds(effective.compaction.timeoutSeconds),

@@ -55,6 +55,8 @@ export interface HarnessSettings {
   /** S35: what messages arriving during a run do, and the steer batching window */
   readonly queueMode?: "steer" | "followup" | "collect" | undefined
   readonly quietWindow?: Duration.DurationInput | undefined
+  /** S20: the native hooks relayed per thread; default: all four, without PermissionRequest unless the policy is never */
+  readonly nativeHookEvents?: ReadonlyArray<"pre_tool_use" | "post_tool_use" | "permission_request" | "stop"> | undefined
   /** S28: how long and how many allow-always decisions are kept */
   readonly allowAlwaysWindow?: Duration.DurationInput | undefined
   readonly allowAlwaysMaxEntries?: number | undefined
