@@ -16,6 +16,7 @@ import {
   type FileChange
 } from "../ports/ApprovalPrompts.js"
 import * as AllowAlways from "./AllowAlways.js"
+import { HookReports } from "./HookRelay.js"
 
 export interface ApprovalsOptions {
   /** how long a prompt may take before it counts as no decision (a decline); default 5 minutes */
@@ -136,6 +137,8 @@ export const makeExtension = (
     const settings = yield* Settings
     const clock = yield* Effect.clock
     const store = yield* AllowAlways.make(options.allowAlways)
+    // S22: requirements a PreToolUse hook recorded in report mode, shown with the app-server's later approval
+    const reports = yield* Effect.serviceOption(HookReports)
     const promptTimeout = options.promptTimeout ?? defaults.promptTimeout
     const provider = settings.providerUrl ?? "codex"
 
@@ -229,8 +232,15 @@ export const makeExtension = (
               Option.match(decodeCommand(request.params), {
                 onNone: () => Effect.as(unmappable(request), responses.command(false)),
                 onSome: (p) =>
-                  Effect.map(
-                    decide(
+                  Effect.gen(function* () {
+                    const reported = Option.isNone(reports)
+                      ? Option.none()
+                      : yield* reports.value.take({ sessionId: turn.sessionId, itemId: p.itemId, command: p.command })
+                    const reason = Option.match(reported, {
+                      onNone: () => orUndefined(p.reason),
+                      onSome: (r) => r.reason ?? orUndefined(p.reason)
+                    })
+                    const decided = yield* decide(
                       {
                         kind: "command",
                         sessionId: turn.sessionId,
@@ -239,13 +249,13 @@ export const makeExtension = (
                         itemId: p.itemId,
                         command: p.command,
                         cwd: p.cwd,
-                        reason: orUndefined(p.reason)
+                        reason
                       },
                       { kind: "command", command: p.command },
                       p.cwd
-                    ),
-                    responses.command
-                  )
+                    )
+                    return responses.command(decided)
+                  })
               })
           },
           {

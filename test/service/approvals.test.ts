@@ -4,6 +4,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber, Layer, TestClock } from "effect"
 import * as Test from "../../layers/Test.js"
 import * as Approvals from "../../src/approvals/Approvals.js"
+import * as HookRelay from "../../src/approvals/HookRelay.js"
+import { HookReports } from "../../src/approvals/HookRelay.js"
 import { CodexHarness, Settings } from "../../src/harness/CodexHarness.js"
 import {
   type ApprovalDecision,
@@ -261,5 +263,47 @@ describe("approvals", () => {
       ])
       expect(prompts.asked).toHaveLength(0)
     }).pipe(Effect.provide(harnessWith(prompts.layer)))
+  })
+})
+
+describe("report mode", () => {
+  it.scoped("[S22] a requirement recorded in report mode shows with the app-server's later approval for the same tool use, and its decision maps back", () => {
+    const prompts = scripted()
+    return Effect.gen(function* () {
+      const reports = yield* HookReports
+      yield* reports.record({
+        sessionId: "r1",
+        threadId: undefined,
+        turnId: undefined,
+        toolUseId: "call_cmd",
+        command: "touch x",
+        toolName: "Bash",
+        toolInput: { command: "touch x" },
+        reason: "the deploy plugin wants to review shell commands",
+        recordedAt: 0
+      })
+      prompts.always("allowOnce")
+      expect(results(yield* runAsking("r1", [command("touch x")]))).toEqual([{ decision: "accept" }])
+      expect(prompts.asked[0]).toMatchObject({ kind: "command", reason: "the deploy plugin wants to review shell commands" })
+      // taken once: the requirement does not linger for later tool uses
+      expect(yield* reports.pending).toEqual([])
+    }).pipe(
+      Effect.provide(
+        Layer.effect(HookReports, HookRelay.makeReports()).pipe((reportsLayer) =>
+          Layer.merge(
+            Test.layer({ script: { turns: "hang" } }).pipe(
+              Layer.provide(
+                Approvals.layer().pipe(
+                  Layer.provide(prompts.layer),
+                  Layer.provide(Layer.succeed(Settings, Test.settings)),
+                  Layer.provide(reportsLayer)
+                )
+              )
+            ),
+            reportsLayer
+          )
+        )
+      )
+    )
   })
 })
