@@ -1,6 +1,7 @@
 // codex-harness: the public surface for Effect apps that embed the harness.
 export * as AllowAlways from "./approvals/AllowAlways.js"
 export * as Approvals from "./approvals/Approvals.js"
+export * as HookRelay from "./approvals/HookRelay.js"
 export * as AppServerConnection from "./appserver/AppServerConnection.js"
 export * as ClientPool from "./appserver/ClientPool.js"
 export * as CodexArgs from "./appserver/CodexArgs.js"
