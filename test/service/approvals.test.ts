@@ -1,7 +1,7 @@
 // Approvals against the in-memory app-server (S27-S29): explicit allow or decline only, allow-always for the exact
 // fingerprint, MCP tool approvals classified first, other elicitations left alone, prompt timeouts on the TestClock.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Fiber, Layer, TestClock } from "effect"
+import { Deferred, Duration, Effect, FastCheck as fc, Fiber, Layer, TestClock } from "effect"
 import * as Test from "../../layers/Test.js"
 import * as Approvals from "../../src/approvals/Approvals.js"
 import * as HookRelay from "../../src/approvals/HookRelay.js"
@@ -305,5 +305,37 @@ describe("report mode", () => {
         )
       )
     )
+  })
+})
+
+describe("no path turns a missing decision into an allow", () => {
+  it.scoped("[S27] property: over random prompt outcomes, a request is accepted exactly when the prompt explicitly allowed it", () => {
+    const prompts = scripted()
+    type Outcome = "allowOnce" | "allowAlways" | "deny" | "noDecision" | "fail" | "die" | "interrupt"
+    const outcomes = fc.sample(
+      fc.constantFrom<Outcome>("allowOnce", "allowAlways", "deny", "noDecision", "fail", "die", "interrupt"),
+      { numRuns: 60, seed: 7 }
+    )
+    return Effect.gen(function* () {
+      let next = 0
+      prompts.answer(() => {
+        const outcome = outcomes[next++]!
+        switch (outcome) {
+          case "fail":
+            return Effect.fail(new ApprovalPromptFailed({ reason: "the prompt went away" }))
+          case "die":
+            return Effect.die("prompt crashed")
+          case "interrupt":
+            return Effect.interrupt
+          default:
+            return Effect.succeed(outcome)
+        }
+      })
+      // a distinct command each time, so an allow-always never answers a later request by itself
+      const replies = yield* runAsking("prop", outcomes.map((_, i) => command(`touch file-${i}`)))
+      expect(results(replies)).toEqual(
+        outcomes.map((o) => ({ decision: o === "allowOnce" || o === "allowAlways" ? "accept" : "decline" }))
+      )
+    }).pipe(Effect.provide(harnessWith(prompts.layer)))
   })
 })
