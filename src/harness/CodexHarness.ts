@@ -370,7 +370,7 @@ export const make = Effect.gen(function* () {
         }
         yield* ToolBridge.install(connection, { sessionId, threadId: thread.threadId, tools })
         for (const extension of extensions) {
-          if (extension.install !== undefined) yield* extension.install({ sessionId, threadId: thread.threadId, connection })
+          if (extension.install !== undefined) yield* extension.install({ sessionId, threadId: thread.threadId, connection, observe })
         }
 
         // what has completed is kept, so a failure later in the turn cannot drop a finished reply

@@ -3,12 +3,15 @@
 // CodexHarness reads them; it never needs to know which rooms exist.
 import { Context, type Effect, type Scope } from "effect"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
+import type { LifecycleEvent } from "../ports/PluginHooks.js"
 import type { HarnessTool } from "../tools/ToolCatalog.js"
 
 export interface TurnContext {
   readonly sessionId: string
   readonly threadId: string
   readonly connection: AppServerConnection
+  /** hands a lifecycle observation to the PluginHooks observers (bounded, asynchronous; never blocks) */
+  readonly observe: (event: LifecycleEvent) => Effect.Effect<void>
 }
 
 export interface TurnExtension {

@@ -1,18 +1,16 @@
 // Asynchronous after_tool_call observations of native tool completions (S23). Codex holds the canonical record of its
 // own tools (commands, file changes, MCP calls, web search, ...); the harness mirrors each completion from
 // `item/completed` to the lifecycle observers, once per tool use, unless the PostToolUse relay already reported it.
-// Telemetry only: the consumer never holds up the connection (it keeps reading and hands events to a dropping queue)
-// and an observer can never block, delay or alter the call. Dynamic tool calls are left out: they run in the harness.
-import { Effect, Option, Queue, type Scope, Stream } from "effect"
+// Telemetry only: the consumer never holds up the connection (it keeps reading and hands events to the harness's
+// `observe`, which queues them for the observers) and an observer can never block, delay or alter the call. Dynamic tool calls are left out: they run in the harness.
+import { Effect, Option, type Scope, Stream } from "effect"
 import type { TurnContext, TurnExtension } from "../harness/TurnExtensions.js"
 import { type LifecycleEvent, PluginHooks } from "../ports/PluginHooks.js"
 import { directNamespace, searchableNamespace } from "./ToolCatalog.js"
 
 export const defaults = {
   /** tool-use ids remembered per turn for de-duplication; the oldest are forgotten beyond this */
-  maxToolUsesPerTurn: 4_096,
-  /** observations waiting for a slow observer before the newest are dropped */
-  backlog: 1_024
+  maxToolUsesPerTurn: 4_096
 } as const
 
 /** Item kinds that are Codex-native tool uses. */
@@ -68,43 +66,25 @@ export const observationOf = (
 }
 
 export interface ToolObservationsOptions {
-  /** where observations go (the harness's `observe`); default: the PluginHooks observers, when there are any */
-  readonly observe?: ((event: LifecycleEvent) => Effect.Effect<void>) | undefined
   /** tool uses the native PostToolUse relay already reported: these are not observed again */
   readonly handledByPostToolUse?: ((toolUseId: string) => boolean) | undefined
   readonly maxToolUsesPerTurn?: number | undefined
-  readonly backlog?: number | undefined
 }
 
 /**
- * The "tool-observations" extension. Its observer fiber lives in the Scope this runs in (the layer's); each turn's
- * consumer lives in the turn's Scope. Without `observe` and without PluginHooks it installs nothing.
+ * The "tool-observations" extension: each turn's consumer lives in the turn's Scope and hands observations to the
+ * harness's `observe` (bounded, asynchronous). Without PluginHooks observers it installs nothing.
  */
-export const make = (options: ToolObservationsOptions = {}): Effect.Effect<TurnExtension, never, Scope.Scope> =>
+export const make = (options: ToolObservationsOptions = {}): Effect.Effect<TurnExtension> =>
   Effect.gen(function* () {
-    const hooks = yield* Effect.serviceOption(PluginHooks)
-    const observe = options.observe ?? Option.getOrUndefined(Option.map(hooks, (h) => h.observe))
-    if (observe === undefined) return { name: "tool-observations" }
-    const backlog = options.backlog ?? defaults.backlog
+    if (Option.isNone(yield* Effect.serviceOption(PluginHooks))) return { name: "tool-observations" }
     const maxIds = Math.max(1, options.maxToolUsesPerTurn ?? defaults.maxToolUsesPerTurn)
     const handled = options.handledByPostToolUse ?? (() => false)
-    const pending = yield* Queue.dropping<AfterToolCall>(backlog)
-    yield* Queue.take(pending).pipe(
-      Effect.flatMap((event) =>
-        observe(event).pipe(Effect.catchAllCause((cause) => Effect.logWarning("an after_tool_call observer failed", cause)))
-      ),
-      Effect.forever,
-      Effect.forkScoped
-    )
 
     const install = (turn: TurnContext): Effect.Effect<void, never, Scope.Scope> =>
       Effect.gen(function* () {
         // one install per turn: the ids seen in it, oldest forgotten first
         const seen = new Set<string>()
-        let dropped = 0
-        yield* Effect.addFinalizer(() =>
-          dropped > 1 ? Effect.logWarning(`after_tool_call backlog full; dropped ${dropped} observations of turn on ${turn.threadId}`) : Effect.void
-        )
         const notifications = yield* turn.connection.subscribe({ threadId: turn.threadId })
         yield* Stream.runForEach(notifications, (notification) => {
           const event = observationOf(turn.sessionId, turn.threadId, notification)
@@ -120,14 +100,7 @@ export const make = (options: ToolObservationsOptions = {}): Effect.Effect<TurnE
           } catch {
             skip = false
           }
-          if (skip) return Effect.void
-          return Queue.offer(pending, event).pipe(
-            Effect.flatMap((accepted) => {
-              if (accepted) return Effect.void
-              dropped++
-              return dropped === 1 ? Effect.logWarning(`after_tool_call backlog full; dropping observations (first: ${event.toolUseId})`) : Effect.void
-            })
-          )
+          return skip ? Effect.void : turn.observe(event)
         }).pipe(Effect.forkScoped)
       })
 

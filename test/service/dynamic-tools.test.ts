@@ -258,13 +258,15 @@ describe("after_tool_call observations", () => {
     Effect.gen(function* () {
       const seen: Array<string> = []
       const done = yield* Deferred.make<void>()
-      const extension = yield* ToolObservations.make({
+      const observer = Layer.succeed(PluginHooks, {
         observe: (event) =>
           Effect.sync(() => event.type === "after_tool_call" && seen.push(event.toolUseId)).pipe(
             Effect.zipRight(event.type === "after_tool_call" && event.toolUseId === "last" ? Deferred.succeed(done, undefined) : Effect.void)
-          ),
-        handledByPostToolUse: (id) => id === "relayed"
+          )
       })
+      const extension = yield* ToolObservations.make({ handledByPostToolUse: (id) => id === "relayed" }).pipe(
+        Effect.provide(observer)
+      )
       yield* Effect.gen(function* () {
         const harness = yield* CodexHarness
         const mock = yield* MockAppServer
@@ -282,7 +284,14 @@ describe("after_tool_call observations", () => {
           ))
         yield* harness.runTurn({ sessionId: "relay", prompt: "go" })
         yield* Deferred.await(done)
-      }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }).pipe(Layer.provide(Layer.succeed(TurnExtensions, [extension])))))
+      }).pipe(
+        Effect.provide(
+          Test.layer({ script: { turns: "hang" } }).pipe(
+            Layer.provide(Layer.succeed(TurnExtensions, [extension])),
+            Layer.provide(observer)
+          )
+        )
+      )
       expect(seen).toEqual(["last"])
     }))
 
