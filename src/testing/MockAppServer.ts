@@ -75,6 +75,19 @@ export type HandlerError = RpcFailure | MockPeerExited
  */
 export type Handler = (params: any, ctx: RequestContext) => Effect.Effect<unknown, HandlerError>
 
+/**
+ * A `turn/start` handler that answers as usual (the turn starts) and then, as the real server does after its answer,
+ * runs `script` with the turn's ids: emit items, send server requests, finish the turn.
+ */
+export const duringTurn = (
+  script: (turn: { readonly threadId: string; readonly turnId: string }, ctx: RequestContext) => Effect.Effect<unknown, unknown>
+): Handler =>
+(params, ctx) =>
+  Effect.tap(ctx.fallback, () =>
+    ctx.afterReply(
+      Effect.flatMap(ctx.awaitActiveTurn(params.threadId), (turnId) => script({ threadId: params.threadId, turnId }, ctx))
+    ))
+
 export interface RequestContext extends MockPeer {
   readonly requestId: RequestId
   readonly method: string

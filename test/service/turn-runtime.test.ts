@@ -10,7 +10,7 @@ import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { TurnExtensions } from "../../src/harness/TurnExtensions.js"
 import { type LifecycleEvent, PluginHooks } from "../../src/ports/PluginHooks.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
-import { type ClientRequest, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"
+import { type ClientRequest, duringTurn, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"
 import { RecordingDelivery } from "../../src/testing/RecordingDelivery.js"
 
 // the heartbeat monitor's scratch file, made once for the file and removed after it
@@ -24,11 +24,9 @@ const recordsOf = (sessionId: string) =>
   Effect.flatMap(SessionStore, (store) => store.read(sessionId)).pipe(Effect.map((c) => c.records))
 
 /** a turn/start that emits these items after its answer, then completes the turn without the default reply */
-const turnEmitting = (items: ReadonlyArray<Record<string, unknown>>, text?: string): Handler => (params, ctx) =>
-  Effect.tap(ctx.fallback, () =>
-    ctx.afterReply(
+const turnEmitting = (items: ReadonlyArray<Record<string, unknown>>, text?: string): Handler => duringTurn((params, ctx) =>
       Effect.gen(function* () {
-        const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+        const turnId = params.turnId
         for (const item of items) {
           yield* ctx.notify("item/completed", { threadId: params.threadId, turnId, completedAtMs: 0, item })
         }
@@ -38,9 +36,7 @@ const turnEmitting = (items: ReadonlyArray<Record<string, unknown>>, text?: stri
           // a turn with no assistant message at all
           yield* ctx.notify("turn/completed", { threadId: params.threadId, turn: { id: turnId, status: "completed", items: [] } })
         }
-      })
-    )
-  )
+      }))
 
 describe("turn runtime rules", () => {
   it.scoped("[S12] every turn resends model, approval policy, sandbox, reviewer and service tier; a model switch keeps the binding", () =>
@@ -124,11 +120,9 @@ describe("turn runtime rules", () => {
       const harness = yield* CodexHarness
       const mock = yield* MockAppServer
       const recorded = yield* RecordingDelivery
-      const callMessageTool: Handler = (params, ctx) =>
-        Effect.tap(ctx.fallback, () =>
-          ctx.afterReply(
+      const callMessageTool: Handler = duringTurn((params, ctx) =>
             Effect.gen(function* () {
-              const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+              const turnId = params.turnId
               const bad = yield* ctx.request("item/tool/call", {
                 threadId: params.threadId, turnId, callId: "c0", namespace: "openclaw_direct", tool: "message", arguments: { action: "shout" }
               })
@@ -138,9 +132,7 @@ describe("turn runtime rules", () => {
               })
               expect(sent).toMatchObject({ _tag: "Result", result: { success: true, contentItems: [{ type: "inputText", text: "sent" }] } })
               yield* ctx.finishTurn(params.threadId, { status: "completed", text: "private final" })
-            })
-          )
-        )
+            }))
       yield* mock.setHandler("turn/start", callMessageTool)
       const result = yield* harness.runTurn({ sessionId: "m1", prompt: "hi" })
       expect(result).toMatchObject({ finalText: "private final", delivered: false })
@@ -159,20 +151,16 @@ describe("turn runtime rules", () => {
       const recorded = yield* RecordingDelivery
       yield* mock.setHandler("turn/start", turnEmitting([], "mock reply"))
       yield* harness.runTurn({ sessionId: "h1", prompt: "ordinary" })
-      const respond: Handler = (params, ctx) =>
-        Effect.tap(ctx.fallback, () =>
-          ctx.afterReply(
+      const respond: Handler = duringTurn((params, ctx) =>
             Effect.gen(function* () {
-              const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+              const turnId = params.turnId
               const reply = yield* ctx.request("item/tool/call", {
                 threadId: params.threadId, turnId, callId: "hb", namespace: "openclaw", tool: "heartbeat_respond",
                 arguments: { outcome: "notify", message: "the build is red" }
               })
               expect(reply).toMatchObject({ _tag: "Result", result: { success: true } })
               yield* ctx.finishTurn(params.threadId, { status: "completed", text: "checked" })
-            })
-          )
-        )
+            }))
       yield* mock.setHandler("turn/start", respond)
       yield* harness.runTurn({ sessionId: "h1", prompt: "wake up", kind: "heartbeat" })
       const [ordinary, heartbeat] = (yield* mock.requests("turn/start")).map(paramsOf)
@@ -197,20 +185,16 @@ describe("turn runtime rules", () => {
       const harness = yield* CodexHarness
       const mock = yield* MockAppServer
       const recorded = yield* RecordingDelivery
-      const respond: Handler = (params, ctx) =>
-        Effect.tap(ctx.fallback, () =>
-          ctx.afterReply(
+      const respond: Handler = duringTurn((params, ctx) =>
             Effect.gen(function* () {
-              const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+              const turnId = params.turnId
               const reply = yield* ctx.request("item/tool/call", {
                 threadId: params.threadId, turnId, callId: "hb", namespace: "openclaw", tool: "heartbeat_respond",
                 arguments: { outcome: "notify", message: "should not go out" }
               })
               expect(reply).toMatchObject({ _tag: "Result", result: { success: false } })
               yield* ctx.finishTurn(params.threadId, { status: "completed", text: "done" })
-            })
-          )
-        )
+            }))
       yield* mock.setHandler("turn/start", respond)
       yield* harness.runTurn({ sessionId: "h2", prompt: "ordinary" })
       expect((yield* recorded.replies).map((r) => r.text)).toEqual(["done"])
@@ -243,11 +227,9 @@ describe("turn runtime rules", () => {
     Effect.gen(function* () {
       const harness = yield* CodexHarness
       const mock = yield* MockAppServer
-      const compactThen = (finish: "completed" | "interrupted"): Handler => (params, ctx) =>
-        Effect.tap(ctx.fallback, () =>
-          ctx.afterReply(
+      const compactThen = (finish: "completed" | "interrupted"): Handler => duringTurn((params, ctx) =>
             Effect.gen(function* () {
-              const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+              const turnId = params.turnId
               const item = { type: "contextCompaction", id: `cc-${finish}` }
               yield* ctx.notify("item/started", { threadId: params.threadId, turnId, startedAtMs: 0, item })
               if (finish === "completed") {
@@ -256,9 +238,7 @@ describe("turn runtime rules", () => {
               } else {
                 yield* ctx.finishTurn(params.threadId, { status: "interrupted" })
               }
-            })
-          )
-        )
+            }))
       yield* mock.setHandler("turn/start", compactThen("completed"))
       yield* harness.runTurn({ sessionId: "c1", prompt: "long chat" })
       yield* mock.setHandler("turn/start", compactThen("interrupted"))
@@ -276,18 +256,14 @@ describe("turn runtime rules", () => {
       const harness = yield* CodexHarness
       const mock = yield* MockAppServer
       const recorded = yield* RecordingDelivery
-      const silentAfterItem: Handler = (params, ctx) =>
-        Effect.tap(ctx.fallback, () =>
-          ctx.afterReply(
+      const silentAfterItem: Handler = duringTurn((params, ctx) =>
             Effect.gen(function* () {
-              const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+              const turnId = params.turnId
               yield* ctx.notify("item/completed", {
                 threadId: params.threadId, turnId, completedAtMs: 0, item: { type: "agentMessage", id: "a1", text: "the answer" }
               })
               // ...and no turn/completed ever comes
-            })
-          )
-        )
+            }))
       yield* mock.setHandler("turn/start", silentAfterItem)
       yield* mock.setHandler("thread/read", threadReadAnswering({ type: "idle" }))
       const running = yield* harness.runTurn({ sessionId: "stall1", prompt: "hi" }).pipe(Effect.fork)
@@ -321,18 +297,14 @@ describe("turn runtime rules", () => {
       const harness = yield* CodexHarness
       const mock = yield* MockAppServer
       const recorded = yield* RecordingDelivery
-      const dieAfterReply: Handler = (params, ctx) =>
-        Effect.tap(ctx.fallback, () =>
-          ctx.afterReply(
+      const dieAfterReply: Handler = duringTurn((params, ctx) =>
             Effect.gen(function* () {
-              const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+              const turnId = params.turnId
               yield* ctx.notify("item/completed", {
                 threadId: params.threadId, turnId, completedAtMs: 0, item: { type: "agentMessage", id: "a1", text: "finished answer" }
               })
               yield* ctx.crash("SIGKILL")
-            })
-          )
-        )
+            }))
       yield* mock.setHandler("turn/start", dieAfterReply)
       const failing = yield* harness.runTurn({ sessionId: "k1", prompt: "hi" }).pipe(Effect.flip, Effect.fork)
       const error = yield* Fiber.join(failing)
@@ -357,11 +329,9 @@ describe("lifecycle projections", () => {
       yield* Effect.gen(function* () {
         const harness = yield* CodexHarness
         const mock = yield* MockAppServer
-        const withHooksAndCompaction: Handler = (params, ctx) =>
-          Effect.tap(ctx.fallback, () =>
-            ctx.afterReply(
+        const withHooksAndCompaction: Handler = duringTurn((params, ctx) =>
               Effect.gen(function* () {
-                const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+                const turnId = params.turnId
                 const run = { id: "pre-tool-use:0", eventName: "preToolUse", status: "running" }
                 yield* ctx.notify("hook/started", { threadId: params.threadId, turnId, run })
                 const item = { type: "contextCompaction", id: "cc" }
@@ -369,9 +339,7 @@ describe("lifecycle projections", () => {
                 yield* ctx.notify("item/completed", { threadId: params.threadId, turnId, completedAtMs: 0, item })
                 yield* ctx.notify("hook/completed", { threadId: params.threadId, turnId, run: { ...run, status: "completed" } })
                 yield* ctx.finishTurn(params.threadId, { status: "completed", text: "done" })
-              })
-            )
-          )
+              }))
         yield* mock.setHandler("turn/start", withHooksAndCompaction)
         yield* harness.runTurn({ sessionId: "obs", prompt: "observe me" })
         yield* Deferred.await(observed)
@@ -422,11 +390,9 @@ describe("turn extensions", () => {
     return Effect.gen(function* () {
       const harness = yield* CodexHarness
       const mock = yield* MockAppServer
-      const askAndCall: Handler = (params, ctx) =>
-        Effect.tap(ctx.fallback, () =>
-          ctx.afterReply(
+      const askAndCall: Handler = duringTurn((params, ctx) =>
             Effect.gen(function* () {
-              const turnId = yield* ctx.awaitActiveTurn(params.threadId)
+              const turnId = params.turnId
               const approval = yield* ctx.request("item/commandExecution/requestApproval", { threadId: params.threadId, turnId, itemId: "c" })
               expect(approval).toMatchObject({ _tag: "Result", result: { decision: "decline" } })
               const tool = yield* ctx.request("item/tool/call", {
@@ -434,9 +400,7 @@ describe("turn extensions", () => {
               })
               expect(tool).toMatchObject({ _tag: "Result", result: { success: true, contentItems: [{ text: "found cats" }] } })
               yield* ctx.finishTurn(params.threadId, { status: "completed", text: "ok" })
-            })
-          )
-        )
+            }))
       yield* mock.setHandler("turn/start", askAndCall)
       yield* harness.runTurn({ sessionId: "ext", prompt: "hi" })
       const start = (yield* mock.requests("thread/start"))[0]!.params as Record<string, any>
