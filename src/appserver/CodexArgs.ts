@@ -21,6 +21,32 @@ export const providerArgs = (baseUrl: string, model: string | undefined): Readon
   `model=${tomlString(model ?? defaultLocalModel)}`
 ]
 
+/** `-c` overrides that declare stdio MCP servers (names must be TOML bare keys). */
+export const mcpServerArgs = (
+  servers: Readonly<
+    Record<string, {
+      readonly command: string
+      readonly args?: ReadonlyArray<string> | undefined
+      readonly env?: Readonly<Record<string, string>> | undefined
+      readonly defaultToolsApprovalMode?: string | undefined
+    }>
+  >
+): ReadonlyArray<string> =>
+  Object.entries(servers).flatMap(([name, server]) => {
+    if (!/^[A-Za-z0-9_-]+$/.test(name)) throw new Error(`invalid MCP server name: ${JSON.stringify(name)}`)
+    const fields = [
+      `command=${tomlString(server.command)}`,
+      `args=[${(server.args ?? []).map(tomlString).join(",")}]`,
+      ...(server.env !== undefined
+        ? [`env={${Object.entries(server.env).map(([k, v]) => `${tomlString(k)}=${tomlString(v)}`).join(",")}}`]
+        : []),
+      ...(server.defaultToolsApprovalMode !== undefined
+        ? [`default_tools_approval_mode=${tomlString(server.defaultToolsApprovalMode)}`]
+        : [])
+    ]
+    return ["-c", `mcp_servers.${name}={${fields.join(",")}}`]
+  })
+
 export const providerEnv = (): Readonly<Record<string, string>> => ({
   [providerKeyEnv]: process.env[providerKeyEnv] ?? "codex-harness-local"
 })

@@ -8,11 +8,13 @@ import * as readline from "node:readline"
 import * as Live from "../../layers/Live.js"
 import { CodexHarness, type CodexHarnessService, type TurnResult } from "../harness/CodexHarness.js"
 import { Delivery, type Reply } from "../ports/Delivery.js"
+import { Questions } from "../ports/Questions.js"
 import { Compaction, type CompactionService } from "../compaction/Compaction.js"
 import { checkSessionId } from "../session/SessionStore.js"
 import { SteeringQueue, type SteeringQueueService } from "../turn/SteeringQueue.js"
 import type { EventSink } from "../turn/TurnRunner.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
+import * as QuestionPromptsCli from "./questionPrompts.js"
 import * as GlobalOptions from "./options.js"
 import { turnEventJson } from "./turnJson.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
@@ -374,7 +376,12 @@ const piped = ({ compaction, harness, queue }: ChatServices, state: ChatState, v
 /** An approval prompt waiting for the next line typed at the terminal (one at a time). */
 interface PendingAnswer {
   current: Deferred.Deferred<string> | undefined
+  /** the line answers a secret question: not echoed, not kept in the history (S34) */
+  secret: boolean
 }
+
+/** readline's echo goes through this (undocumented but stable) method; muting it hides a secret as it is typed */
+type Echoing = { _writeToOutput?: (text: string) => void; history?: Array<string> }
 
 type TerminalEvent =
   | { readonly _tag: "line"; readonly line: string }
@@ -397,7 +404,17 @@ const interactive = (
       Effect.sync(() => {
         const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal: true, historySize: 500 })
         rl.setPrompt("you › ")
-        rl.on("line", (line) => Queue.unsafeOffer(events, { _tag: "line", line }))
+        const echoing = rl as unknown as Echoing
+        const echo = echoing._writeToOutput?.bind(rl)
+        if (echo !== undefined) {
+          echoing._writeToOutput = (text) => {
+            if (!pendingAnswer.secret || text.includes("\n")) echo(text.includes("\n") && pendingAnswer.secret ? "\n" : text)
+          }
+        }
+        rl.on("line", (line) => {
+          if (pendingAnswer.secret && echoing.history?.[0] === line) echoing.history.shift()
+          Queue.unsafeOffer(events, { _tag: "line", line })
+        })
         // with a SIGINT listener readline reports Ctrl-C here instead of closing itself
         rl.on("SIGINT", () => Queue.unsafeOffer(events, { _tag: "ctrl-c" }))
         rl.on("close", () => Queue.unsafeOffer(events, { _tag: "eof" }))
@@ -524,19 +541,37 @@ export const command = Command.make(
         const scope = yield* Effect.scope
         // approvals: at a terminal a prompt answered by the next line typed; piped, --approvals decides (deny by
         // default) and each decision is printed on stderr
-        const pendingAnswer: PendingAnswer = { current: undefined }
-        const prompts = atTerminal
-          ? ApprovalPromptsCli.terminalWith((text) =>
-            Effect.gen(function* () {
-              const answer = yield* Deferred.make<string>()
-              pendingAnswer.current = answer
-              process.stdout.write(text)
-              return yield* Deferred.await(answer)
-            }).pipe(Effect.ensuring(Effect.sync(() => (pendingAnswer.current = undefined))))
+        // approvals and questions: at a terminal, one at a time, each answered by the next line typed
+        const pendingAnswer: PendingAnswer = { current: undefined, secret: false }
+        const oneAtATime = yield* Effect.makeSemaphore(1)
+        const askLine = (text: string, secret: boolean) =>
+          Effect.gen(function* () {
+            const answer = yield* Deferred.make<string>()
+            pendingAnswer.current = answer
+            pendingAnswer.secret = secret
+            process.stdout.write(text)
+            return yield* Deferred.await(answer)
+          }).pipe(
+            Effect.ensuring(Effect.sync(() => {
+              pendingAnswer.current = undefined
+              pendingAnswer.secret = false
+            })),
+            oneAtATime.withPermits(1)
           )
+        const prompts = atTerminal
+          ? ApprovalPromptsCli.terminalWith((text) => askLine(text, false))
           : ApprovalPromptsCli.fixed(options.approvals)
+        // questions: piped input is the next messages, so without a terminal every question is declined
+        const questions = Layer.succeed(
+          Questions,
+          atTerminal ? QuestionPromptsCli.terminalWith(askLine) : QuestionPromptsCli.declining
+        )
         const context = yield* Layer.build(
-          Live.layer(settings).pipe(Layer.provide(Layer.succeed(Delivery, view.delivery)), Layer.provide(prompts))
+          Live.layer(settings).pipe(
+            Layer.provide(Layer.succeed(Delivery, view.delivery)),
+            Layer.provide(prompts),
+            Layer.provide(questions)
+          )
         )
         const services: ChatServices = {
           harness: Context.get(context, CodexHarness),

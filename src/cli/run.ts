@@ -6,6 +6,7 @@ import { CodexHarness } from "../harness/CodexHarness.js"
 import { checkSessionId } from "../session/SessionStore.js"
 import { TurnDidNotComplete } from "./errors.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
+import * as QuestionPromptsCli from "./questionPrompts.js"
 import * as GlobalOptions from "./options.js"
 import { turnEventJson } from "./turnJson.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
@@ -36,7 +37,9 @@ export const command = Command.make(
         Effect.provide(
           Live.layer(settings).pipe(
             Layer.provide(TerminalDelivery.layer({ json: options.json })),
-            Layer.provide(ApprovalPromptsCli.fixed(options.approvals))
+            Layer.provide(ApprovalPromptsCli.fixed(options.approvals)),
+            // one turn, nobody to ask: questions are declined, each said on stderr
+            Layer.provide(QuestionPromptsCli.decliningLayer)
           )
         )
       )

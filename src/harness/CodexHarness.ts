@@ -60,9 +60,21 @@ export interface HarnessSettings {
   /** S28: how long and how many allow-always decisions are kept */
   readonly allowAlwaysWindow?: Duration.DurationInput | undefined
   readonly allowAlwaysMaxEntries?: number | undefined
+  /** S33: a question nobody answers is cancelled after this long (default 10 minutes) */
+  readonly questionTimeout?: Duration.DurationInput | undefined
+  /** MCP servers the app-server starts (stdio), by name; their tools are advertised as `mcp__<name>` */
+  readonly mcpServers?: Readonly<Record<string, McpServer>> | undefined
   /** S37: manual compaction timeout and interrupt grace */
   readonly compactionTimeout?: Duration.DurationInput | undefined
   readonly interruptGrace?: Duration.DurationInput | undefined
+}
+
+export interface McpServer {
+  readonly command: string
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly env?: Readonly<Record<string, string>> | undefined
+  /** "approve" skips Codex's per-call approval of the server's tools */
+  readonly defaultToolsApprovalMode?: "approve" | "prompt" | undefined
 }
 
 export class Settings extends Context.Tag("codex-harness/HarnessSettings")<Settings, HarnessSettings>() {}
@@ -74,7 +86,10 @@ export const clientSpec = (settings: HarnessSettings): ClientSpec => {
   return {
     codexBin: settings.codexBin,
     codexHome,
-    args: settings.providerUrl !== undefined ? CodexArgs.providerArgs(settings.providerUrl, settings.model) : [],
+    args: [
+      ...(settings.providerUrl !== undefined ? CodexArgs.providerArgs(settings.providerUrl, settings.model) : []),
+      ...CodexArgs.mcpServerArgs(settings.mcpServers ?? {})
+    ],
     env: settings.providerUrl !== undefined ? CodexArgs.providerEnv() : undefined,
     requestTimeout: settings.requestTimeout
   }
@@ -138,6 +153,11 @@ export interface CodexHarnessService {
     sessionId: string,
     texts: ReadonlyArray<string>
   ) => Effect.Effect<SteerOutcome, RequestError | SessionStoreError | InvalidSessionId>
+  /**
+   * A plain-text reply for a question the session's running turn is waiting on (S33): true when a pending question took
+   * it as its answer; false when nothing was asked (send it as a message instead, so it is never lost).
+   */
+  readonly answer: (sessionId: string, text: string) => Effect.Effect<boolean>
   /** the session's running turn, if any */
   readonly activeTurn: (sessionId: string) => Effect.Effect<ActiveTurn | undefined>
   /** hands a lifecycle observation to the PluginHooks observers (asynchronously; never blocks) */
@@ -514,10 +534,19 @@ export const make = Effect.gen(function* () {
       })
     ).pipe(Effect.withSpan("CodexHarness.runTurn", { attributes: { sessionId } }))
 
+  const answer = (sessionId: string, text: string) =>
+    Effect.gen(function* () {
+      for (const extension of extensions) {
+        if (extension.answer !== undefined && (yield* extension.answer(sessionId, text))) return true
+      }
+      return false
+    })
+
   return {
     runTurn,
     chooseModel,
     steer,
+    answer,
     activeTurn: (sessionId) => Effect.sync(() => activeTurns.get(sessionId)),
     observe,
     trackTurn: (sessionId, turn) =>

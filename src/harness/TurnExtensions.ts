@@ -22,6 +22,8 @@ export interface TurnExtension {
   readonly threadConfig?: ((sessionId: string) => Effect.Effect<Readonly<Record<string, unknown>>>) | undefined
   /** installed for the turn's life, before turn/start: server-request routes, observers */
   readonly install?: ((turn: TurnContext) => Effect.Effect<void, never, Scope.Scope>) | undefined
+  /** offered a plain-text reply for the session's running turn (an answer to a pending question); true when taken */
+  readonly answer?: ((sessionId: string, text: string) => Effect.Effect<boolean>) | undefined
 }
 
 export class TurnExtensions extends Context.Tag("codex-harness/TurnExtensions")<

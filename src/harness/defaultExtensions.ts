@@ -1,10 +1,12 @@
 // The turn extensions the production composition installs, each only when the embedder supplies what it needs:
-// embedder tools (DynamicTools), native tool observations (PluginHooks), the native hook relay (always: S20), approvals
-// (ApprovalPrompts). Approvals go last:
+// embedder tools (DynamicTools), native tool observations (PluginHooks), the native hook relay (always: S20), questions
+// (always: with the Questions port when provided, else every question is declined), approvals (ApprovalPrompts).
+// Approvals go last:
 // later routes win, so MCP tool approvals are classified before any other elicitation handling (S29).
 import { Duration, Effect, Layer, Option } from "effect"
 import * as Approvals from "../approvals/Approvals.js"
 import * as HookRelay from "../approvals/HookRelay.js"
+import * as Questions from "../interaction/Questions.js"
 import { ApprovalPrompts } from "../ports/ApprovalPrompts.js"
 import * as EmbedderTools from "../tools/EmbedderTools.js"
 import * as ToolObservations from "../tools/ToolObservations.js"
@@ -33,6 +35,9 @@ export const layer: Layer.Layer<TurnExtensions, never, Settings> = Layer.scoped(
           }
         }).pipe(Effect.provideService(ApprovalPrompts, prompts.value), Effect.provideService(HookRelay.HookReports, reports))
       ]
-    return [tools, observations, hookRelay, ...approvals]
+    const questions = yield* Questions.makeExtension(
+      settings.questionTimeout !== undefined ? { promptTimeout: settings.questionTimeout } : {}
+    )
+    return [tools, observations, hookRelay, questions, ...approvals]
   })
 )

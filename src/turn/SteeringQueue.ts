@@ -40,12 +40,15 @@ export type Carried =
   | { readonly _tag: "Steered"; readonly turnId: string }
   /** a turn of its own, or one shared with the messages it was batched or collected with (joined by blank lines) */
   | { readonly _tag: "Turn"; readonly prompt: string }
+  /** taken as the answer to a question the running turn was waiting on (S33) */
+  | { readonly _tag: "Answered" }
 
 export interface Submitted {
   /** arrival number within the service, increasing */
   readonly seq: number
-  /** what happens next: "start" a turn now; "steer" into the running turn after the quiet window; "queue" for after it */
-  readonly disposition: "start" | "steer" | "queue"
+  /** what happens next: "start" a turn now; "steer" into the running turn after the quiet window; "queue" for after it;
+   * "answer": it already answered the question the running turn asked */
+  readonly disposition: "start" | "steer" | "queue" | "answer"
   /** the mode the message was taken in (later `setMode` calls do not change it) */
   readonly mode: QueueMode
   /** completes when the message leaves the queue; interrupted if it is cancelled or the service closes first */
@@ -311,7 +314,25 @@ export const make = (options: SteeringQueueOptions = {}) =>
       if (previous !== undefined) fork(Effect.asVoid(previous.interruptAsFork(FiberId.none)))
     }
 
+    /** a message that answered the running turn's question: carried at once, its reply is that turn's */
+    const answered = (run: Run, mode: QueueMode): Submitted => ({
+      seq: nextSeq++,
+      disposition: "answer",
+      mode,
+      carried: Effect.succeed({ _tag: "Answered" }),
+      reply: Deferred.await(run.messages[0]!.reply)
+    })
+
+    // during a run, a pending question takes the message first (S33); when nothing took it, it is queued as usual
     const submit = (sessionId: string, text: string, submitOptions: SubmitOptions = {}) =>
+      Effect.suspend((): Effect.Effect<Submitted, QueueFull> => {
+        const run = sessions.get(sessionId)?.run
+        if (run === undefined || closed) return enqueue(sessionId, text, submitOptions)
+        return Effect.flatMap(harness.answer(sessionId, text), (taken) =>
+          taken ? Effect.succeed(answered(run, modeOf(sessionId))) : enqueue(sessionId, text, submitOptions))
+      }).pipe(Effect.withSpan("SteeringQueue.submit", { attributes: { sessionId } }))
+
+    const enqueue = (sessionId: string, text: string, submitOptions: SubmitOptions) =>
       Effect.suspend((): Effect.Effect<Submitted, QueueFull> => {
         if (closed) return Effect.interrupt
         const existing = sessions.get(sessionId)
@@ -352,7 +373,7 @@ export const make = (options: SteeringQueueOptions = {}) =>
           carried: Deferred.await(message.carried),
           reply: Deferred.await(message.reply)
         })
-      }).pipe(Effect.withSpan("SteeringQueue.submit", { attributes: { sessionId } }))
+      })
 
     const drain = (sessionId: string) =>
       Effect.suspend(() => {
