@@ -15,6 +15,8 @@ import { Delivery, type Reply } from "../ports/Delivery.js"
 import { type LifecycleEvent, PluginHooks } from "../ports/PluginHooks.js"
 import { type InvalidSessionId, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
 import { type SessionState, sessionState } from "../session/SessionState.js"
+import type { SupervisedBindingDrift, SupervisionDisabled } from "../supervision/errors.js"
+import { connectionFor, type SupervisionSettings } from "../supervision/SupervisionSettings.js"
 import * as HarnessTools from "../tools/HarnessTools.js"
 import * as ToolBridge from "../tools/ToolBridge.js"
 import { dynamicToolSpecs, type HarnessTool } from "../tools/ToolCatalog.js"
@@ -67,6 +69,8 @@ export interface HarnessSettings {
   /** S37: manual compaction timeout and interrupt grace */
   readonly compactionTimeout?: Duration.DurationInput | undefined
   readonly interruptGrace?: Duration.DurationInput | undefined
+  /** S14-S17: native thread supervision (discovery, continue as branch, archive guard); off when absent */
+  readonly supervision?: SupervisionSettings | undefined
 }
 
 export interface McpServer {
@@ -120,6 +124,8 @@ export interface TurnRequest {
   readonly kind?: TurnKind | undefined
   /** an explicit model choice: recorded for the session and kept on later turns (S12) */
   readonly model?: string | undefined
+  /** "plan": Codex's Plan collaboration mode, where the agent may ask with request_user_input (S33) */
+  readonly collaboration?: "default" | "plan" | undefined
   readonly onEvent?: TurnRunner.EventSink | undefined
 }
 
@@ -130,7 +136,20 @@ export interface TurnResult extends TurnRunner.TurnOutcome {
   readonly model: string | undefined
 }
 
-export type HarnessError = LeaseError | RequestError | SessionStoreError | InvalidSessionId
+export type HarnessError =
+  | LeaseError
+  | RequestError
+  | SessionStoreError
+  | InvalidSessionId
+  | SupervisionDisabled
+  | SupervisedBindingDrift
+
+/** What a session's threads are started with: the harness tool surface and the thread-level instructions. */
+export interface ThreadSetup {
+  readonly tools: ReadonlyArray<HarnessTool>
+  readonly instructions: Instructions.TurnInstructions
+  readonly extras: TurnRunner.ThreadExtras
+}
 
 /** What became of messages sent into a running turn (S35). */
 export type SteerOutcome =
@@ -166,6 +185,8 @@ export interface CodexHarnessService {
   readonly trackTurn: (sessionId: string, turn: ActiveTurn) => Effect.Effect<void, never, Scope.Scope>
   /** records the user's model choice for the session without running a turn (`/model NAME`) */
   readonly chooseModel: (sessionId: string, model: string) => Effect.Effect<void, SessionStoreError | InvalidSessionId>
+  /** what a new thread of this session starts with (a supervised branch starts its canonical thread with it, S15) */
+  readonly threadSetup: (sessionId: string, kind?: TurnKind) => Effect.Effect<ThreadSetup>
 }
 
 export class CodexHarness extends Context.Tag("codex-harness/CodexHarness")<CodexHarness, CodexHarnessService>() {}
@@ -250,7 +271,6 @@ export const make = Effect.gen(function* () {
       )
   const settings = yield* Settings
   const spec = clientSpec(settings)
-  const poolKey = "default"
   const visibleReplies = settings.visibleReplies ?? "automatic"
   // threads running a heartbeat turn right now (set before turn/start, so no tool call can race it):
   // heartbeat_respond answers only there
@@ -296,6 +316,35 @@ export const make = Effect.gen(function* () {
 
   const chooseModel = (sessionId: string, model: string) => store.append(sessionId, { _tag: "model", at: now(), model })
 
+  const threadSetup = (sessionId: string, kind: TurnKind = "user") =>
+    Effect.gen(function* () {
+      const tools = [...toolsFor(sessionId), ...extensions.flatMap((e) => e.tools?.(sessionId) ?? [])]
+      const extensionConfig = yield* Effect.forEach(extensions, (e) => e.threadConfig?.(sessionId) ?? Effect.succeed({}))
+      const workspace = yield* Instructions.readWorkspace(settings.cwd)
+      const cronScratch = kind === "heartbeat" ? yield* readCronScratch(settings.cronScratchPath) : undefined
+      const instructions = Instructions.buildTurnInstructions({
+        route: settings.route ?? "native",
+        turnKind: kind,
+        policyRestricted: settings.policyRestricted ?? false,
+        workspace,
+        tools: {
+          dynamicToolNames: tools.map((t) => t.name),
+          memoryToolsAvailable: false,
+          sessionsYieldAvailable: false,
+          messageToolMode: visibleReplies === "message_tool"
+        },
+        delivery: { channel: settings.channel ?? "terminal", visibleReplies },
+        ...(kind === "heartbeat" ? { heartbeat: cronScratch !== undefined ? { cronScratch } : {} } : {})
+      })
+      const threadConfig = Object.assign({}, instructions.threadStart.config, ...extensionConfig)
+      const extras: TurnRunner.ThreadExtras = {
+        developerInstructions: instructions.threadStart.developerInstructions,
+        config: Object.keys(threadConfig).length > 0 ? threadConfig : undefined,
+        dynamicTools: dynamicToolSpecs(tools)
+      }
+      return { tools, instructions, extras } satisfies ThreadSetup
+    })
+
   // each session's running turn: set when turn/start is answered, removed when the turn is over
   const activeTurns = new Map<string, ActiveTurn>()
 
@@ -331,7 +380,7 @@ export const make = Effect.gen(function* () {
       return outcome
     }).pipe(Effect.withSpan("CodexHarness.steer", { attributes: { sessionId } }))
 
-  const runTurn = ({ kind = "user", model: requestedModel, onEvent = () => Effect.void, prompt, sessionId }: TurnRequest) =>
+  const runTurn = ({ collaboration, kind = "user", model: requestedModel, onEvent = () => Effect.void, prompt, sessionId }: TurnRequest) =>
     Effect.scoped(
       Effect.gen(function* () {
         const session = yield* store.read(sessionId)
@@ -345,33 +394,16 @@ export const make = Effect.gen(function* () {
 
         const locked = state.binding?.locked === true
         const threadSettings = threadSettingsFor(settings, state, requestedModel)
-        const tools = [...toolsFor(sessionId), ...extensions.flatMap((e) => e.tools?.(sessionId) ?? [])]
-        const extensionConfig = yield* Effect.forEach(extensions, (e) => e.threadConfig?.(sessionId) ?? Effect.succeed({}))
-        const workspace = yield* Instructions.readWorkspace(settings.cwd)
-        const cronScratch = kind === "heartbeat" ? yield* readCronScratch(settings.cronScratchPath) : undefined
-        const instructions = Instructions.buildTurnInstructions({
-          route: settings.route ?? "native",
-          turnKind: kind,
-          policyRestricted: settings.policyRestricted ?? false,
-          workspace,
-          tools: {
-            dynamicToolNames: tools.map((t) => t.name),
-            memoryToolsAvailable: false,
-            sessionsYieldAvailable: false,
-            messageToolMode: visibleReplies === "message_tool"
-          },
-          delivery: { channel: settings.channel ?? "terminal", visibleReplies },
-          ...(kind === "heartbeat" ? { heartbeat: cronScratch !== undefined ? { cronScratch } : {} } : {})
-        })
+        const { extras, instructions, tools } = yield* threadSetup(sessionId, kind)
 
-        const connection: AppServerConnection = yield* pool.lease(poolKey, spec)
-        const bound = state.binding !== undefined ? { threadId: state.binding.threadId, locked } : undefined
-        const threadConfig = Object.assign({}, instructions.threadStart.config, ...extensionConfig)
-        const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, {
-          developerInstructions: instructions.threadStart.developerInstructions,
-          config: Object.keys(threadConfig).length > 0 ? threadConfig : undefined,
-          dynamicTools: dynamicToolSpecs(tools)
-        })
+        // a supervised branch stays on its private connection; any drift fails closed (S15)
+        const route = yield* connectionFor(settings.supervision, sessionId, state.binding, spec)
+        const connection: AppServerConnection = yield* pool.lease(route.key, route.spec)
+        const bound =
+          state.binding !== undefined
+            ? { threadId: state.binding.threadId, locked, replaceIfGone: !route.supervised }
+            : undefined
+        const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, extras)
         yield* onEvent({ type: "thread.opened", thread })
         if (thread.replacedThreadId !== undefined) {
           const text = `The Codex thread ${thread.replacedThreadId} of this session no longer exists; continuing on a new thread.`
@@ -444,7 +476,13 @@ export const make = Effect.gen(function* () {
           }
           return onEvent(event)
         }
-        const collaborationMode = Instructions.collaborationMode(instructions, { model: thread.model })
+        const defaultMode = Instructions.collaborationMode(instructions, { model: thread.model })
+        const collaborationMode: Instructions.CollaborationMode | undefined = collaboration === "plan"
+          ? {
+            mode: "plan",
+            settings: { model: thread.model, reasoning_effort: null, developer_instructions: defaultMode?.settings.developer_instructions ?? null }
+          }
+          : defaultMode
         if (kind === "heartbeat") heartbeatThreads.add(thread.threadId)
         // a manual compaction of this thread goes first (S37)
         yield* fence.pass(thread.threadId)
@@ -545,6 +583,7 @@ export const make = Effect.gen(function* () {
   return {
     runTurn,
     chooseModel,
+    threadSetup,
     steer,
     answer,
     activeTurn: (sessionId) => Effect.sync(() => activeTurns.get(sessionId)),

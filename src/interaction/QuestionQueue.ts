@@ -124,6 +124,12 @@ export const make = (
         )
         // a text that won the race is taken unless the request was resolved meanwhile
         yield* Deferred.succeed(owner.textTaken, !(yield* Deferred.isDone(signal)))
+        // what happened, never what was answered (answers can be secrets, S34)
+        yield* Effect.logInfo(
+          `question ${owner.prompt.key} (${prompt.source}, ${prompt.questions.length} question(s)): ${
+            outcome._tag === "TimedOut" ? "timed out" : `${outcome.reply._tag.toLowerCase()} via ${outcome.via}`
+          }`
+        )
         return outcome
       }).pipe(
         Effect.scoped,

@@ -411,11 +411,11 @@ export const turnInput = (instructions: TurnInstructions, prompt: string): Reado
 
 /** The turn/start `collaborationMode` value, or undefined to leave the turn in Codex Default mode (S19). */
 export interface CollaborationMode {
-  readonly mode: "default"
+  readonly mode: "default" | "plan"
   readonly settings: {
     readonly model: string
     readonly reasoning_effort: string | null
-    readonly developer_instructions: string
+    readonly developer_instructions: string | null
   }
 }
 
