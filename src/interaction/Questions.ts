@@ -108,6 +108,8 @@ export const makeExtension = (
               yield* ask(promptOf(origin, "elicitation", questions, { index, count: plan.groups.length }, { message: plan.message, problem }))
             )
             if (result._tag !== "Answers") return result
+            // a form without fields is one Continue / Decline question: Decline is an answer, not a mistake
+            if (plan.fields.length === 0 && !Elicitation.continued(result.answers)) return { _tag: "Declined" } as const
             const checked = Elicitation.acceptGroup(plan, questions, result.answers)
             if (Either.isLeft(checked)) problem = checked.left.message
             else {
@@ -146,8 +148,7 @@ export const makeExtension = (
                 yield* ask(promptOf(origin, "urlElicitation", [plan.question], { index: 0, count: 1 }, { message: plan.message, url: plan.url }))
               )
               if (result._tag !== "Answers") return result._tag === "Declined" ? Elicitation.responses.decline : Elicitation.responses.cancel
-              const choice = (result.answers[plan.question.id] ?? [])[0]?.trim().toLowerCase()
-              return choice === "continue" ? Elicitation.responses.accept(null) : Elicitation.responses.decline
+              return Elicitation.continued(result.answers) ? Elicitation.responses.accept(null) : Elicitation.responses.decline
             }
             const result = yield* askForm(ask, origin, plan)
             if (result._tag === "Declined") return Elicitation.responses.decline
@@ -175,7 +176,7 @@ export const makeExtension = (
         const plan = UserInput.plan(request.params)
         if (plan._tag === "Decline") {
           yield* tell(origin.sessionId, `Could not ask Codex's question: ${plan.reason}`)
-          return UserInput.emptyResponse
+          return plan.response
         }
         const served = yield* queue.serve(request.id, (ask) =>
           Effect.gen(function* () {
@@ -202,7 +203,7 @@ export const makeExtension = (
             return UserInput.response(plan, answers)
           })
         )
-        return Option.getOrElse(served, () => UserInput.emptyResponse)
+        return Option.getOrElse(served, () => UserInput.emptyAnswers(plan))
       })
 
     const install = (turn: TurnContext) =>
