@@ -11,7 +11,8 @@ export const Defaults = {
   messages: { visibleReplies: "automatic", queue: { mode: "steer", quietWindowMs: 500 } },
   compaction: { timeoutSeconds: 180, interruptGraceSeconds: 30 },
   approvals: { allowAlwaysWindowMinutes: 30, allowAlwaysMaxEntries: 512 },
-  appServer: { requestTimeoutSeconds: 60, idleTimeToLiveSeconds: 120 }
+  appServer: { requestTimeoutSeconds: 60, idleTimeToLiveSeconds: 120 },
+  questions: { timeoutSeconds: 600 }
 } as const
 
 const shown = (value: unknown): string => {
@@ -148,6 +149,27 @@ export const Heartbeat = section({
   })
 })
 
+export const Questions = section({
+  timeoutSeconds: field(positiveInt, {
+    description: "Seconds a question (request_user_input, an MCP elicitation) waits for an answer before it is cancelled.",
+    default: Defaults.questions.timeoutSeconds
+  })
+})
+
+// a name Codex accepts as a bare TOML key in `-c mcp_servers.<name>=...`
+const mcpServerName = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{1,64}$/))
+
+export const McpServer = section({
+  command: Schema.propertySignature(text).annotations({ description: "The program Codex starts (stdio MCP server)." }),
+  args: field(Schema.Array(Schema.String).pipe(expecting("an array of strings")), { description: "Its arguments." }),
+  env: field(Schema.Record({ key: Schema.String, value: Schema.String }).pipe(expecting("an object of strings")), {
+    description: "Extra environment variables for it."
+  }),
+  defaultToolsApprovalMode: field(oneOf("approve", "prompt"), {
+    description: '"approve" runs its tools without Codex asking for approval of each call; default: Codex asks (per the approval policy).'
+  })
+})
+
 export const HarnessConfig = section({
   $schema: field(text, { description: "The JSON Schema for editors (`codex-harness config schema`); ignored by the harness." }),
   model: field(text, { description: "Model to ask Codex for (--model wins)." }),
@@ -177,7 +199,11 @@ export const HarnessConfig = section({
   compaction: field(Compaction, { description: "Manual (native) compaction." }),
   approvals: field(Approvals, { description: "Approval memory." }),
   appServer: field(AppServer, { description: "The codex app-server connection." }),
-  heartbeat: field(Heartbeat, { description: "Heartbeat turns." })
+  heartbeat: field(Heartbeat, { description: "Heartbeat turns." }),
+  questions: field(Questions, { description: "Questions Codex and MCP servers ask during a turn." }),
+  mcpServers: field(Schema.Record({ key: mcpServerName, value: McpServer }).pipe(expecting("an object", false)), {
+    description: "MCP servers the app-server starts, by name; their tools appear to the agent as mcp__<name>."
+  })
 }).annotations({
   title: "codex-harness config",
   description: "The codex-harness config file (JSON). Every key is optional; unknown keys are an error."

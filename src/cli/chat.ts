@@ -152,20 +152,27 @@ const makeSpinner = (enabled: boolean) => {
   let timer: ReturnType<typeof setInterval> | undefined
   let label = ""
   let frame = 0
+  // held while a question or an approval waits for a typed line, so the line is not drawn over
+  let held = false
   const draw = () => void process.stderr.write(`\r\x1b[2K${spinnerFrames[frame++ % spinnerFrames.length]} ${label}`)
+  const clear = () => {
+    if (timer === undefined) return
+    clearInterval(timer)
+    timer = undefined
+    process.stderr.write("\r\x1b[2K")
+  }
   return {
+    hold: (on: boolean) => {
+      held = on
+      if (on) clear()
+    },
     show: (text: string) => {
-      if (!enabled) return
+      if (!enabled || held) return
       label = text
       if (timer === undefined) timer = setInterval(draw, 100)
       draw()
     },
-    clear: () => {
-      if (timer === undefined) return
-      clearInterval(timer)
-      timer = undefined
-      process.stderr.write("\r\x1b[2K")
-    }
+    clear
   }
 }
 
@@ -209,6 +216,8 @@ export interface TurnView {
   readonly begin: Effect.Effect<void>
   /** clears the progress line and ends a half-written line; the number of replies the turn delivered */
   readonly end: Effect.Effect<number>
+  /** while a typed answer is awaited: no progress line over it */
+  readonly asking: (on: boolean) => void
 }
 
 /**
@@ -302,7 +311,11 @@ const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, Scope.Sc
         spinner.clear()
         endLine()
         return replies
-      })
+      }),
+      asking: (on) => {
+        spinner.hold(on)
+        if (on) endLine()
+      }
     }
   })
 
@@ -549,12 +562,14 @@ export const command = Command.make(
             const answer = yield* Deferred.make<string>()
             pendingAnswer.current = answer
             pendingAnswer.secret = secret
+            view.asking(true)
             process.stdout.write(text)
             return yield* Deferred.await(answer)
           }).pipe(
             Effect.ensuring(Effect.sync(() => {
               pendingAnswer.current = undefined
               pendingAnswer.secret = false
+              view.asking(false)
             })),
             oneAtATime.withPermits(1)
           )

@@ -188,6 +188,8 @@ export interface EffectiveConfig {
   readonly approvals: { readonly allowAlwaysWindowMinutes: number; readonly allowAlwaysMaxEntries: number }
   readonly appServer: { readonly requestTimeoutSeconds: number; readonly idleTimeToLiveSeconds: number }
   readonly heartbeat: { readonly cronScratchPath?: string }
+  readonly questions: { readonly timeoutSeconds: number }
+  readonly mcpServers?: ConfigSchema.HarnessConfig["mcpServers"]
 }
 
 /** S20: with app-server approvals on (policy not "never") PermissionRequest is left to Codex's reviewer unless configured. */
@@ -232,7 +234,9 @@ export const merge = (config: File, cli: CliOverrides = {}): EffectiveConfig => 
       requestTimeoutSeconds: config.appServer?.requestTimeoutSeconds ?? d.appServer.requestTimeoutSeconds,
       idleTimeToLiveSeconds: config.appServer?.idleTimeToLiveSeconds ?? d.appServer.idleTimeToLiveSeconds
     },
-    heartbeat: present("cronScratchPath", config.heartbeat?.cronScratchPath)
+    heartbeat: present("cronScratchPath", config.heartbeat?.cronScratchPath),
+    questions: { timeoutSeconds: config.questions?.timeoutSeconds ?? d.questions.timeoutSeconds },
+    ...present("mcpServers", config.mcpServers)
   }
 }
 

@@ -103,7 +103,14 @@ describe("HarnessConfig", () => {
       [{ approvals: { allowAlwaysMaxEntries: null } }, "approvals.allowAlwaysMaxEntries: expected a positive integer, got null"],
       [{ appServer: { requestTimeoutSeconds: 0 } }, "appServer.requestTimeoutSeconds: expected a positive integer, got 0"],
       [{ appServer: { idleTimeToLiveSeconds: true } }, "appServer.idleTimeToLiveSeconds: expected a positive integer, got true"],
-      [{ heartbeat: { cronScratchPath: 7 } }, "heartbeat.cronScratchPath: expected a non-empty string, got 7"]
+      [{ heartbeat: { cronScratchPath: 7 } }, "heartbeat.cronScratchPath: expected a non-empty string, got 7"],
+      [{ questions: { timeoutSeconds: 0 } }, "questions.timeoutSeconds: expected a positive integer, got 0"],
+      [{ mcpServers: { elic: { args: ["x"] } } }, "mcpServers.elic.command: is missing"],
+      [{ mcpServers: { elic: { command: "node", args: [1] } } }, "mcpServers.elic.args: expected an array of strings, got [1]"],
+      [
+        { mcpServers: { elic: { command: "node", defaultToolsApprovalMode: "always" } } },
+        'mcpServers.elic.defaultToolsApprovalMode: expected "approve" | "prompt", got "always"'
+      ]
     ]
     for (const [value, expected] of cases) {
       expect(failure(value)).toBe(`config.json: ${expected}`)
@@ -226,7 +233,8 @@ describe("HarnessConfig", () => {
       compaction: { timeoutSeconds: 180, interruptGraceSeconds: 30 },
       approvals: { allowAlwaysWindowMinutes: 30, allowAlwaysMaxEntries: 512 },
       appServer: { requestTimeoutSeconds: 60, idleTimeToLiveSeconds: 120 },
-      heartbeat: {}
+      heartbeat: {},
+      questions: { timeoutSeconds: 600 }
     })
     const file = Either.getOrThrow(
       decodeValue({
@@ -295,7 +303,9 @@ describe("HarnessConfig", () => {
         "compaction",
         "approvals",
         "appServer",
-        "heartbeat"
+        "heartbeat",
+        "questions",
+        "mcpServers"
       ].sort()
     )
     const p = schema.properties
@@ -324,7 +334,14 @@ describe("HarnessConfig", () => {
     const walk = (node: any, at: string) => {
       if (node.type === "object") {
         objects.push(at)
-        expect(node.additionalProperties, at).toBe(false)
+        if (node.patternProperties !== undefined) {
+          // a map (mcpServers): its keys are constrained by name instead, and each value is walked
+          expect(node.propertyNames?.pattern, at).toBeDefined()
+          for (const child of Object.values<any>(node.patternProperties)) walk(child, `${at}.*`)
+          return
+        }
+        // a string map (an MCP server's env) is open by design; every other object is closed
+        if (Object.keys(node.properties).length > 0) expect(node.additionalProperties, at).toBe(false)
         for (const [key, child] of Object.entries<any>(node.properties)) {
           expect(typeof child.description === "string" && child.description.length > 10, `${at}.${key}`).toBe(true)
           walk(child, `${at}.${key}`)
@@ -341,7 +358,11 @@ describe("HarnessConfig", () => {
         "config.compaction",
         "config.approvals",
         "config.appServer",
-        "config.heartbeat"
+        "config.heartbeat",
+        "config.questions",
+        "config.mcpServers",
+        "config.mcpServers.*",
+        "config.mcpServers.*.env"
       ].sort()
     )
     expect(JSON.stringify(schema)).not.toContain("$ref")
