@@ -28,8 +28,36 @@ export {
   type ToolRegistrationError
 } from "./ports/DynamicTools.js"
 export * as PluginHooks from "./ports/PluginHooks.js"
+export {
+  answered,
+  cancelled,
+  declined,
+  type Question,
+  type QuestionKind,
+  type QuestionOption,
+  type QuestionPrompt,
+  QuestionPromptFailed,
+  type QuestionReply,
+  Questions,
+  type QuestionsService
+} from "./ports/Questions.js"
+export * as Elicitation from "./interaction/Elicitation.js"
+export * as QuestionQueue from "./interaction/QuestionQueue.js"
+export * as QuestionsExtension from "./interaction/Questions.js"
+export * as UrlElicitation from "./interaction/UrlElicitation.js"
+export * as UserInput from "./interaction/UserInput.js"
 export * as SessionState from "./session/SessionState.js"
 export * as SessionStore from "./session/SessionStore.js"
+export * as ActiveRuns from "./supervision/ActiveRuns.js"
+export * as ArchiveGuard from "./supervision/ArchiveGuard.js"
+export * as Branching from "./supervision/Branching.js"
+export * as Catalog from "./supervision/Catalog.js"
+export * as Discovery from "./supervision/Discovery.js"
+export * from "./supervision/errors.js"
+export * as RemoteCatalogs from "./supervision/RemoteCatalogs.js"
+export * as SessionGuard from "./supervision/SessionGuard.js"
+export * as Supervision from "./supervision/layer.js"
+export * as SupervisionSettings from "./supervision/SupervisionSettings.js"
 export * as TurnExtensions from "./harness/TurnExtensions.js"
 export * as EmbedderTools from "./tools/EmbedderTools.js"
 export * as HarnessTools from "./tools/HarnessTools.js"
