@@ -120,7 +120,14 @@ export const Thread = Schema.Struct({
   model: optionalNullable(Schema.String),
   preview: Schema.String,
   ephemeral: Schema.Boolean,
-  cwd: Schema.String
+  cwd: Schema.String,
+  // catalog metadata (S14); optional so a thread from any method decodes
+  name: optionalNullable(Schema.String),
+  createdAt: Schema.optional(Schema.Number),
+  updatedAt: Schema.optional(Schema.Number),
+  forkedFromId: optionalNullable(Schema.String),
+  parentThreadId: optionalNullable(Schema.String),
+  source: Schema.optional(Schema.Unknown)
 })
 export type Thread = typeof Thread.Type
 
@@ -257,6 +264,70 @@ export const TurnSteerResponse = Schema.Struct({ turnId: Schema.String })
 export const ThreadReadParams = Schema.Struct({ threadId: Schema.String, includeTurns: Schema.optional(Schema.Boolean) })
 export const ThreadReadResponse = Schema.Struct({ thread: Thread })
 
+// ---- supervision (S14-S16): catalog listing, turn history, probe forks, injection, archive ----
+export const ThreadSourceKind = Schema.Literal(
+  "cli",
+  "vscode",
+  "exec",
+  "appServer",
+  "subAgent",
+  "subAgentReview",
+  "subAgentCompact",
+  "subAgentThreadSpawn",
+  "subAgentOther",
+  "unknown"
+)
+export const ThreadListParams = Schema.Struct({
+  cursor: optionalNullable(Schema.String),
+  limit: optionalNullable(Schema.Number),
+  archived: optionalNullable(Schema.Boolean),
+  parentThreadId: optionalNullable(Schema.String),
+  ancestorThreadId: optionalNullable(Schema.String),
+  includedThreadIds: optionalNullable(Schema.Array(Schema.String)),
+  sourceKinds: optionalNullable(Schema.Array(ThreadSourceKind))
+})
+export type ThreadListParams = typeof ThreadListParams.Type
+export const ThreadListResponse = Schema.Struct({
+  data: Schema.Array(Thread),
+  nextCursor: optionalNullable(Schema.String)
+})
+export type ThreadListResponse = typeof ThreadListResponse.Type
+
+export const ThreadTurnsListParams = Schema.Struct({
+  threadId: Schema.String,
+  cursor: optionalNullable(Schema.String),
+  limit: optionalNullable(Schema.Number),
+  sortDirection: optionalNullable(Schema.Literal("asc", "desc")),
+  itemsView: optionalNullable(Schema.Literal("notLoaded", "summary", "full"))
+})
+export const ThreadTurnsListResponse = Schema.Struct({
+  data: Schema.Array(Turn),
+  nextCursor: optionalNullable(Schema.String)
+})
+export type ThreadTurnsListResponse = typeof ThreadTurnsListResponse.Type
+
+/** A fork never carries model or provider here: the probe pins the snapshot with Codex's own pair (S15). */
+export const ThreadForkParams = Schema.Struct({
+  threadId: Schema.String,
+  ephemeral: Schema.optional(Schema.Boolean),
+  excludeTurns: Schema.optional(Schema.Boolean),
+  lastTurnId: optionalNullable(Schema.String)
+})
+export const ThreadForkResponse = Schema.Struct(threadOpened)
+export type ThreadForkResponse = typeof ThreadForkResponse.Type
+
+/** Raw Responses API items appended to a thread's model-visible history. */
+export const ThreadInjectItemsParams = Schema.Struct({ threadId: Schema.String, items: Schema.Array(Schema.Unknown) })
+export const ThreadInjectItemsResponse = Schema.Struct({})
+export const ThreadArchiveParams = Schema.Struct({ threadId: Schema.String })
+export const ThreadArchiveResponse = Schema.Struct({})
+export const ThreadDeleteParams = Schema.Struct({ threadId: Schema.String })
+export const ThreadDeleteResponse = Schema.Struct({})
+export const ThreadUnsubscribeParams = Schema.Struct({ threadId: Schema.String })
+export const ThreadUnsubscribeResponse = Schema.Struct({
+  status: Schema.Literal("notLoaded", "notSubscribed", "unsubscribed")
+})
+
 // ---- thread/compact/start ----
 export const ThreadCompactStartParams = Schema.Struct({ threadId: Schema.String })
 export const ThreadCompactStartResponse = Schema.Struct({})
@@ -351,6 +422,48 @@ export const ClientMethods = {
     result: ThreadCompactStartResponse,
     paramsDefinition: "ThreadCompactStartParams",
     resultDefinition: "ThreadCompactStartResponse"
+  },
+  "thread/list": {
+    params: ThreadListParams,
+    result: ThreadListResponse,
+    paramsDefinition: "ThreadListParams",
+    resultDefinition: "ThreadListResponse"
+  },
+  "thread/turns/list": {
+    params: ThreadTurnsListParams,
+    result: ThreadTurnsListResponse,
+    paramsDefinition: "ThreadTurnsListParams",
+    resultDefinition: "ThreadTurnsListResponse"
+  },
+  "thread/fork": {
+    params: ThreadForkParams,
+    result: ThreadForkResponse,
+    paramsDefinition: "ThreadForkParams",
+    resultDefinition: "ThreadForkResponse"
+  },
+  "thread/inject_items": {
+    params: ThreadInjectItemsParams,
+    result: ThreadInjectItemsResponse,
+    paramsDefinition: "ThreadInjectItemsParams",
+    resultDefinition: "ThreadInjectItemsResponse"
+  },
+  "thread/archive": {
+    params: ThreadArchiveParams,
+    result: ThreadArchiveResponse,
+    paramsDefinition: "ThreadArchiveParams",
+    resultDefinition: "ThreadArchiveResponse"
+  },
+  "thread/delete": {
+    params: ThreadDeleteParams,
+    result: ThreadDeleteResponse,
+    paramsDefinition: "ThreadDeleteParams",
+    resultDefinition: "ThreadDeleteResponse"
+  },
+  "thread/unsubscribe": {
+    params: ThreadUnsubscribeParams,
+    result: ThreadUnsubscribeResponse,
+    paramsDefinition: "ThreadUnsubscribeParams",
+    resultDefinition: "ThreadUnsubscribeResponse"
   }
 } as const satisfies Record<string, MethodContract>
 export type ClientMethod = keyof typeof ClientMethods

@@ -43,7 +43,22 @@ export const BindingRecord = Schema.TaggedStruct("binding", {
   threadId: Schema.String,
   model: Schema.optional(Schema.String),
   modelProvider: Schema.optional(Schema.String),
-  locked: Schema.optional(Schema.Boolean)
+  locked: Schema.optional(Schema.Boolean),
+  /** a supervised branch (S15): the pool key of its private connection; every later turn stays on it */
+  connection: Schema.optional(Schema.String),
+  /** and the CODEX_HOME that connection runs with; a different one later is drift and fails closed */
+  codexHome: Schema.optional(Schema.String)
+})
+/**
+ * The temporary native fork a supervised branch pinned its snapshot with (S15, S4). "open" until its finalizer ran;
+ * "cleanupFailed" is recovery state: the probe may still be loaded and the connection it lived on was retired.
+ */
+export const ProbeRecord = Schema.TaggedStruct("probe", {
+  at,
+  threadId: Schema.String,
+  sourceThreadId: Schema.String,
+  status: Schema.Literal("open", "closed", "cleanupFailed"),
+  reason: Schema.optional(Schema.String)
 })
 /**
  * The binding to `threadId` is dropped: the next message starts a fresh thread. Written when a manual compaction on a
@@ -74,7 +89,8 @@ export const SessionRecord = Schema.Union(
   DetachedRecord,
   ModelChoiceRecord,
   NoticeRecord,
-  TurnRecord
+  TurnRecord,
+  ProbeRecord
 )
 export type SessionRecord = typeof SessionRecord.Type
 export type SessionRecordTag = SessionRecord["_tag"]

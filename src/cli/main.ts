@@ -11,12 +11,13 @@ import * as Demo from "./demo.js"
 import { render } from "./errors.js"
 import * as Run from "./run.js"
 import * as Sessions from "./sessions.js"
+import * as Threads from "./threads.js"
 
 const version: string = createRequire(import.meta.url)("../../../package.json").version
 
 const root = Command.make("codex-harness").pipe(
   Command.withDescription("drive the real codex app-server: sessions, turns and everything around them"),
-  Command.withSubcommands([Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command])
+  Command.withSubcommands([Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command])
 )
 
 // warnings and errors as short lines; the structured default logger is for services, not for people at a terminal

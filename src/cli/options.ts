@@ -7,6 +7,7 @@ import * as path from "node:path"
 import * as CodexArgs from "../appserver/CodexArgs.js"
 import * as HarnessConfig from "../config/HarnessConfig.js"
 import type { HarnessSettings } from "../harness/CodexHarness.js"
+import type { SupervisionSettings } from "../supervision/SupervisionSettings.js"
 
 export const global = {
   cwd: Options.text("cwd").pipe(Options.withDescription("workspace directory for the agent (default: the current directory)"), Options.optional),
@@ -37,6 +38,10 @@ export const global = {
     Options.optional
   ),
   codexBin: Options.text("codex-bin").pipe(Options.withDescription("path to a codex executable"), Options.optional),
+  supervisionHome: Options.text("supervision-home").pipe(
+    Options.withDescription("CODEX_HOME whose native threads `threads` supervises (default: $CODEX_HARNESS_SUPERVISION_HOME, else your own)"),
+    Options.optional
+  ),
   json: Options.boolean("json").pipe(Options.withDescription("print one JSON event per line")),
   approvals: Options.choice("approvals", ["deny", "allow"]).pipe(
     Options.withDescription("how Codex's approval requests are answered (each decision is printed on stderr)"),
@@ -71,6 +76,29 @@ export const loadFor = (options: { readonly config: Option.Option<string>; reado
         required: false
       })
   })
+
+/** Env values that turn supervision off for the CLI. */
+const offValues = new Set(["0", "off", "false", "no"])
+
+/**
+ * S14: the CLI supervises the user's own CODEX_HOME unless told otherwise (--supervision-home, then
+ * $CODEX_HARNESS_SUPERVISION_HOME); CODEX_HARNESS_SUPERVISION=off disables it, and supervised chats then fail closed.
+ */
+const supervisionSettings = (
+  flag: Option.Option<string>,
+  effective: { readonly providerUrl?: string; readonly model?: string; readonly codexBin?: string }
+): SupervisionSettings => {
+  const env = process.env.CODEX_HARNESS_SUPERVISION_HOME
+  const home = Option.getOrUndefined(flag) ?? (env !== undefined && env !== "" ? env : undefined)
+  return {
+    enabled: !offValues.has((process.env.CODEX_HARNESS_SUPERVISION ?? "").trim().toLowerCase()),
+    codexHome: home !== undefined ? path.resolve(home) : undefined,
+    providerUrl: effective.providerUrl,
+    model: effective.model,
+    codexBin: effective.codexBin,
+    disabledReason: "CODEX_HARNESS_SUPERVISION is off; unset it to supervise native threads"
+  }
+}
 
 /** Flags over the config file over the defaults, as the settings the harness runs with. */
 export const toSettings = (options: GlobalOptions): Effect.Effect<HarnessSettings, BadOption | HarnessConfig.ConfigError> =>
@@ -113,6 +141,9 @@ export const toSettings = (options: GlobalOptions): Effect.Effect<HarnessSetting
       allowAlwaysWindow: Duration.minutes(effective.approvals.allowAlwaysWindowMinutes),
       allowAlwaysMaxEntries: effective.approvals.allowAlwaysMaxEntries,
       compactionTimeout: Duration.seconds(effective.compaction.timeoutSeconds),
-      interruptGrace: Duration.seconds(effective.compaction.interruptGraceSeconds)
+      interruptGrace: Duration.seconds(effective.compaction.interruptGraceSeconds),
+      questionTimeout: Duration.seconds(effective.questions.timeoutSeconds),
+      mcpServers: effective.mcpServers,
+      supervision: supervisionSettings(options.supervisionHome, effective)
     }
   })

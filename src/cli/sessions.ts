@@ -6,6 +6,7 @@ import * as path from "node:path"
 import type { SessionRecord } from "../../schemas/session.js"
 import { checkSessionId, fileStore } from "../session/SessionStore.js"
 import { sessionState } from "../session/SessionState.js"
+import { checkDeletable } from "../supervision/SessionGuard.js"
 import { defaultStateDir, global } from "./options.js"
 
 export class SessionNotFound extends Schema.TaggedError<SessionNotFound>()("SessionNotFound", {
@@ -82,6 +83,8 @@ export const transcriptLine = (record: SessionRecord): string => {
       return `turn ${record.status}${record.error !== undefined ? `: ${record.error}` : ""}`
     case "detached":
       return `thread detached: ${record.threadId} (${record.reason})`
+    case "probe":
+      return `branch probe ${record.threadId} of ${record.sourceThreadId}: ${record.status}${record.reason !== undefined ? ` (${record.reason})` : ""}`
     default: {
       // a record kind newer than this view: still shown, as its JSON
       const { _tag, at: _at, ...rest } = record as { readonly _tag: string; readonly at?: string }
@@ -94,7 +97,8 @@ const bindingDetail = (binding: Extract<SessionRecord, { _tag: "binding" }>) => 
   const parts = [
     ...(binding.model !== undefined ? [`model ${binding.model}`] : []),
     ...(binding.modelProvider !== undefined ? [`provider ${binding.modelProvider}`] : []),
-    ...(binding.locked === true ? ["locked"] : [])
+    ...(binding.locked === true ? ["locked"] : []),
+    ...(binding.connection !== undefined ? [`supervised, connection ${binding.connection}`] : [])
   ]
   return parts.length === 0 ? "" : ` (${parts.join(", ")})`
 }
@@ -141,7 +145,23 @@ const show = Command.make(
     })
 ).pipe(Command.withDescription("a session's binding, model choice and transcript (--json: its records, one per line)"))
 
+// S16: a supervised (model-locked) chat protects its native binding and is refused until that binding is detached
+const remove = Command.make(
+  "delete",
+  { stateDir: global.stateDir, sessionId: Args.text({ name: "ID" }).pipe(Args.withDescription("the session id")) },
+  ({ sessionId, stateDir }) =>
+    Effect.gen(function* () {
+      const { dir, store } = storeFor(stateDir)
+      const id = yield* checkSessionId(sessionId)
+      const known = yield* store.list
+      if (!known.some((s) => s.sessionId === id)) return yield* Effect.fail(new SessionNotFound({ sessionId: id, stateDir: dir }))
+      yield* checkDeletable(id, (yield* store.read(id)).records)
+      yield* Effect.promise(() => fs.rm(store.locate(id), { force: true }))
+      yield* Console.log(`deleted: ${id}`)
+    })
+).pipe(Command.withDescription("delete a session's file; a supervised chat that still holds its native thread is refused"))
+
 export const command = Command.make("sessions").pipe(
   Command.withDescription("the sessions under the state dir"),
-  Command.withSubcommands([list, show])
+  Command.withSubcommands([list, show, remove])
 )

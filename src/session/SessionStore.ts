@@ -50,7 +50,7 @@ export interface SessionStoreService {
 export class SessionStore extends Context.Tag("codex-harness/SessionStore")<SessionStore, SessionStoreService>() {}
 
 /** Records whose loss would strand a session: written with fsync. */
-const durableTags: ReadonlySet<SessionRecord["_tag"]> = new Set(["binding", "model", "detached"])
+const durableTags: ReadonlySet<SessionRecord["_tag"]> = new Set(["binding", "model", "detached", "probe"])
 
 const validId = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 export const checkSessionId = (sessionId: string): Effect.Effect<string, InvalidSessionId> =>
@@ -75,7 +75,8 @@ const recordKinds: Record<SessionRecord["_tag"], true> = {
   detached: true,
   model: true,
   notice: true,
-  turn: true
+  turn: true,
+  probe: true
 }
 const knownTags: ReadonlySet<string> = new Set(Object.keys(recordKinds))
 

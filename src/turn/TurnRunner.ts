@@ -55,6 +55,8 @@ export interface BoundThread {
   readonly threadId: string
   /** supervised binding: never send model or provider, keep what Codex restores (S13) */
   readonly locked: boolean
+  /** false: a bound thread that is gone fails the turn instead of being replaced (a supervised branch, S15) */
+  readonly replaceIfGone?: boolean | undefined
 }
 
 /** Turn-level extras for turn/start. */
@@ -150,7 +152,7 @@ export const openThread = (
     .request("thread/resume", { ...threadParams(settings, extras, bound.locked), threadId: bound.threadId, excludeTurns: true })
     .pipe(
       Effect.map((r): OpenedThread => ({ threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: true })),
-      Effect.catchIf(isThreadGone, (error) =>
+      Effect.catchIf((error): error is RpcError => bound.replaceIfGone !== false && isThreadGone(error), (error) =>
         Effect.logWarning(`bound thread ${bound.threadId} is gone (${error.rpcMessage}); starting a fresh thread`).pipe(
           Effect.zipRight(start),
           Effect.map((opened): OpenedThread => ({ ...opened, replacedThreadId: bound.threadId }))

@@ -8,9 +8,9 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { reply } from "../../src/testing/ScriptedModel.js"
+import { bin, runBin } from "../support/cli.js"
 import { type Fixture, fixture, leftBehind, tempDir } from "../support/harness.js"
 
-const bin = path.resolve("bin/codex-harness.js")
 const mcpServerScript = fileURLToPath(new URL("../support/mcp-elicit-server.mjs", import.meta.url))
 
 const askName = () => ({
@@ -78,23 +78,6 @@ const onTerminal = (args: ReadonlyArray<string>, steps: ReadonlyArray<readonly [
     return Effect.sync(() => child.kill("SIGKILL"))
   })
 
-const piped = (args: ReadonlyArray<string>, input: string) =>
-  Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
-    const child = spawn(process.execPath, [bin, ...args], { stdio: ["pipe", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      resume(Effect.succeed({ code: code ?? 1, stdout, stderr }))
-    })
-    child.stdin.on("error", () => {})
-    child.stdin.end(input)
-    return Effect.sync(() => child.kill("SIGKILL"))
-  })
-
 describe("questions in codex-harness chat", () => {
   it.scopedLive("[S30][S33] at a terminal the elicitation is asked on its own line and the typed line answers it", () =>
     Effect.gen(function* () {
@@ -123,7 +106,7 @@ describe("questions in codex-harness chat", () => {
       const f = yield* fixture(askName())
       const dir = yield* tempDir("codex-harness-chat-q-")
       const log = path.join(dir, "mcp.jsonl")
-      const ran = yield* piped(common(f, configWith(dir, log)), "ask my name\n")
+      const ran = yield* runBin(common(f, configWith(dir, log)), { input: "ask my name\n" })
       expect(ran.code).toBe(0)
       expect(ran.stdout).toBe("hello from the agent\n")
       expect(ran.stderr).toContain("question: declined a request from elic (no terminal to ask on)")

@@ -2,37 +2,14 @@
 // against the real app-server and a scripted model.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { type RecordedRequest, reply } from "../../src/testing/ScriptedModel.js"
+import { runBin } from "../support/cli.js"
 import { type Fixture, fixture, leftBehind } from "../support/harness.js"
 
-const bin = path.resolve("bin/codex-harness.js")
-
-interface Ran {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
 /** Runs the bin with `input` piped to stdin (stdin is not a terminal) and waits for it to exit. */
-const cli = (args: ReadonlyArray<string>, input = "") =>
-  Effect.async<Ran>((resume) => {
-    const child = spawn(process.execPath, [bin, ...args], { stdio: ["pipe", "pipe", "pipe"] })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
-    child.on("close", (code, signal) => {
-      clearTimeout(timer)
-      resume(Effect.succeed({ code: code ?? (signal !== null ? 128 : 1), stdout, stderr }))
-    })
-    child.stdin.on("error", () => {}) // a chat that quit early may not read everything
-    child.stdin.end(input)
-    return Effect.sync(() => child.kill("SIGKILL"))
-  })
+const cli = (args: ReadonlyArray<string>, input = "") => runBin(args, { input })
 
 const common = (f: Fixture) => ["--provider-url", f.model.url, "--state-dir", f.stateDir, "--cwd", f.workDir]
 

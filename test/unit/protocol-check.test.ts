@@ -136,9 +136,14 @@ const definitions: Record<string, Node> = {
       model: {type: ["string", "null"]},
       modelProvider: {type: "string"},
       preview: {type: "string"},
-      status: {"$ref": "#/definitions/ThreadStatus"}
+      status: {"$ref": "#/definitions/ThreadStatus"},
+      name: {type: ["string", "null"]},
+      updatedAt: {type: "integer"},
+      forkedFromId: {type: ["string", "null"]},
+      parentThreadId: {type: ["string", "null"]},
+      source: {}
     },
-    required: ["createdAt", "cwd", "ephemeral", "id", "modelProvider", "preview", "status"],
+    required: ["createdAt", "cwd", "ephemeral", "id", "modelProvider", "preview", "status", "source", "updatedAt"],
     type: "object"
   },
   ThreadStatus: {
@@ -420,6 +425,114 @@ const definitions: Record<string, Node> = {
     type: "object"
   },
   ThreadCompactStartResponse: {title: "ThreadCompactStartResponse", type: "object"},
+  ThreadListParams: {
+    properties: {
+      ancestorThreadId: {type: ["string", "null"]},
+      archived: {type: ["boolean", "null"]},
+      cursor: {type: ["string", "null"]},
+      includedThreadIds: {items: {type: "string"}, type: ["array", "null"]},
+      limit: {format: "uint32", minimum: 0, type: ["integer", "null"]},
+      parentThreadId: {type: ["string", "null"]},
+      searchTerm: {type: ["string", "null"]},
+      sourceKinds: {items: {"$ref": "#/definitions/ThreadSourceKind"}, type: ["array", "null"]}
+    },
+    title: "ThreadListParams",
+    type: "object"
+  },
+  ThreadSourceKind: {
+    enum: ["cli", "vscode", "exec", "appServer", "subAgent", "subAgentReview", "subAgentCompact", "subAgentThreadSpawn", "subAgentOther", "unknown"],
+    type: "string"
+  },
+  ThreadListResponse: {
+    properties: {
+      data: {items: {"$ref": "#/definitions/Thread"}, type: "array"},
+      nextCursor: {type: ["string", "null"]}
+    },
+    required: ["data"],
+    title: "ThreadListResponse",
+    type: "object"
+  },
+  ThreadTurnsListParams: {
+    properties: {
+      cursor: {type: ["string", "null"]},
+      itemsView: {anyOf: [{oneOf: [{enum: ["notLoaded"], type: "string"}, {enum: ["summary"], type: "string"}, {enum: ["full"], type: "string"}]}, {type: "null"}]},
+      limit: {type: ["integer", "null"]},
+      sortDirection: {anyOf: [{enum: ["asc", "desc"], type: "string"}, {type: "null"}]},
+      threadId: {type: "string"}
+    },
+    required: ["threadId"],
+    title: "ThreadTurnsListParams",
+    type: "object"
+  },
+  ThreadTurnsListResponse: {
+    properties: {
+      data: {items: {"$ref": "#/definitions/Turn"}, type: "array"},
+      nextCursor: {type: ["string", "null"]}
+    },
+    required: ["data"],
+    title: "ThreadTurnsListResponse",
+    type: "object"
+  },
+  ThreadForkParams: {
+    properties: {
+      ephemeral: {type: "boolean"},
+      excludeTurns: {type: "boolean"},
+      lastTurnId: {type: ["string", "null"]},
+      model: {type: ["string", "null"]},
+      modelProvider: {type: ["string", "null"]},
+      threadId: {type: "string"}
+    },
+    required: ["threadId"],
+    title: "ThreadForkParams",
+    type: "object"
+  },
+  ThreadForkResponse: {
+    properties: {
+      approvalPolicy: {"$ref": "#/definitions/AskForApproval"},
+      cwd: {"$ref": "#/definitions/AbsolutePathBuf"},
+      model: {type: "string"},
+      modelProvider: {type: "string"},
+      sandbox: {allOf: [{"$ref": "#/definitions/SandboxPolicy"}]},
+      thread: {"$ref": "#/definitions/Thread"}
+    },
+    required: ["approvalPolicy", "cwd", "model", "modelProvider", "sandbox", "thread"],
+    title: "ThreadForkResponse",
+    type: "object"
+  },
+  ThreadInjectItemsParams: {
+    properties: {items: {items: true, type: "array"}, threadId: {type: "string"}},
+    required: ["items", "threadId"],
+    title: "ThreadInjectItemsParams",
+    type: "object"
+  },
+  ThreadInjectItemsResponse: {title: "ThreadInjectItemsResponse", type: "object"},
+  ThreadArchiveParams: {
+    properties: {threadId: {type: "string"}},
+    required: ["threadId"],
+    title: "ThreadArchiveParams",
+    type: "object"
+  },
+  ThreadArchiveResponse: {title: "ThreadArchiveResponse", type: "object"},
+  ThreadDeleteParams: {
+    properties: {threadId: {type: "string"}},
+    required: ["threadId"],
+    title: "ThreadDeleteParams",
+    type: "object"
+  },
+  ThreadDeleteResponse: {title: "ThreadDeleteResponse", type: "object"},
+  ThreadUnsubscribeParams: {
+    properties: {threadId: {type: "string"}},
+    required: ["threadId"],
+    title: "ThreadUnsubscribeParams",
+    type: "object"
+  },
+  ThreadUnsubscribeResponse: {
+    properties: {status: {"$ref": "#/definitions/ThreadUnsubscribeStatus"}},
+    required: ["status"],
+    title: "ThreadUnsubscribeResponse",
+    type: "object"
+  },
+  ThreadUnsubscribeStatus: {enum: ["notLoaded", "notSubscribed", "unsubscribed"], type: "string"},
   ThreadStartedNotification: {
     properties: {thread: {"$ref": "#/definitions/Thread"}},
     required: ["thread"],
@@ -543,7 +656,13 @@ const base: Fixture = {
     "turn/interrupt": "TurnInterruptParams",
     "turn/steer": "TurnSteerParams",
     "thread/read": "ThreadReadParams",
-    "thread/compact/start": "ThreadCompactStartParams"
+    "thread/compact/start": "ThreadCompactStartParams",
+    "thread/turns/list": "ThreadTurnsListParams",
+    "thread/fork": "ThreadForkParams",
+    "thread/inject_items": "ThreadInjectItemsParams",
+    "thread/archive": "ThreadArchiveParams",
+    "thread/delete": "ThreadDeleteParams",
+    "thread/unsubscribe": "ThreadUnsubscribeParams"
   },
   serverNotifications: {
     error: "ErrorNotification",
@@ -622,6 +741,8 @@ describe("protocol check against a fabricated generated schema", () => {
       "thread/start result.thread.preview: we read this field but theirs has no such field",
       "thread/resume result.thread.preview: we read this field but theirs has no such field",
       "thread/read result.thread.preview: we read this field but theirs has no such field",
+      "thread/list result.data[].preview: we read this field but theirs has no such field",
+      "thread/fork result.thread.preview: we read this field but theirs has no such field",
       "thread/started params.thread.preview: we read this field but theirs has no such field"
     ])
   })
@@ -759,6 +880,7 @@ describe("protocol check against a fabricated generated schema", () => {
     expectOnly(problems, "FieldMissing")
     expect(lines(problems)).toEqual([
       "turn/start result.turn.items[](agentMessage).text: we read this field but theirs has no such field",
+      "thread/turns/list result.data[].items[](agentMessage).text: we read this field but theirs has no such field",
       "turn/started params.turn.items[](agentMessage).text: we read this field but theirs has no such field",
       "turn/completed params.turn.items[](agentMessage).text: we read this field but theirs has no such field",
       "item/started params.item(agentMessage).text: we read this field but theirs has no such field",
@@ -873,6 +995,28 @@ describe("protocol check against a fabricated generated schema", () => {
     }, contract)
     // NumberFromString is a string on the wire
     expect(lines(problems)).toEqual(["x/do params.count: ours is string, theirs is integer"])
+  })
+})
+
+describe("protocol check: supervision methods", () => {
+  it("[protocol][S15] the probe fork losing excludeTurns, or a thread list losing its descendant filter, is reported", () => {
+    const problems = check((g) => {
+      delete g.definitions["ThreadForkParams"].properties.excludeTurns
+      delete g.definitions["ThreadListParams"].properties.ancestorThreadId
+    })
+    expect(lines(problems)).toEqual([
+      "thread/list params.ancestorThreadId: we send this field but theirs has no such field",
+      "thread/fork params.excludeTurns: we send this field but theirs has no such field"
+    ])
+  })
+
+  it("[protocol][S15] an unsubscribe status we read that disappeared is reported", () => {
+    const problems = check((g) => {
+      g.definitions["ThreadUnsubscribeStatus"].enum = ["notLoaded", "unsubscribed"]
+    })
+    expect(lines(problems)).toEqual([
+      `thread/unsubscribe result.status: "notSubscribed" is not among theirs ("notLoaded", "unsubscribed")`
+    ])
   })
 })
 

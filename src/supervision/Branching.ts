@@ -1,0 +1,301 @@
+// Continue as branch (S15, S16, S17): a new model-locked chat that continues a native thread without touching it.
+// A temporary ephemeral fork (the probe, a scoped resource) pins the snapshot with Codex's own model/provider pair; the
+// canonical thread starts on the chat's private supervision connection with exactly that pair, gets the bounded visible
+// user/assistant history injected, and the probe is unsubscribed by its finalizer. The source is never resumed;
+// reasoning, tool calls and tool results are never copied. Later turns stay on the private connection.
+import { Context, Effect, Layer, Option } from "effect"
+import type { Turn } from "../../schemas/protocol.js"
+import type { SessionRecord } from "../../schemas/session.js"
+import type { AppServerConnection } from "../appserver/AppServerConnection.js"
+import { ClientPool, type LeaseError } from "../appserver/ClientPool.js"
+import type { RequestError } from "../appserver/errors.js"
+import { CodexHarness, Settings, threadSettingsFor } from "../harness/CodexHarness.js"
+import { checkSessionId, type InvalidSessionId, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
+import * as Instructions from "../turn/Instructions.js"
+import * as TurnRunner from "../turn/TurnRunner.js"
+import { ActiveRuns } from "./ActiveRuns.js"
+import { Catalog, type CatalogError, type CatalogRow, paginate } from "./Catalog.js"
+import { BranchRefused, EnumerationFailed, type SupervisionDisabled, type ThreadNotFound } from "./errors.js"
+import { supervisedPoolKey, supervisionClientSpec } from "./SupervisionSettings.js"
+
+/** How much of the source's visible conversation a branch carries (UTF-8 bytes; the newest messages are kept). */
+export const historyBounds = {
+  maxMessages: 200,
+  maxTotalBytes: 512 * 1024,
+  /** a longer message is cut, with a marker saying how much was left out */
+  maxMessageBytes: 64 * 1024,
+  /** thread/turns/list pages read, newest first */
+  turnPageSize: 50,
+  maxTurnPages: 100
+} as const
+
+export type HistoryBounds = typeof historyBounds
+
+export interface HistoryMessage {
+  readonly role: "user" | "assistant"
+  readonly text: string
+  readonly turnId: string
+}
+
+export interface History {
+  /** oldest first */
+  readonly messages: ReadonlyArray<HistoryMessage>
+  readonly bytes: number
+  /** older messages were left out, or a message was cut */
+  readonly truncated: boolean
+  /** the source's last terminal persisted turn: the snapshot point */
+  readonly lastTurnId: string | undefined
+}
+
+const terminal = new Set(["completed", "interrupted", "failed"])
+
+/** The visible messages of a turn: user text and assistant text only; reasoning and tool items never. */
+export const visibleMessages = (turn: Turn): ReadonlyArray<HistoryMessage> =>
+  turn.items.flatMap((item): ReadonlyArray<HistoryMessage> => {
+    if (item.type === "userMessage") {
+      const content = (item as { content?: ReadonlyArray<unknown> }).content ?? []
+      const text = content
+        .flatMap((c) => {
+          const part = c as { type?: unknown; text?: unknown }
+          return part.type === "text" && typeof part.text === "string" ? [part.text] : []
+        })
+        .join("\n")
+      return text === "" ? [] : [{ role: "user", text, turnId: turn.id }]
+    }
+    if (item.type === "agentMessage") {
+      const text = (item as { text?: unknown }).text
+      return typeof text === "string" && text !== "" ? [{ role: "assistant", text, turnId: turn.id }] : []
+    }
+    return []
+  })
+
+/**
+ * The bounded history up to the last terminal turn, from turns listed newest first. Turns newer than the last
+ * terminal one (still running, or torn) are left out. Pure.
+ */
+export const boundHistory = (newestFirst: ReadonlyArray<Turn>, bounds: HistoryBounds = historyBounds): History => {
+  const start = newestFirst.findIndex((t) => terminal.has(t.status))
+  if (start < 0) return { messages: [], bytes: 0, truncated: false, lastTurnId: undefined }
+  const kept: Array<HistoryMessage> = []
+  let bytes = 0
+  let truncated = false
+  outer: for (const turn of newestFirst.slice(start)) {
+    const messages = visibleMessages(turn)
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const message = messages[i]!
+      const size = Instructions.utf8Length(message.text)
+      const text = size > bounds.maxMessageBytes ? Instructions.truncateUtf8(message.text, bounds.maxMessageBytes) : message.text
+      const length = Instructions.utf8Length(text)
+      if (kept.length >= bounds.maxMessages || bytes + length > bounds.maxTotalBytes) {
+        truncated = true
+        break outer
+      }
+      if (text !== message.text) truncated = true
+      kept.push({ ...message, text })
+      bytes += length
+    }
+  }
+  return { messages: kept.reverse(), bytes, truncated, lastTurnId: newestFirst[start]!.id }
+}
+
+/** The history as raw Responses API items for thread/inject_items. */
+export const injectionItems = (history: History): ReadonlyArray<unknown> =>
+  history.messages.map((m) =>
+    m.role === "user"
+      ? { type: "message", role: "user", content: [{ type: "input_text", text: m.text }] }
+      : { type: "message", role: "assistant", content: [{ type: "output_text", text: m.text }] }
+  )
+
+export interface BranchOptions {
+  /** the new chat's session id; default `branch-<uuid>`; it must not exist yet */
+  readonly sessionId?: string | undefined
+}
+
+export interface Branched {
+  readonly sessionId: string
+  readonly sourceThreadId: string
+  /** the canonical thread of the new chat */
+  readonly threadId: string
+  /** exactly the pair the probe fork reported */
+  readonly model: string
+  readonly modelProvider: string
+  readonly probeThreadId: string
+  readonly probe: "closed" | "cleanupFailed"
+  readonly history: History
+}
+
+export type BranchError =
+  | BranchRefused
+  | SupervisionDisabled
+  | ThreadNotFound
+  | CatalogError
+  | EnumerationFailed
+  | LeaseError
+  | RequestError
+  | SessionStoreError
+  | InvalidSessionId
+
+export interface BranchingService {
+  readonly branch: (source: string | CatalogRow, options?: BranchOptions) => Effect.Effect<Branched, BranchError>
+}
+
+export class Branching extends Context.Tag("codex-harness/supervision/Branching")<Branching, BranchingService>() {}
+
+const now = () => new Date().toISOString()
+
+export const make = Effect.gen(function* () {
+  const settings = yield* Settings
+  const pool = yield* ClientPool
+  const store = yield* SessionStore
+  const catalog = yield* Catalog
+  const runs = yield* ActiveRuns
+  const harness = yield* Effect.serviceOption(CodexHarness)
+
+  const readHistory = (connection: AppServerConnection, threadId: string) =>
+    Effect.gen(function* () {
+      // newest first, and only as far back as the bounds can use
+      const turns: Array<Turn> = []
+      let messages = 0
+      yield* paginate(
+        `the turns of thread ${threadId}`,
+        (cursor) =>
+          messages >= historyBounds.maxMessages
+            ? Effect.succeed({ data: [], nextCursor: null })
+            : connection
+              .request("thread/turns/list", {
+                threadId,
+                sortDirection: "desc",
+                itemsView: "full",
+                limit: historyBounds.turnPageSize,
+                ...(cursor !== undefined ? { cursor } : {})
+              })
+              .pipe(
+                Effect.tap((page) =>
+                  Effect.sync(() => {
+                    turns.push(...page.data)
+                    messages += page.data.reduce((n, t) => n + visibleMessages(t).length, 0)
+                  })
+                )
+              ),
+        { maxPages: historyBounds.maxTurnPages, maxRows: historyBounds.turnPageSize * historyBounds.maxTurnPages, onLimit: "truncate" }
+      )
+      return boundHistory(turns)
+    })
+
+  const branch = (source: string | CatalogRow, options: BranchOptions = {}) =>
+    Effect.gen(function* () {
+      const spec = yield* supervisionClientSpec(settings.supervision)
+      const row = typeof source === "string" ? yield* catalog.show(source) : source
+      const sourceThreadId = row.threadId
+      const refused = (reason: string) => new BranchRefused({ threadId: sourceThreadId, reason })
+      if (row.remote) return yield* refused(`it belongs to paired node ${row.node}, whose catalog is metadata-only`)
+      const fresh = yield* catalog.inspect(sourceThreadId)
+      if (fresh.archived) return yield* refused("it is archived")
+      if (fresh.row.status === "active") return yield* refused("it is active; branch it once its turn has ended")
+      const owners = yield* runs.owners(new Set([sourceThreadId]))
+      if (owners.length > 0) return yield* refused(`session ${owners[0]!.sessionId} is running a turn on it`)
+
+      const sessionId = yield* checkSessionId(options.sessionId ?? `branch-${crypto.randomUUID()}`)
+      if ((yield* store.read(sessionId)).records.length > 0) return yield* refused(`session ${sessionId} already exists`)
+      const key = supervisedPoolKey(sessionId)
+      const setup = Option.isSome(harness) ? yield* harness.value.threadSetup(sessionId) : undefined
+      const append = (record: SessionRecord) => store.append(sessionId, record)
+
+      let probeOutcome: Branched["probe"] = "closed"
+      const cleanupProbe = (connection: AppServerConnection, probeId: string) =>
+        connection.request("thread/unsubscribe", { threadId: probeId }, { timeout: "10 seconds" }).pipe(
+          Effect.zipRight(append({ _tag: "probe", at: now(), threadId: probeId, sourceThreadId, status: "closed" })),
+          Effect.catchAll((error) =>
+            Effect.gen(function* () {
+              probeOutcome = "cleanupFailed"
+              // recovery state first, then the connection goes: whatever still holds the probe goes with it
+              yield* append({ _tag: "probe", at: now(), threadId: probeId, sourceThreadId, status: "cleanupFailed", reason: error.message })
+                .pipe(Effect.catchAll((e) => Effect.logError(`probe ${probeId} needs cleanup, and recording that failed: ${e.message}`)))
+              yield* pool.retire(key, `branch probe ${probeId} could not be cleaned up`)
+              yield* Effect.logWarning(`branch probe ${probeId} could not be cleaned up (${error.message}); its connection was retired`)
+            })
+          )
+        )
+
+      const made = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const connection = yield* pool.lease(key, spec)
+          const history = yield* readHistory(connection, sourceThreadId)
+          // the probe: no model, no provider; Codex answers with the pair its configuration selects
+          const probe = yield* Effect.acquireRelease(
+            connection.request("thread/fork", {
+              threadId: sourceThreadId,
+              ephemeral: true,
+              excludeTurns: true,
+              ...(history.lastTurnId !== undefined ? { lastTurnId: history.lastTurnId } : {})
+            }).pipe(
+              Effect.tap((fork) =>
+                append({ _tag: "probe", at: now(), threadId: fork.thread.id, sourceThreadId, status: "open" }).pipe(
+                  Effect.catchAll((e) => Effect.logWarning(e.message))
+                )
+              )
+            ),
+            (fork) => cleanupProbe(connection, fork.thread.id)
+          )
+          const threadSettings = threadSettingsFor(settings, {})
+          const started = yield* connection.request("thread/start", {
+            ...TurnRunner.threadParams(threadSettings, setup?.extras ?? {}, true),
+            model: probe.model,
+            modelProvider: probe.modelProvider,
+            ...(setup !== undefined && setup.extras.dynamicTools !== undefined && setup.extras.dynamicTools.length > 0
+              ? { dynamicTools: setup.extras.dynamicTools }
+              : {})
+          })
+          const threadId = started.thread.id
+          // provisional until the history is in: a failed injection deletes it (S4)
+          const items = injectionItems(history)
+          if (items.length > 0) {
+            yield* connection.request("thread/inject_items", { threadId, items }).pipe(
+              Effect.tapError(() =>
+                connection.request("thread/delete", { threadId }).pipe(
+                  Effect.catchAll((e) =>
+                    pool.retire(key, `provisional thread ${threadId} could not be deleted`).pipe(
+                      Effect.zipRight(Effect.logWarning(`provisional thread ${threadId} could not be deleted: ${e.message}`))
+                    )
+                  )
+                )
+              )
+            )
+          }
+          return { threadId, model: probe.model, modelProvider: probe.modelProvider, probeThreadId: probe.thread.id, history }
+        })
+      )
+
+      // the mirror of what the canonical thread now knows, then the binding that commits the chat
+      yield* append({
+        _tag: "notice",
+        at: now(),
+        text: `Branched from native thread ${sourceThreadId}: ${made.history.messages.length} messages carried over${made.history.truncated ? " (bounded)" : ""}.`
+      })
+      for (const message of made.history.messages) {
+        yield* append(
+          message.role === "user"
+            ? { _tag: "user", at: now(), text: message.text }
+            : { _tag: "assistant", at: now(), threadId: sourceThreadId, turnId: message.turnId, text: message.text, delivered: false }
+        )
+      }
+      yield* append({
+        _tag: "binding",
+        at: now(),
+        threadId: made.threadId,
+        model: made.model,
+        modelProvider: made.modelProvider,
+        locked: true,
+        connection: key,
+        codexHome: spec.codexHome!
+      })
+      return { sessionId, sourceThreadId, ...made, probe: probeOutcome } satisfies Branched
+    }).pipe(Effect.withSpan("Branching.branch"))
+
+  return { branch } satisfies BranchingService
+})
+
+export const layer: Layer.Layer<Branching, never, Settings | ClientPool | SessionStore | Catalog | ActiveRuns> = Layer.effect(
+  Branching,
+  make
+)

@@ -1,0 +1,374 @@
+// Supervision on the real app-server (S14-S17): threads made by another app-server client in a private CODEX_HOME are
+// listed (archived ones hidden), continued as a model-locked branch without touching the source, and archived only
+// when nothing known runs on them or their spawned descendants. The scripted model stands in for the provider.
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Duration, Effect, Exit, Fiber, Layer, Schedule, Scope } from "effect"
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import * as Live from "../../layers/Live.js"
+import * as Connection from "../../src/appserver/AppServerConnection.js"
+import { ClientPool } from "../../src/appserver/ClientPool.js"
+import * as CodexArgs from "../../src/appserver/CodexArgs.js"
+import { NodeTransportLive, Transport } from "../../src/appserver/Transport.js"
+import { CodexHarness, type HarnessSettings } from "../../src/harness/CodexHarness.js"
+import { SessionStore } from "../../src/session/SessionStore.js"
+import { sessionState } from "../../src/session/SessionState.js"
+import { ArchiveGuard } from "../../src/supervision/ArchiveGuard.js"
+import { Branching } from "../../src/supervision/Branching.js"
+import { Catalog } from "../../src/supervision/Catalog.js"
+import { Discovery } from "../../src/supervision/Discovery.js"
+import * as Supervision from "../../src/supervision/layer.js"
+import { supervisedPoolKey, supervisionClientSpec } from "../../src/supervision/SupervisionSettings.js"
+import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
+import { reply, type ScriptedModelOptions } from "../../src/testing/ScriptedModel.js"
+import * as TurnRunner from "../../src/turn/TurnRunner.js"
+import { fixture, leftBehind, processesMentioning, tempDir } from "../support/harness.js"
+
+const cmdline = (pid: number) => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8")
+  } catch {
+    return ""
+  }
+}
+const appServersOf = (home: string) => processesMentioning(home).filter((pid) => cmdline(pid).includes("app-server"))
+
+/** Polls until `check` holds (bounded); true when it did. */
+const within = <E>(check: Effect.Effect<boolean, E>, duration: Duration.DurationInput = "10 seconds") =>
+  check.pipe(
+    Effect.repeat({ until: (ok) => ok, schedule: Schedule.spaced("100 millis") }),
+    Effect.timeoutTo({ duration, onTimeout: () => false, onSuccess: () => true })
+  )
+
+/**
+ * A fixture whose native CODEX_HOME (the supervision home) lives inside the state dir, so every process a test starts
+ * is found by `leftBehind(stateDir)`. With `agentInNativeHome` the harness's own turns run in that home too.
+ */
+const setup = (model: ScriptedModelOptions, options: { readonly agentInNativeHome?: boolean } = {}) =>
+  Effect.gen(function* () {
+    const f = yield* fixture(model)
+    const nativeHome = path.join(f.stateDir, "native-home")
+    const settings: HarnessSettings = {
+      ...f.settings,
+      ...(options.agentInNativeHome === true ? { codexHome: nativeHome } : {}),
+      supervision: { enabled: true, codexHome: nativeHome, providerUrl: f.model.url, model: "branch-model" }
+    }
+    return { ...f, nativeHome, settings }
+  })
+
+/** The harness with supervision, in a scope of its own that `stop` closes (app-servers and all). */
+const start = (settings: HarnessSettings) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(
+      Supervision.layer.pipe(
+        Layer.provideMerge(Live.layer(settings)),
+        Layer.provideMerge(RecordingDelivery.layer),
+        Layer.provide(NodeTransportLive)
+      ),
+      scope
+    )
+    return {
+      harness: Context.get(context, CodexHarness),
+      store: Context.get(context, SessionStore),
+      pool: Context.get(context, ClientPool),
+      catalog: Context.get(context, Catalog),
+      discovery: Context.get(context, Discovery),
+      branching: Context.get(context, Branching),
+      guard: Context.get(context, ArchiveGuard),
+      stop: Scope.close(scope, Exit.void)
+    }
+  })
+
+/** Another app-server client (say, the Codex CLI) on the same native home, in its own scope. */
+const otherClient = (home: string, url: string, model: string) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    const connection = yield* Effect.gen(function* () {
+      const transport = yield* Transport
+      const handle = yield* transport.spawn({ codexHome: home, args: CodexArgs.providerArgs(url, model), env: CodexArgs.providerEnv() })
+      return yield* Connection.make(handle)
+    }).pipe(Effect.provide(NodeTransportLive), Scope.extend(scope), Effect.orDie)
+    const settings: TurnRunner.ThreadSettings = { cwd: home, approvalPolicy: "never", sandbox: "read-only" }
+    const newThread = connection
+      .request("thread/start", { cwd: home, approvalPolicy: "never", sandbox: "read-only", personality: "none" })
+      .pipe(Effect.map((r) => r.thread.id), Effect.orDie)
+    const turn = (threadId: string, text: string) =>
+      TurnRunner.runTurn(connection, threadId, [{ type: "text", text }], settings).pipe(Effect.orDie)
+    return { connection, newThread, turn, stop: Scope.close(scope, Exit.void) }
+  })
+
+describe("supervision on the real app-server", () => {
+  it.scopedLive("[S14] the catalog lists threads made by another app-server client and hides archived ones", () =>
+    Effect.gen(function* () {
+      const f = yield* setup({ fallback: reply.text("noted") })
+      const other = yield* otherClient(f.nativeHome, f.model.url, "source-model")
+      const kept = yield* other.newThread
+      yield* other.turn(kept, "keep this thread")
+      const gone = yield* other.newThread
+      yield* other.turn(gone, "archive this thread")
+      yield* other.connection.request("thread/archive", { threadId: gone }).pipe(Effect.orDie)
+
+      const h = yield* start(f.settings)
+      const listing = yield* h.catalog.list
+      const ids = listing.rows.map((r) => r.threadId)
+      expect(ids).toContain(kept)
+      expect(ids).not.toContain(gone)
+      expect(listing.truncated).toBe(false)
+      const row = listing.rows.find((r) => r.threadId === kept)!
+      expect(row).toMatchObject({ node: "local", remote: false, title: "keep this thread", model: "source-model" })
+      // another process has it loaded: from here its activity is unknown, never idle
+      expect(row.status).toBe("notLoaded")
+      expect((yield* h.catalog.inspect(gone)).archived).toBe(true)
+
+      yield* h.stop
+      yield* other.stop
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }))
+
+  it.scopedLive("[S15][S13] a branch carries the bounded visible history and the fork's model and provider, never resumes the source and leaves no probe", () =>
+    Effect.gen(function* () {
+      const f = yield* setup({
+        replies: [
+          reply.text("alpha answer"),
+          reply.steps(
+            { type: "reasoning", text: "SECRET_REASONING" },
+            { type: "function_call", name: "exec_command", arguments: { cmd: "echo TOOL_MARKER" } }
+          ),
+          reply.text("beta answer"),
+          reply.text("gamma answer"),
+          reply.text("branched answer")
+        ]
+      })
+      const other = yield* otherClient(f.nativeHome, f.model.url, "source-model")
+      const source = yield* other.newThread
+      for (const q of ["alpha question", "beta question", "gamma question"]) yield* other.turn(source, q)
+      const rollout = ((yield* other.connection.requestRaw("thread/read", { threadId: source }).pipe(Effect.orDie)) as {
+        thread: { path: string }
+      }).thread.path
+      const before = fs.readFileSync(rollout, "utf8")
+      const requestsBefore = (yield* f.model.requests).length
+
+      const h = yield* start(f.settings)
+      const branched = yield* h.branching.branch(source, { sessionId: "branch-1" })
+      expect(branched).toMatchObject({ sessionId: "branch-1", sourceThreadId: source, probe: "closed" })
+      // Codex's pair for the probe (the supervision home is configured with branch-model), not the source's
+      expect(branched.model).toBe("branch-model")
+      expect(branched.modelProvider).toBe(CodexArgs.providerId)
+      expect(branched.history.messages.map((m) => `${m.role}:${m.text}`)).toEqual([
+        "user:alpha question",
+        "assistant:alpha answer",
+        "user:beta question",
+        "assistant:beta answer",
+        "user:gamma question",
+        "assistant:gamma answer"
+      ])
+      expect((yield* f.model.requests).length).toBe(requestsBefore)
+
+      const records = (yield* h.store.read("branch-1")).records
+      expect(sessionState(records).binding).toMatchObject({
+        threadId: branched.threadId,
+        model: "branch-model",
+        modelProvider: CodexArgs.providerId,
+        locked: true,
+        connection: supervisedPoolKey("branch-1")
+      })
+      expect(records.flatMap((r) => (r._tag === "probe" ? [r.status] : []))).toEqual(["open", "closed"])
+
+      // the next turn stays on the private connection, locked to the pair, and sees the history and nothing else
+      const next = yield* h.harness.runTurn({ sessionId: "branch-1", prompt: "what did we say?" })
+      expect(next).toMatchObject({ status: "completed", finalText: "branched answer", threadId: branched.threadId, model: "branch-model" })
+      const last = (yield* f.model.requests).at(-1)!
+      expect((last.json as { model: string }).model).toBe("branch-model")
+      for (const text of ["alpha question", "alpha answer", "beta answer", "gamma answer"]) expect(last.body).toContain(text)
+      expect(last.body).not.toContain("SECRET_REASONING")
+      expect(last.body).not.toContain("TOOL_MARKER")
+
+      // the source was never resumed or written, and the probe is gone from the private connection
+      expect(fs.readFileSync(rollout, "utf8")).toBe(before)
+      const spec = yield* supervisionClientSpec(f.settings.supervision)
+      const privateClient = yield* h.pool.lease(supervisedPoolKey("branch-1"), spec)
+      const loaded = (yield* privateClient.requestRaw("thread/loaded/list", {})) as { data: Array<string> }
+      expect(loaded.data).toContain(branched.threadId)
+      expect(loaded.data).not.toContain(source)
+      const again = (yield* privateClient.requestRaw("thread/unsubscribe", { threadId: branched.probeThreadId })) as { status: string }
+      expect(again.status).not.toBe("unsubscribed")
+      const everything = [
+        ...(yield* h.discovery.read("thread/list", { archived: false })).data,
+        ...(yield* h.discovery.read("thread/list", { archived: true })).data
+      ].map((t) => t.id)
+      expect(everything).not.toContain(branched.probeThreadId)
+
+      yield* h.stop
+      yield* other.stop
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }))
+
+  it.scopedLive("[S16] an active thread can neither be archived nor branched", () =>
+    Effect.gen(function* () {
+      const f = yield* setup({ rules: [{ whenRequestIncludes: "BUSY", reply: reply.steps({ type: "hang" }) }] }, { agentInNativeHome: true })
+      const h = yield* start(f.settings)
+      const running = yield* h.harness.runTurn({ sessionId: "busy", prompt: "BUSY work" }).pipe(Effect.fork)
+      yield* f.model.waitForRequests(1)
+      const active = yield* h.harness.activeTurn("busy")
+      expect(active).toBeDefined()
+      const threadId = active!.threadId
+
+      const archive = yield* h.guard.archive(threadId, { confirmNoOtherRunner: true }).pipe(Effect.flip)
+      expect(archive._tag).toBe("ArchiveBlocked")
+      expect(archive.message).toContain("session busy is running a turn on it")
+      const branch = yield* h.branching.branch(threadId).pipe(Effect.flip)
+      expect(branch._tag).toBe("BranchRefused")
+      expect(branch.message).toContain("session busy is running a turn on it")
+      expect((yield* h.catalog.inspect(threadId)).archived).toBe(false)
+
+      yield* Fiber.interrupt(running)
+      yield* h.stop
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }))
+
+  it.scopedLive("[S16] a known owner of a spawned descendant blocks the archive; without it, archive needs confirmation and then succeeds", () =>
+    Effect.gen(function* () {
+      const f = yield* setup(
+        {
+          rules: [
+            { whenRequestIncludes: "CHILD BUSY", reply: reply.steps({ type: "hang" }) },
+            { whenRequestIncludes: "CHILD TASK", reply: reply.text("child done") }
+          ],
+          replies: [reply.steps({ type: "function_call", name: "spawn_agent", namespace: "multi_agent_v1", arguments: { message: "CHILD TASK" } })],
+          fallback: reply.text("parent done")
+        },
+        { agentInNativeHome: true }
+      )
+      const other = yield* otherClient(f.nativeHome, f.model.url, "source-model")
+      const parent = yield* other.newThread
+      yield* other.turn(parent, "please delegate")
+      const h = yield* start(f.settings)
+      // the spawned sub-agent shows up in the paginated descendant query
+      expect(yield* within(Effect.map(h.catalog.descendants(parent), (d) => d.length === 1))).toBe(true)
+      const child = (yield* h.catalog.descendants(parent))[0]!
+      expect(child.parentThreadId).toBe(parent)
+      yield* other.stop
+
+      // a local chat bound to the child runs a turn on it
+      yield* h.store.append("child-owner", { _tag: "binding", at: new Date().toISOString(), threadId: child.threadId })
+      const running = yield* h.harness.runTurn({ sessionId: "child-owner", prompt: "CHILD BUSY" }).pipe(Effect.fork)
+      expect(yield* within(Effect.map(h.harness.activeTurn("child-owner"), (a) => a?.threadId === child.threadId))).toBe(true)
+      const blocked = yield* h.guard.archive(parent, { confirmNoOtherRunner: true }).pipe(Effect.flip)
+      expect(blocked._tag).toBe("ArchiveBlocked")
+      expect(blocked.message).toContain(`session child-owner is running a turn on its descendant ${child.threadId}`)
+      yield* Fiber.interrupt(running)
+      // the interrupted child stays loaded (a writer) in the harness's client until that client goes
+      const writer = yield* h.guard.archive(parent, { confirmNoOtherRunner: true }).pipe(Effect.flip)
+      expect(writer.message).toContain("another process is writing it")
+      yield* h.pool.retire("default", "the test's runner is done")
+
+      const unconfirmed = yield* h.guard.archive(parent).pipe(Effect.flip)
+      expect(unconfirmed._tag).toBe("ArchiveBlocked")
+      expect(unconfirmed.message).toContain("notLoaded (its activity is unknown)")
+      expect(unconfirmed.message).toContain("--confirm-no-other-runner")
+      const archived = yield* h.guard.archive(parent, { confirmNoOtherRunner: true })
+      expect(archived).toMatchObject({ threadId: parent, descendantsChecked: 1 })
+      expect((yield* h.catalog.list).rows.map((r) => r.threadId)).not.toContain(parent)
+      expect((yield* h.catalog.inspect(parent)).archived).toBe(true)
+
+      yield* h.stop
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }))
+
+  it.scopedLive("[S14] 100 catalog polls reuse one pooled discovery app-server", () =>
+    Effect.gen(function* () {
+      const f = yield* setup({ fallback: reply.text("noted") })
+      const other = yield* otherClient(f.nativeHome, f.model.url, "source-model")
+      const thread = yield* other.newThread
+      yield* other.turn(thread, "poll me")
+      yield* other.stop
+      expect(appServersOf(f.nativeHome)).toEqual([])
+
+      const h = yield* start(f.settings)
+      let most = 0
+      for (let i = 0; i < 100; i++) {
+        const listing = yield* h.catalog.list
+        expect(listing.rows.map((r) => r.threadId)).toEqual([thread])
+        most = Math.max(most, appServersOf(f.nativeHome).length)
+      }
+      expect(most).toBe(1)
+      const pid = yield* h.discovery.pid
+      expect(appServersOf(f.nativeHome)).toEqual([pid])
+
+      yield* h.stop
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }))
+})
+
+const bin = path.resolve("bin/codex-harness.js")
+
+/** The compiled CLI (`npm run build` first), with its exit code and both streams. */
+const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
+    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
+      resume(Effect.succeed({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
+    )
+  })
+
+/** A refusal as the CLI must give it: exit 1, nothing on stdout, exactly one line on stderr. */
+const expectRefusal = (ran: { readonly code: number; readonly stdout: string; readonly stderr: string }, line: string) => {
+  expect(ran.code).toBe(1)
+  expect(ran.stdout).toBe("")
+  expect(ran.stderr).toBe(`codex-harness: ${line}\n`)
+}
+
+describe("threads and sessions CLI refusals", () => {
+  it.scopedLive("[S14][S15][S16][cli] list, show, branch and archive refuse in one line on stderr with exit 1", () =>
+    Effect.gen(function* () {
+      const f = yield* setup({ fallback: reply.text("noted") })
+      const other = yield* otherClient(f.nativeHome, f.model.url, "source-model")
+      const open = yield* other.newThread
+      yield* other.turn(open, "an open thread")
+      const archived = yield* other.newThread
+      yield* other.turn(archived, "an archived thread")
+      yield* other.connection.request("thread/archive", { threadId: archived }).pipe(Effect.orDie)
+      yield* other.stop
+      const common = ["--state-dir", f.stateDir, "--supervision-home", f.nativeHome, "--provider-url", f.model.url]
+
+      const listed = yield* cli(["threads", "list", ...common])
+      expect(listed.code).toBe(0)
+      expect(listed.stdout).toContain(open)
+      expect(listed.stdout).not.toContain(archived)
+      expectRefusal(
+        yield* cli(["threads", "list", ...common], { CODEX_HARNESS_SUPERVISION: "off" }),
+        "supervision is disabled: CODEX_HARNESS_SUPERVISION is off; unset it to supervise native threads"
+      )
+      const missing = "01a22ade-0000-7000-8000-000000000000"
+      expectRefusal(
+        yield* cli(["threads", "show", ...common, missing]),
+        `thread ${missing} is not in the catalog (thread not loaded: ${missing})`
+      )
+      expectRefusal(yield* cli(["threads", "branch", ...common, archived]), `cannot branch thread ${archived}: it is archived`)
+      expectRefusal(
+        yield* cli(["threads", "archive", ...common, open]),
+        `cannot archive thread ${open}: it is notLoaded (its activity is unknown); confirm that no other runner uses it (--confirm-no-other-runner)`
+      )
+      const done = yield* cli(["threads", "archive", ...common, "--confirm-no-other-runner", open])
+      expect(done).toMatchObject({ code: 0, stdout: `archived: ${open}\n` })
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }), 120_000)
+
+  it.scopedLive("[S16][cli] sessions delete refuses a supervised chat that protects its binding, and deletes a plain one", () =>
+    Effect.gen(function* () {
+      const state = yield* tempDir()
+      const sessions = path.join(state, "sessions")
+      fs.mkdirSync(sessions)
+      const binding = { _tag: "binding", at: "t", threadId: "canon", locked: true, connection: "supervision:locked" }
+      fs.writeFileSync(path.join(sessions, "locked.jsonl"), JSON.stringify(binding) + "\n")
+      fs.writeFileSync(path.join(sessions, "plain.jsonl"), JSON.stringify({ _tag: "user", at: "t", text: "hi" }) + "\n")
+      expectRefusal(
+        yield* cli(["sessions", "delete", "--state-dir", state, "locked"]),
+        "cannot delete session locked: it is a supervised chat protecting native thread canon; archive that thread first"
+      )
+      expect(fs.existsSync(path.join(sessions, "locked.jsonl"))).toBe(true)
+      expect(yield* cli(["sessions", "delete", "--state-dir", state, "plain"])).toMatchObject({ code: 0, stdout: "deleted: plain\n" })
+      expect(fs.existsSync(path.join(sessions, "plain.jsonl"))).toBe(false)
+    }))
+})
