@@ -297,6 +297,12 @@ export const defaultRelayCommand = (): ReadonlyArray<string> => {
   return [process.execPath, path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../bin/codex-harness.js"), "hook-relay"]
 }
 
+/**
+ * The Stop hook's command when no HookPolicy decides Stop: the relay could only answer "no decision" (exit 0, no
+ * output), and this says the same without starting a Node process at the end of every turn (about 0.1-0.2 s).
+ */
+export const noDecisionCommand = "true"
+
 export const relayCommandLine = (
   prefix: ReadonlyArray<string>,
   socketPath: string,
@@ -445,7 +451,9 @@ export const makeExtension = (
       Effect.sync(() => {
         const token = server.tokenFor(sessionId)
         return threadHookConfig(events, (event) => ({
-          command: relayCommandLine(prefix, server.socketPath, token, eventNames[event]),
+          command: event === "stop" && policy.stop === undefined
+            ? noDecisionCommand
+            : relayCommandLine(prefix, server.socketPath, token, eventNames[event]),
           timeout: options.timeouts?.[event] ?? defaultTimeouts[event],
           statusMessage: statusMessages[event]
         }))

@@ -129,6 +129,31 @@ describe("native hook relay on the real app-server", () => {
     })
   )
 
+  it.scopedLive("[S20] without a Stop policy the Stop hook still runs, trusted, as a no-op command: no decision, no relay process", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [reply.text("just once")] }, untrusted)
+      const h = yield* start(f.settings)
+      const hooks: Array<{ readonly method: string; readonly params?: unknown }> = []
+      const result = yield* h.harness.runTurn({
+        sessionId: "stop-noop",
+        prompt: "say something",
+        onEvent: (event) =>
+          Effect.sync(() => {
+            if (event.type === "notification" && event.notification.method.startsWith("hook/")) hooks.push(event.notification)
+          })
+      })
+      expect(result.finalText).toBe("just once")
+      expect((yield* f.model.requests)).toHaveLength(1)
+      // the harness's own (session-flags) Stop hook ran and completed: Codex trusted it, and it decided nothing
+      const runs = hooks.map((n) => ({ method: n.method, run: (n.params as { run: { eventName: string; status: string; source: string } }).run }))
+      const stopRuns = runs.filter((r) => r.run.eventName === "stop")
+      expect(stopRuns.map((r) => [r.method, r.run.status, r.run.source])).toEqual([
+        ["hook/started", "running", "sessionFlags"],
+        ["hook/completed", "completed", "sessionFlags"]
+      ])
+    })
+  )
+
   it.scopedLive("a relay that is gone (socket removed) blocks PreToolUse with a clear refusal", () =>
     Effect.gen(function* () {
       const parent = yield* tempDir("codex-hr-parent-")

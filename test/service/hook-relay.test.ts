@@ -1,11 +1,13 @@
 // The relay socket (S20): one JSON line in, one out; an unknown token is refused; the socket (and its private
 // directory) are gone once the scope closes.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Scope } from "effect"
+import { Effect, Exit, Layer, Scope } from "effect"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
+import * as HookRelay from "../../src/approvals/HookRelay.js"
 import * as HookRelayServer from "../../src/approvals/HookRelayServer.js"
+import { Settings } from "../../src/harness/CodexHarness.js"
 
 const roundTrip = (socketPath: string, line: string) =>
   Effect.async<unknown, Error>((resume) => {
@@ -65,4 +67,20 @@ describe("hook relay server", () => {
       expect(fs.existsSync(server.socketPath)).toBe(false)
     })
   )
+
+  it.scoped("[S20] without a Stop policy the Stop hook answers no decision without a process; with one it is relayed", () =>
+    Effect.gen(function* () {
+      const settings = Layer.succeed(Settings, { stateDir: "/tmp", cwd: "/tmp", approvalPolicy: "never", sandbox: "read-only" })
+      const commandOf = (config: Readonly<Record<string, unknown>>, event: string) =>
+        ((config[`hooks.${event}`] as ReadonlyArray<{ hooks: ReadonlyArray<{ command: string }> }>)[0]!.hooks[0]!.command)
+      const plain = yield* HookRelay.makeExtension().pipe(Effect.provide(settings))
+      const plainConfig = yield* plain.threadConfig!("s1")
+      expect(commandOf(plainConfig, "Stop")).toBe(HookRelay.noDecisionCommand)
+      expect(commandOf(plainConfig, "PreToolUse")).toContain("--event PreToolUse")
+      const withStop = yield* HookRelay.makeExtension().pipe(
+        Effect.provide(settings),
+        Effect.provideService(HookRelay.HookPolicy, { stop: () => Effect.succeed({ _tag: "Stop" } as const) })
+      )
+      expect(commandOf(yield* withStop.threadConfig!("s1"), "Stop")).toContain("--event Stop")
+    }))
 })
