@@ -53,6 +53,8 @@ interface ChatState {
   sessionId: string
   /** the model chat asks for on every turn: --model, then whatever /model chose */
   model: string | undefined
+  /** `/plan on`: turns run in Codex's Plan mode, where the agent may ask questions (request_user_input) */
+  plan: boolean
 }
 
 interface SlashContext {
@@ -72,6 +74,13 @@ interface SlashCommand {
   readonly run: (arg: string, ctx: SlashContext) => Effect.Effect<SlashOutcome, unknown>
 }
 
+/** what every message of the chat is submitted with */
+const submitOptions = (state: ChatState, view: TurnView) => ({
+  model: state.model,
+  onEvent: view.onEvent,
+  ...(state.plan ? { collaboration: "plan" as const } : {})
+})
+
 const slashCommands: Record<string, SlashCommand> = {
   model: {
     usage: "/model NAME",
@@ -86,6 +95,15 @@ const slashCommands: Record<string, SlashCommand> = {
           }),
           Effect.as("continue" as const)
         )
+  },
+  plan: {
+    usage: "/plan [on|off]",
+    description: "Codex's Plan mode for the next turns: the agent plans and may ask you questions",
+    run: (arg, { say, state }) => {
+      if (arg === "on" || arg === "off") state.plan = arg === "on"
+      else if (arg !== "") return say(`/plan: expected on or off, got ${JSON.stringify(arg)}`).pipe(Effect.as("continue" as const))
+      return say(`plan mode: ${state.plan ? "on" : "off"}`).pipe(Effect.as("continue" as const))
+    }
   },
   new: {
     usage: "/new",
@@ -339,7 +357,7 @@ const missingReply = (exit: Exit.Exit<TurnResult, unknown>, replies: number): st
   })
 
 const turnFor = (harness: CodexHarnessService, state: ChatState, view: TurnView, prompt: string) =>
-  harness.runTurn({ sessionId: state.sessionId, prompt, model: state.model, onEvent: view.onEvent })
+  harness.runTurn({ sessionId: state.sessionId, prompt, ...submitOptions(state, view) })
 
 // ---- piped: one message per line -----------------------------------------------------------------------------------
 
@@ -445,7 +463,7 @@ const interactive = (
     const converse = (prompt: string) =>
       Effect.gen(function* () {
         yield* view.begin
-        const first = yield* queue.submit(state.sessionId, prompt, { model: state.model, onEvent: view.onEvent })
+        const first = yield* queue.submit(state.sessionId, prompt, submitOptions(state, view))
         // done when the queue has carried everything (steered messages and follow-ups included)
         yield* queue.drain(state.sessionId).pipe(
           Effect.zipRight(Effect.exit(first.reply)),
@@ -485,7 +503,7 @@ const interactive = (
                 if ((yield* runSlash(input.name, input.arg, { harness, queue, compaction, state, say })) === "quit") eof = true
                 break
               }
-              const more = yield* queue.submit(state.sessionId, input.text, { model: state.model, onEvent: view.onEvent }).pipe(
+              const more = yield* queue.submit(state.sessionId, input.text, submitOptions(state, view)).pipe(
                 Effect.either
               )
               yield* Console.error(
@@ -540,7 +558,8 @@ export const command = Command.make(
         const settings = yield* GlobalOptions.toSettings(options)
         const state: ChatState = {
           sessionId: yield* checkSessionId(Option.getOrElse(options.session, () => crypto.randomUUID())),
-          model: Option.getOrUndefined(options.model)
+          model: Option.getOrUndefined(options.model),
+          plan: false
         }
         const atTerminal = process.stdin.isTTY === true
         const privateReplies = settings.visibleReplies === "message_tool"

@@ -30,6 +30,8 @@ export class QueueFull extends Schema.TaggedError<QueueFull>()("QueueFull", {
 export interface SubmitOptions {
   /** an explicit model choice, as in `runTurn` (used when this message starts or heads a turn) */
   readonly model?: string | undefined
+  /** "plan": the turn this message starts or heads runs in Codex's Plan mode (as in `runTurn`) */
+  readonly collaboration?: "default" | "plan" | undefined
   /** events of the turn this message starts or heads (a steered message joins a turn that already has its sink) */
   readonly onEvent?: EventSink | undefined
 }
@@ -213,12 +215,14 @@ export const make = (options: SteeringQueueOptions = {}) =>
       for (const message of group) Deferred.unsafeDone(message.carried, Exit.succeed<Carried>({ _tag: "Turn", prompt }))
       const onEvent = head.options.onEvent
       const model = head.options.model
+      const collaboration = head.options.collaboration
       run.fiber = fork(
         harness
           .runTurn({
             sessionId: state.sessionId,
             prompt,
             ...(model !== undefined ? { model } : {}),
+            ...(collaboration !== undefined ? { collaboration } : {}),
             onEvent: (event) => {
               if (event.type === "turn.started") {
                 run.turnId = event.turnId

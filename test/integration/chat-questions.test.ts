@@ -20,6 +20,47 @@ const askName = () => ({
   ]
 })
 
+const askUser = (isSecret: boolean) =>
+  reply.steps({
+    type: "function_call",
+    name: "request_user_input",
+    callId: "call_rui",
+    arguments: {
+      questions: [
+        {
+          id: "db_choice",
+          header: "Database",
+          question: isSecret ? "What is the database password?" : "Which database should the service use?",
+          isOther: isSecret,
+          isSecret,
+          // Codex refuses a question without options; a secret one is typed as the "other" answer
+          options: isSecret
+            ? [{ label: "Skip", description: "no password" }]
+            : [{ label: "Postgres", description: "Robust" }, { label: "SQLite", description: "Simple" }]
+        }
+      ]
+    }
+  })
+
+/** what the model received as the output of the request_user_input call */
+const toolOutput = (requests: ReadonlyArray<{ readonly body: string }>): unknown => {
+  for (const { body } of requests) {
+    for (const item of (JSON.parse(body) as { input?: ReadonlyArray<Record<string, unknown>> }).input ?? []) {
+      if (item.type === "function_call_output" && item.call_id === "call_rui" && typeof item.output === "string") {
+        return JSON.parse(item.output)
+      }
+    }
+  }
+  return undefined
+}
+
+/** every file under `dir`, recursively */
+const filesUnder = (dir: string): ReadonlyArray<string> =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name)
+    return entry.isDirectory() ? filesUnder(full) : entry.isFile() ? [full] : []
+  })
+
 /** a config file declaring the test's MCP server (tools run without a per-call approval) */
 const configWith = (dir: string, log: string) => {
   const file = path.join(dir, "config.json")
@@ -69,7 +110,8 @@ const onTerminal = (args: ReadonlyArray<string>, steps: ReadonlyArray<readonly [
     }
     child.stdout.on("data", take)
     child.stderr.on("data", take)
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
+    // a step that never comes: give up well before the test's own timeout, with the output for the failure message
+    const timer = setTimeout(() => child.kill("SIGKILL"), 30_000)
     child.on("close", (code) => {
       clearTimeout(timer)
       resume(Effect.succeed({ code: code ?? 1, output, stepsDone: step }))
@@ -99,6 +141,46 @@ describe("questions in codex-harness chat", () => {
       expect(requests.map((r) => r.body).join("\n")).not.toContain('"text":"Ada Lovelace"')
       expect(yield* leftBehind(f.stateDir)).toEqual([])
       expect(yield* leftBehind(dir)).toEqual([])
+    }))
+
+  it.scopedLive("[S33] /plan on: Codex's request_user_input is asked with numbered choices; typing 2 picks the second", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [askUser(false), reply.text("SQLite noted")] })
+      const dir = yield* tempDir("codex-harness-chat-q-")
+      const ran = yield* onTerminal(common(f, configWith(dir, path.join(dir, "mcp.jsonl"))), [
+        ["you ›", "/plan on"],
+        ["plan mode: on", "pick a database"],
+        ["[2] SQLite", "2"],
+        ["SQLite noted", "/quit"]
+      ])
+      expect(ran.stepsDone, ran.output).toBe(4)
+      expect(ran.code, ran.output).toBe(0)
+      expect(ran.output).toContain("Codex asks:")
+      expect(toolOutput(yield* f.model.requests)).toEqual({ answers: { db_choice: { answers: ["SQLite"] } } })
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }))
+
+  it.scopedLive("[S34] a secret question is typed without echo at the terminal and lands in no file of the state dir", () =>
+    Effect.gen(function* () {
+      const secret = "hunter2-Kq7"
+      const f = yield* fixture({ replies: [askUser(true), reply.text("kept secret")] })
+      const dir = yield* tempDir("codex-harness-chat-q-")
+      const ran = yield* onTerminal(common(f, configWith(dir, path.join(dir, "mcp.jsonl"))), [
+        ["you ›", "/plan on"],
+        ["plan mode: on", "here is the password"],
+        ["secret, not echoed", secret],
+        ["kept secret", "/quit"]
+      ])
+      expect(ran.stepsDone, ran.output).toBe(4)
+      expect(ran.code, ran.output).toBe(0)
+      expect(ran.output).not.toContain(secret)
+      expect(toolOutput(yield* f.model.requests)).toEqual({ answers: { db_choice: { answers: [secret] } } })
+      // the harness's own state (its session file among them) holds no trace; Codex's home keeps its own rollout
+      const codexHome = path.join(f.stateDir, "codex-home")
+      const files = filesUnder(f.stateDir).filter((file) => !file.startsWith(codexHome))
+      expect(files.length).toBeGreaterThan(0)
+      for (const file of files) expect(fs.readFileSync(file, "utf8"), file).not.toContain(secret)
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
     }))
 
   it.scopedLive("[S30] piped, nobody can answer: the elicitation is declined and said so on stderr", () =>
