@@ -52,6 +52,14 @@ interface Origin {
   readonly serverName: string | undefined
 }
 
+const originOf = (turn: TurnContext, request: RequestMessage): Origin => ({
+  sessionId: turn.sessionId,
+  threadId: turn.threadId,
+  turnId: text(field(request, "turnId")),
+  // elicitations name their MCP server; request_user_input has none
+  serverName: text(field(request, "serverName"))
+})
+
 const promptOf = (
   origin: Origin,
   source: QuestionPrompt["source"],
@@ -127,12 +135,7 @@ export const makeExtension = (
 
     const elicitation = (turn: TurnContext, request: RequestMessage, queue: QuestionQueue.QuestionQueue) =>
       Effect.gen(function* () {
-        const origin: Origin = {
-          sessionId: turn.sessionId,
-          threadId: turn.threadId,
-          turnId: text(field(request, "turnId")),
-          serverName: text(field(request, "serverName"))
-        }
+        const origin = originOf(turn, request)
         const plan = Elicitation.plan(request.params)
         if (plan._tag === "Decline") {
           yield* Effect.logInfo(`question: declined an elicitation from ${origin.serverName ?? "an MCP server"}: ${plan.reason}`)
@@ -167,12 +170,7 @@ export const makeExtension = (
 
     const requestUserInput = (turn: TurnContext, request: RequestMessage, queue: QuestionQueue.QuestionQueue) =>
       Effect.gen(function* () {
-        const origin: Origin = {
-          sessionId: turn.sessionId,
-          threadId: turn.threadId,
-          turnId: text(field(request, "turnId")),
-          serverName: undefined
-        }
+        const origin = originOf(turn, request)
         const plan = UserInput.plan(request.params)
         if (plan._tag === "Decline") {
           yield* tell(origin.sessionId, `Could not ask Codex's question: ${plan.reason}`)

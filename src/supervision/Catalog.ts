@@ -2,7 +2,7 @@
 // connection and followed to the end of their pagination within documented bounds, plus metadata-only rows from
 // paired nodes. Every read is passive. It never resumes, forks or archives anything.
 import { Context, Effect, Layer, Option } from "effect"
-import type { Thread } from "../../schemas/protocol.js"
+import { type Thread, ThreadSourceKind } from "../../schemas/protocol.js"
 import { RpcError } from "../appserver/errors.js"
 import { Discovery, type DiscoveryError } from "./Discovery.js"
 import { EnumerationFailed, ThreadNotFound } from "./errors.js"
@@ -67,18 +67,8 @@ export interface Inspected {
 
 export class Catalog extends Context.Tag("codex-harness/supervision/Catalog")<Catalog, CatalogService>() {}
 
-const allSourceKinds = [
-  "cli",
-  "vscode",
-  "exec",
-  "appServer",
-  "subAgent",
-  "subAgentReview",
-  "subAgentCompact",
-  "subAgentThreadSpawn",
-  "subAgentOther",
-  "unknown"
-] as const
+// every kind, so sub-agents and other sources are listed too (thread/list's default leaves some out)
+const allSourceKinds = ThreadSourceKind.literals
 
 const sourceName = (source: unknown): string => {
   if (typeof source === "string") return source
