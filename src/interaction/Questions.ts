@@ -196,7 +196,10 @@ export const makeExtension = (
                 }
                 problem = checked.left.message
               }
-              if (problem !== undefined) break
+              if (problem !== undefined) {
+                yield* tell(origin.sessionId, `Gave up asking Codex's question: ${problem}`)
+                break
+              }
             }
             return UserInput.response(plan, answers)
           })
