@@ -57,6 +57,8 @@ const list = Command.make("list", GlobalOptions.global, (options) =>
     Effect.gen(function* () {
       const listing = yield* Effect.flatMap(Catalog, (c) => c.list)
       if (options.json) return yield* Console.log(JSON.stringify(listing))
+      // stdout stays the rows alone (scriptable); the empty case is said on stderr
+      if (listing.rows.length === 0) yield* Console.error("no native threads (that are not archived) in this CODEX_HOME")
       for (const row of listing.rows) yield* Console.log(rowLine(row))
       if (listing.truncated) yield* Console.error("codex-harness: the catalog was cut at its safety limit; the newest threads are shown")
     })

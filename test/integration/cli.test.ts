@@ -2,26 +2,13 @@
 // app-server and a scripted model.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import { fixture, leftBehind, tempDir } from "../support/harness.js"
+import { runBin } from "../support/cli.js"
 
-const bin = path.resolve("bin/codex-harness.js")
-
-interface Ran {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  Effect.async<Ran>((resume) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
-      resume(Effect.succeed({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
-    )
-  })
+const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => runBin(args, { env })
 
 const noStackTrace = (text: string) => expect(text).not.toMatch(/^\s+at /m)
 

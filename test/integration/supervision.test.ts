@@ -3,7 +3,6 @@
 // when nothing known runs on them or their spawned descendants. The scripted model stands in for the provider.
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Duration, Effect, Exit, Fiber, Layer, Schedule, Scope } from "effect"
-import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Live from "../../layers/Live.js"
@@ -24,6 +23,7 @@ import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { reply, type ScriptedModelOptions } from "../../src/testing/ScriptedModel.js"
 import * as TurnRunner from "../../src/turn/TurnRunner.js"
 import { fixture, leftBehind, processesMentioning, tempDir } from "../support/harness.js"
+import { runBin } from "../support/cli.js"
 
 const cmdline = (pid: number) => {
   try {
@@ -302,15 +302,8 @@ describe("supervision on the real app-server", () => {
     }))
 })
 
-const bin = path.resolve("bin/codex-harness.js")
-
 /** The compiled CLI (`npm run build` first), with its exit code and both streams. */
-const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
-      resume(Effect.succeed({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
-    )
-  })
+const cli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) => runBin(args, { env })
 
 /** A refusal as the CLI must give it: exit 1, nothing on stdout, exactly one line on stderr. */
 const expectRefusal = (ran: { readonly code: number; readonly stdout: string; readonly stderr: string }, line: string) => {
