@@ -1,7 +1,7 @@
 // The per-turn question queue (S33) on its own: one request at a time in arrival order, one owner per prompt, answers
 // by the port, by plain text or by key; serverRequest/resolved by exact id; timeouts on the TestClock; the turn's end.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Option, Scope, TestClock } from "effect"
+import { Deferred, Effect, Exit, FastCheck as fc, Fiber, Option, Scope, TestClock, TestContext } from "effect"
 import * as QuestionQueue from "../../src/interaction/QuestionQueue.js"
 import {
   answered,
@@ -103,7 +103,7 @@ describe("QuestionQueue", () => {
 
   it.scoped("[S33] serverRequest/resolved matches the JSON-RPC id exactly: integer 7 and string \"7\" are different requests", () =>
     Effect.gen(function* () {
-      const { port } = recordingPort()
+      const { port, withdrawn } = recordingPort()
       const queue = yield* QuestionQueue.make(port)
       const stringSeven = yield* queue.serve("7", (ask) => ask(prompt(question("s")))).pipe(Effect.fork)
       const numberSeven = yield* queue.serve(7, (ask) => ask(prompt(question("n")))).pipe(Effect.fork)
@@ -112,7 +112,10 @@ describe("QuestionQueue", () => {
       // resolving the integer id withdraws the queued integer request, never the string one in front
       yield* queue.resolved(7)
       expect(yield* Fiber.join(numberSeven)).toEqual(Option.none())
+      yield* Effect.repeatN(Effect.yieldNow(), 50)
+      expect(yield* Fiber.poll(stringSeven)).toEqual(Option.none())
       expect((yield* queue.current)?.key).toBe(front.key)
+      expect(withdrawn).toEqual([])
       yield* queue.resolved("7")
       expect(yield* Fiber.join(stringSeven)).toEqual(Option.none())
       expect(yield* queue.current).toBeUndefined()
@@ -175,5 +178,116 @@ describe("QuestionQueue", () => {
     const many = { ...prompt(question("a"), question("b", { kind: "multi" })), key: "k" }
     expect(QuestionQueue.textAnswers(many, "x\ny, z")).toEqual({ a: ["x"], b: ["y", "z"] })
     expect(QuestionQueue.textAnswers(many, "only one")).toEqual({ a: ["only one"], b: [] })
+  })
+
+  it("[S33] property: over random interleavings, one prompt in front at a time, in arrival order, each at most once; stale answers never land; nothing hangs", async () => {
+    type Op =
+      | { readonly t: "serve"; readonly id: string | number }
+      | { readonly t: "answerFront" }
+      | { readonly t: "answerStale" }
+      | { readonly t: "text" }
+      | { readonly t: "resolve"; readonly id: string | number }
+      | { readonly t: "tick" }
+    // few ids, as strings and integers with the same digits, so exact-id matching is exercised
+    const id = fc.oneof(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }).map(String))
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      id.map((i) => ({ t: "serve" as const, id: i })),
+      fc.constant({ t: "answerFront" as const }),
+      fc.constant({ t: "answerStale" as const }),
+      fc.constant({ t: "text" as const }),
+      id.map((i) => ({ t: "resolve" as const, id: i })),
+      fc.constant({ t: "tick" as const })
+    )
+    const settle = Effect.repeatN(Effect.yieldNow(), 20)
+    const run = (ops: ReadonlyArray<Op>) =>
+      Effect.gen(function* () {
+        const { port, shown, withdrawn } = recordingPort()
+        let active = 0
+        let maxActive = 0
+        const counting: QuestionsService = {
+          ask: (p) =>
+            Effect.acquireUseRelease(
+              Effect.sync(() => void (maxActive = Math.max(maxActive, ++active))),
+              () => port.ask(p),
+              () => Effect.sync(() => void active--)
+            ),
+          notify: port.notify
+        }
+        const scope = yield* Scope.make()
+        const queue = yield* QuestionQueue.make(counting, { promptTimeout: "1 minute" }).pipe(Scope.extend(scope))
+        const inFlight = new Set<string>()
+        const served: Array<{ readonly name: string; readonly fiber: Fiber.RuntimeFiber<Option.Option<QuestionQueue.PromptOutcome>> }> = []
+        const staleKeys: Array<string> = []
+        // the raw JSON-RPC id each request was served with, by its question's name (the test's own notion of "same id")
+        const idOf = new Map<string, string | number>()
+        for (const o of ops) {
+          switch (o.t) {
+            case "serve": {
+              const key = QuestionQueue.requestKey(o.id)
+              if (inFlight.has(key)) break // one request per id at a time, as on the wire
+              inFlight.add(key)
+              // each request asks one question named after its arrival number
+              const name = `q${served.length}`
+              idOf.set(name, o.id)
+              const fiber = yield* queue
+                .serve(o.id, (ask) => ask(prompt(question(name))))
+                .pipe(Effect.ensuring(Effect.sync(() => inFlight.delete(key))), Effect.fork)
+              served.push({ name, fiber })
+              break
+            }
+            case "answerFront": {
+              const front = yield* queue.current
+              const landed = yield* queue.answer(front?.key ?? "none", answered({}))
+              expect(landed).toBe(front !== undefined)
+              if (front !== undefined) staleKeys.push(front.key)
+              break
+            }
+            case "answerStale":
+              for (const key of staleKeys) expect(yield* queue.answer(key, answered({}))).toBe(false)
+              break
+            case "text": {
+              const front = yield* queue.current
+              const taken = yield* queue.offerText("typed")
+              if (front === undefined) expect(taken).toBe(false)
+              if (front !== undefined) staleKeys.push(front.key)
+              break
+            }
+            case "resolve": {
+              const before = yield* queue.current
+              yield* queue.resolved(o.id)
+              yield* settle
+              // only the exact id is withdrawn: a prompt of any other request stays in front
+              if (before !== undefined && idOf.get(before.questions[0]!.id) !== o.id) {
+                expect((yield* queue.current)?.key).toBe(before.key)
+              }
+              break
+            }
+            case "tick":
+              yield* TestClock.adjust("1 minute")
+              break
+          }
+          yield* settle
+        }
+        yield* Scope.close(scope, Exit.void)
+        // every request ends (none hangs), at most one prompt was ever in front, prompts came in arrival order, once each
+        for (const { fiber } of served) yield* Fiber.join(fiber)
+        expect(maxActive).toBeLessThanOrEqual(1)
+        const shownRequests = shown.map((p) => p.questions[0]!.id)
+        expect(new Set(shownRequests).size).toBe(shownRequests.length)
+        const order = served.map((s) => s.name)
+        let at = 0
+        for (const name of shownRequests) {
+          at = order.indexOf(name, at)
+          expect(at).toBeGreaterThanOrEqual(0)
+          at++
+        }
+        // whatever was shown was withdrawn by the end: nothing is left on screen
+        expect(new Set(withdrawn)).toEqual(new Set(shown.map((p) => p.key)))
+      })
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 40 }), (ops) =>
+        Effect.runPromise(Effect.scoped(run(ops)).pipe(Effect.provide(TestContext.TestContext)))),
+      { numRuns: 150 }
+    )
   })
 })
