@@ -361,6 +361,12 @@ export const ErrorNotification = Schema.Struct({
   error: TurnError
 })
 export type ErrorNotification = typeof ErrorNotification.Type
+/** a server request was answered or withdrawn (by us, by the turn's end, by a timeout): matched by its exact id (S33) */
+export const ServerRequestResolvedNotification = Schema.Struct({
+  threadId: Schema.String,
+  requestId: Schema.Union(Schema.String, Schema.Int)
+})
+export type ServerRequestResolvedNotification = typeof ServerRequestResolvedNotification.Type
 
 // ---- server requests in general ----
 /** Every server request the harness routes carries the thread it belongs to; the rest of its params stay untyped here. */
@@ -475,7 +481,8 @@ export const ServerNotifications = {
   "item/started": { schema: ItemStartedNotification, definition: "ItemStartedNotification" },
   "item/completed": { schema: ItemCompletedNotification, definition: "ItemCompletedNotification" },
   "item/agentMessage/delta": { schema: AgentMessageDeltaNotification, definition: "AgentMessageDeltaNotification" },
-  error: { schema: ErrorNotification, definition: "ErrorNotification" }
+  error: { schema: ErrorNotification, definition: "ErrorNotification" },
+  "serverRequest/resolved": { schema: ServerRequestResolvedNotification, definition: "ServerRequestResolvedNotification" }
 } as const
 export type ServerNotificationMethod = keyof typeof ServerNotifications
 

@@ -3,8 +3,9 @@
 // wire. A request that cannot be mapped is an explicit decline, told to the operator when the reason matters to them.
 // Plain-text replies reach the queue through the extension's `answer` hook (CodexHarness.answer). Nothing here writes
 // an answer to a log or a durable record: answers can be secrets (S34).
-import { Duration, Effect, Either, Layer, Option, Stream } from "effect"
+import { Duration, Effect, Either, Layer, Option, Schema, Stream } from "effect"
 import type { RequestMessage } from "../../schemas/jsonrpc.js"
+import { ServerRequestResolvedNotification } from "../../schemas/protocol.js"
 import { isMcpToolApproval } from "../approvals/Approvals.js"
 import { type TurnContext, type TurnExtension, TurnExtensions } from "../harness/TurnExtensions.js"
 import {
@@ -37,6 +38,8 @@ export const declineAll: QuestionsService = {
   ask: () => Effect.succeed(declined),
   notify: ({ text }) => Effect.logInfo(text)
 }
+
+const decodeResolved = Schema.decodeUnknownOption(ServerRequestResolvedNotification)
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 const field = (request: RequestMessage, name: string): unknown => (isRecord(request.params) ? request.params[name] : undefined)
@@ -215,11 +218,13 @@ export const makeExtension = (
           () => Effect.sync(() => void (queues.get(turn.sessionId) === queue && queues.delete(turn.sessionId)))
         )
         const events = yield* turn.connection.subscribe({ threadId: turn.threadId })
-        yield* Stream.runForEach(events, (n) => {
-          if (n.method !== Methods.resolved || !isRecord(n.params)) return Effect.void
-          const id = n.params.requestId
-          return typeof id === "string" || typeof id === "number" ? queue.resolved(id) : Effect.void
-        }).pipe(Effect.forkScoped)
+        yield* Stream.runForEach(events, (n) =>
+          n.method !== Methods.resolved
+            ? Effect.void
+            : Option.match(decodeResolved(n.params), {
+              onNone: () => Effect.logWarning("question: ignored a serverRequest/resolved that could not be read"),
+              onSome: (resolved) => queue.resolved(resolved.requestId)
+            })).pipe(Effect.forkScoped)
 
         const forThisThread = (request: RequestMessage) => field(request, "threadId") === turn.threadId
         yield* turn.connection.handle({

@@ -585,6 +585,15 @@ const definitions: Record<string, Node> = {
     title: "AgentMessageDeltaNotification",
     type: "object"
   },
+  ServerRequestResolvedNotification: {
+    properties: {
+      requestId: {anyOf: [{type: "string"}, {format: "int64", type: "integer"}]},
+      threadId: {type: "string"}
+    },
+    required: ["requestId", "threadId"],
+    title: "ServerRequestResolvedNotification",
+    type: "object"
+  },
   ErrorNotification: {
     properties: {
       error: {"$ref": "#/definitions/TurnError"},
@@ -672,7 +681,8 @@ const base: Fixture = {
     "turn/completed": "TurnCompletedNotification",
     "item/started": "ItemStartedNotification",
     "item/completed": "ItemCompletedNotification",
-    "item/agentMessage/delta": "AgentMessageDeltaNotification"
+    "item/agentMessage/delta": "AgentMessageDeltaNotification",
+    "serverRequest/resolved": "ServerRequestResolvedNotification"
   },
   serverRequests: {
     "item/commandExecution/requestApproval": "CommandExecutionRequestApprovalParams",
