@@ -4,7 +4,7 @@ import { Console, Effect, Option, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import type { SessionRecord } from "../../schemas/session.js"
-import { checkSessionId, fileStore } from "../session/SessionStore.js"
+import { checkSessionId, fileStore, SessionStoreError } from "../session/SessionStore.js"
 import { sessionState } from "../session/SessionState.js"
 import { checkDeletable } from "../supervision/SessionGuard.js"
 import { defaultStateDir, global } from "./options.js"
@@ -156,7 +156,11 @@ const remove = Command.make(
       const known = yield* store.list
       if (!known.some((s) => s.sessionId === id)) return yield* Effect.fail(new SessionNotFound({ sessionId: id, stateDir: dir }))
       yield* checkDeletable(id, (yield* store.read(id)).records)
-      yield* Effect.promise(() => fs.rm(store.locate(id), { force: true }))
+      const file = store.locate(id)
+      yield* Effect.tryPromise({
+        try: () => fs.rm(file, { force: true }),
+        catch: (e) => new SessionStoreError({ path: file, reason: e instanceof Error ? e.message : String(e) })
+      })
       yield* Console.log(`deleted: ${id}`)
     })
 ).pipe(Command.withDescription("delete a session's file; a supervised chat that still holds its native thread is refused"))
