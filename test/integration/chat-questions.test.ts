@@ -9,7 +9,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import { bin, runBin } from "../support/cli.js"
-import { type Fixture, fixture, leftBehind, tempDir } from "../support/harness.js"
+import { filesUnder, type Fixture, fixture, functionCallOutput, leftBehind, tempDir } from "../support/harness.js"
 
 const mcpServerScript = fileURLToPath(new URL("../support/mcp-elicit-server.mjs", import.meta.url))
 
@@ -40,25 +40,6 @@ const askUser = (isSecret: boolean) =>
         }
       ]
     }
-  })
-
-/** what the model received as the output of the request_user_input call */
-const toolOutput = (requests: ReadonlyArray<{ readonly body: string }>): unknown => {
-  for (const { body } of requests) {
-    for (const item of (JSON.parse(body) as { input?: ReadonlyArray<Record<string, unknown>> }).input ?? []) {
-      if (item.type === "function_call_output" && item.call_id === "call_rui" && typeof item.output === "string") {
-        return JSON.parse(item.output)
-      }
-    }
-  }
-  return undefined
-}
-
-/** every file under `dir`, recursively */
-const filesUnder = (dir: string): ReadonlyArray<string> =>
-  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name)
-    return entry.isDirectory() ? filesUnder(full) : entry.isFile() ? [full] : []
   })
 
 /** a config file declaring the test's MCP server (tools run without a per-call approval) */
@@ -156,7 +137,7 @@ describe("questions in codex-harness chat", () => {
       expect(ran.stepsDone, ran.output).toBe(4)
       expect(ran.code, ran.output).toBe(0)
       expect(ran.output).toContain("Codex asks:")
-      expect(toolOutput(yield* f.model.requests)).toEqual({ answers: { db_choice: { answers: ["SQLite"] } } })
+      expect(functionCallOutput((yield* f.model.requests).map((r) => r.body), "call_rui")).toEqual({ answers: { db_choice: { answers: ["SQLite"] } } })
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }))
 
@@ -174,7 +155,7 @@ describe("questions in codex-harness chat", () => {
       expect(ran.stepsDone, ran.output).toBe(4)
       expect(ran.code, ran.output).toBe(0)
       expect(ran.output).not.toContain(secret)
-      expect(toolOutput(yield* f.model.requests)).toEqual({ answers: { db_choice: { answers: [secret] } } })
+      expect(functionCallOutput((yield* f.model.requests).map((r) => r.body), "call_rui")).toEqual({ answers: { db_choice: { answers: [secret] } } })
       // the harness's own state (its session file among them) holds no trace; Codex's home keeps its own rollout
       const codexHome = path.join(f.stateDir, "codex-home")
       const files = filesUnder(f.stateDir).filter((file) => !file.startsWith(codexHome))

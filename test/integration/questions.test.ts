@@ -12,7 +12,7 @@ import { type ApprovalDecision, ApprovalPrompts, type ApprovalRequest } from "..
 import { type QuestionPrompt, type QuestionReply, Questions } from "../../src/ports/Questions.js"
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
-import { fixture, leftBehind, tempDir } from "../support/harness.js"
+import { filesUnder, fixture, functionCallOutput, leftBehind, tempDir } from "../support/harness.js"
 
 const mcpServerScript = fileURLToPath(new URL("../support/mcp-elicit-server.mjs", import.meta.url))
 
@@ -66,27 +66,6 @@ const start = (settings: HarnessSettings, answer: (prompt: QuestionPrompt) => Ef
     }
   })
 
-/** what the model received as the output of the call with this id */
-const toolOutput = (bodies: ReadonlyArray<string>, callId: string): unknown => {
-  for (const body of bodies) {
-    const input = (JSON.parse(body) as { input?: ReadonlyArray<Record<string, unknown>> }).input ?? []
-    for (const item of input) {
-      if (item.type === "function_call_output" && item.call_id === callId) {
-        const output = item.output
-        return typeof output === "string" ? JSON.parse(output) : output
-      }
-    }
-  }
-  return undefined
-}
-
-/** every file under `dir`, recursively */
-const filesUnder = (dir: string): ReadonlyArray<string> =>
-  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name)
-    return entry.isDirectory() ? filesUnder(full) : entry.isFile() ? [full] : []
-  })
-
 const waitFor = <A>(probe: () => A | undefined) =>
   Effect.gen(function* () {
     for (let i = 0; i < 600; i++) {
@@ -115,7 +94,7 @@ describe("questions on the real app-server", () => {
           options: [{ label: "Postgres (Recommended)" }, { label: "SQLite" }]
         })
         const bodies = (yield* f.model.requests).map((r) => r.body)
-        expect(toolOutput(bodies, "call_rui")).toEqual({ answers: { db_choice: { answers: ["SQLite"] } } })
+        expect(functionCallOutput(bodies, "call_rui")).toEqual({ answers: { db_choice: { answers: ["SQLite"] } } })
       }))
       // the app-server (and the MCP server it started) are gone with the harness
       expect(yield* leftBehind(f.stateDir)).toEqual([])
@@ -136,7 +115,7 @@ describe("questions on the real app-server", () => {
         const result = yield* Fiber.join(turn)
         expect(result.finalText).toBe("Postgres then")
         const bodies = (yield* f.model.requests).map((r) => r.body)
-        expect(toolOutput(bodies, "call_rui")).toEqual({ answers: { db_choice: { answers: ["Postgres (Recommended)"] } } })
+        expect(functionCallOutput(bodies, "call_rui")).toEqual({ answers: { db_choice: { answers: ["Postgres (Recommended)"] } } })
         // the turn is over: its queue is gone with it
         expect(yield* h.harness.answer("rui-text", "late")).toBe(false)
       }))
@@ -165,7 +144,7 @@ describe("questions on the real app-server", () => {
         expect(yield* h.harness.answer("rui-secret", secret).pipe(Effect.provide(capture))).toBe(true)
         expect((yield* Fiber.join(turn)).finalText).toBe("stored nowhere")
         const bodies = (yield* f.model.requests).map((r) => r.body)
-        expect(toolOutput(bodies, "call_rui")).toEqual({ answers: { db_choice: { answers: [secret] } } })
+        expect(functionCallOutput(bodies, "call_rui")).toEqual({ answers: { db_choice: { answers: [secret] } } })
         const files = filesUnder(f.stateDir)
         expect(files.length).toBeGreaterThan(0) // the session file is there, and so are the other records
         for (const file of files) expect(fs.readFileSync(file, "utf8"), file).not.toContain(secret)

@@ -100,3 +100,27 @@ export const leftBehind = (stateDir: string) =>
     for (let i = 0; i < 50 && processesMentioning(stateDir).length > 0; i++) yield* Effect.sleep("100 millis")
     return processesMentioning(stateDir).map((pid) => `${pid} ${cmdline(pid)}`)
   })
+
+/** every file under `dir`, recursively */
+export const filesUnder = (dir: string): ReadonlyArray<string> =>
+  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = `${dir}/${entry.name}`
+    return entry.isDirectory() ? filesUnder(full) : entry.isFile() ? [full] : []
+  })
+
+/** what the model received as the output of the call with this id (parsed when it is JSON text), from request bodies */
+export const functionCallOutput = (bodies: ReadonlyArray<string>, callId: string): unknown => {
+  for (const body of bodies) {
+    for (const item of (JSON.parse(body) as { input?: ReadonlyArray<Record<string, unknown>> }).input ?? []) {
+      if (item.type !== "function_call_output" || item.call_id !== callId) continue
+      const output = item.output
+      if (typeof output !== "string") return output
+      try {
+        return JSON.parse(output)
+      } catch {
+        return output
+      }
+    }
+  }
+  return undefined
+}
