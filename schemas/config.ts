@@ -12,7 +12,8 @@ export const Defaults = {
   compaction: { timeoutSeconds: 180, interruptGraceSeconds: 30 },
   approvals: { allowAlwaysWindowMinutes: 30, allowAlwaysMaxEntries: 512 },
   appServer: { requestTimeoutSeconds: 60, idleTimeToLiveSeconds: 120 },
-  questions: { timeoutSeconds: 600 }
+  questions: { timeoutSeconds: 600 },
+  supervision: { enabled: true }
 } as const
 
 const shown = (value: unknown): string => {
@@ -170,6 +171,18 @@ export const McpServer = section({
   })
 })
 
+export const Supervision = section({
+  enabled: field(Schema.Boolean.pipe(expecting("true or false")), {
+    description:
+      "Native thread supervision (`threads`, supervised chats). Off: every threads command and every supervised chat's turn is refused. CODEX_HARNESS_SUPERVISION=off wins.",
+    default: Defaults.supervision.enabled
+  }),
+  codexHome: field(text, {
+    description:
+      "The CODEX_HOME whose native threads are supervised, relative to this file (--supervision-home and $CODEX_HARNESS_SUPERVISION_HOME win). Default: your own ($CODEX_HOME, else ~/.codex)."
+  })
+})
+
 export const HarnessConfig = section({
   $schema: field(text, { description: "The JSON Schema for editors (`codex-harness config schema`); ignored by the harness." }),
   model: field(text, { description: "Model to ask Codex for (--model wins)." }),
@@ -201,6 +214,7 @@ export const HarnessConfig = section({
   appServer: field(AppServer, { description: "The codex app-server connection." }),
   heartbeat: field(Heartbeat, { description: "Heartbeat turns." }),
   questions: field(Questions, { description: "Questions Codex and MCP servers ask during a turn." }),
+  supervision: field(Supervision, { description: "Supervision of the native Codex threads of a CODEX_HOME." }),
   mcpServers: field(Schema.Record({ key: mcpServerName, value: McpServer }).pipe(expecting("an object", false)), {
     description: "MCP servers the app-server starts, by name; their tools appear to the agent as mcp__<name>."
   })

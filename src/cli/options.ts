@@ -82,21 +82,30 @@ const offValues = new Set(["0", "off", "false", "no"])
 
 /**
  * S14: the CLI supervises the user's own CODEX_HOME unless told otherwise (--supervision-home, then
- * $CODEX_HARNESS_SUPERVISION_HOME); CODEX_HARNESS_SUPERVISION=off disables it, and supervised chats then fail closed.
+ * $CODEX_HARNESS_SUPERVISION_HOME, then the config's supervision.codexHome); CODEX_HARNESS_SUPERVISION=off or
+ * supervision.enabled: false disables it, and supervised chats then fail closed.
  */
 const supervisionSettings = (
   flag: Option.Option<string>,
-  effective: { readonly providerUrl?: string; readonly model?: string; readonly codexBin?: string }
+  effective: {
+    readonly providerUrl?: string
+    readonly model?: string
+    readonly codexBin?: string
+    readonly supervision: { readonly enabled: boolean; readonly codexHome?: string }
+  }
 ): SupervisionSettings => {
   const env = process.env.CODEX_HARNESS_SUPERVISION_HOME
-  const home = Option.getOrUndefined(flag) ?? (env !== undefined && env !== "" ? env : undefined)
+  const home = Option.getOrUndefined(flag) ?? (env !== undefined && env !== "" ? env : undefined) ?? effective.supervision.codexHome
+  const envOff = offValues.has((process.env.CODEX_HARNESS_SUPERVISION ?? "").trim().toLowerCase())
   return {
-    enabled: !offValues.has((process.env.CODEX_HARNESS_SUPERVISION ?? "").trim().toLowerCase()),
+    enabled: effective.supervision.enabled && !envOff,
     codexHome: home !== undefined ? path.resolve(home) : undefined,
     providerUrl: effective.providerUrl,
     model: effective.model,
     codexBin: effective.codexBin,
-    disabledReason: "CODEX_HARNESS_SUPERVISION is off; unset it to supervise native threads"
+    disabledReason: envOff
+      ? "CODEX_HARNESS_SUPERVISION is off; unset it to supervise native threads"
+      : "supervision.enabled is false in the config file"
   }
 }
 

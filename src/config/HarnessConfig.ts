@@ -134,6 +134,9 @@ export const resolvePaths = (config: File, baseDir: string): File => ({
   ...(config.codexBin !== undefined ? { codexBin: expandPath(config.codexBin, baseDir) } : {}),
   ...(config.heartbeat?.cronScratchPath !== undefined
     ? { heartbeat: { ...config.heartbeat, cronScratchPath: expandPath(config.heartbeat.cronScratchPath, baseDir) } }
+    : {}),
+  ...(config.supervision?.codexHome !== undefined
+    ? { supervision: { ...config.supervision, codexHome: expandPath(config.supervision.codexHome, baseDir) } }
     : {})
 })
 
@@ -189,6 +192,7 @@ export interface EffectiveConfig {
   readonly appServer: { readonly requestTimeoutSeconds: number; readonly idleTimeToLiveSeconds: number }
   readonly heartbeat: { readonly cronScratchPath?: string }
   readonly questions: { readonly timeoutSeconds: number }
+  readonly supervision: { readonly enabled: boolean; readonly codexHome?: string }
   readonly mcpServers?: ConfigSchema.HarnessConfig["mcpServers"]
 }
 
@@ -236,6 +240,10 @@ export const merge = (config: File, cli: CliOverrides = {}): EffectiveConfig => 
     },
     heartbeat: present("cronScratchPath", config.heartbeat?.cronScratchPath),
     questions: { timeoutSeconds: config.questions?.timeoutSeconds ?? d.questions.timeoutSeconds },
+    supervision: {
+      enabled: config.supervision?.enabled ?? d.supervision.enabled,
+      ...present("codexHome", config.supervision?.codexHome)
+    },
     ...present("mcpServers", config.mcpServers)
   }
 }

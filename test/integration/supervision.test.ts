@@ -333,6 +333,12 @@ describe("threads and sessions CLI refusals", () => {
         yield* cli(["threads", "list", ...common], { CODEX_HARNESS_SUPERVISION: "off" }),
         "supervision is disabled: CODEX_HARNESS_SUPERVISION is off; unset it to supervise native threads"
       )
+      const offConfig = path.join(f.stateDir, "supervision-off.json")
+      fs.writeFileSync(offConfig, JSON.stringify({ supervision: { enabled: false } }))
+      expectRefusal(
+        yield* cli(["threads", "list", ...common, "--config", offConfig]),
+        "supervision is disabled: supervision.enabled is false in the config file"
+      )
       const missing = "01a22ade-0000-7000-8000-000000000000"
       expectRefusal(
         yield* cli(["threads", "show", ...common, missing]),

@@ -105,6 +105,7 @@ describe("HarnessConfig", () => {
       [{ appServer: { idleTimeToLiveSeconds: true } }, "appServer.idleTimeToLiveSeconds: expected a positive integer, got true"],
       [{ heartbeat: { cronScratchPath: 7 } }, "heartbeat.cronScratchPath: expected a non-empty string, got 7"],
       [{ questions: { timeoutSeconds: 0 } }, "questions.timeoutSeconds: expected a positive integer, got 0"],
+      [{ supervision: { enabled: "no" } }, 'supervision.enabled: expected true or false, got "no"'],
       [{ mcpServers: { elic: { args: ["x"] } } }, "mcpServers.elic.command: is missing"],
       [{ mcpServers: { elic: { command: "node", args: [1] } } }, "mcpServers.elic.args: expected an array of strings, got [1]"],
       [
@@ -202,12 +203,18 @@ describe("HarnessConfig", () => {
 
       fs.writeFileSync(
         file,
-        JSON.stringify({ codexHome: "home", codexBin: "../bin/codex", heartbeat: { cronScratchPath: "~/scratch.md" } })
+        JSON.stringify({
+          codexHome: "home",
+          codexBin: "../bin/codex",
+          heartbeat: { cronScratchPath: "~/scratch.md" },
+          supervision: { codexHome: "native" }
+        })
       )
       expect(yield* HarnessConfig.load(file, { required: true })).toEqual({
         codexHome: path.join(dir, "home"),
         codexBin: path.join(path.dirname(dir), "bin", "codex"),
-        heartbeat: { cronScratchPath: path.join(os.homedir(), "scratch.md") }
+        heartbeat: { cronScratchPath: path.join(os.homedir(), "scratch.md") },
+        supervision: { codexHome: path.join(dir, "native") }
       })
       fs.writeFileSync(file, JSON.stringify({ codexHome: "/abs/home" }))
       expect(yield* HarnessConfig.load(file, { required: true })).toEqual({ codexHome: "/abs/home" })
@@ -234,7 +241,8 @@ describe("HarnessConfig", () => {
       approvals: { allowAlwaysWindowMinutes: 30, allowAlwaysMaxEntries: 512 },
       appServer: { requestTimeoutSeconds: 60, idleTimeToLiveSeconds: 120 },
       heartbeat: {},
-      questions: { timeoutSeconds: 600 }
+      questions: { timeoutSeconds: 600 },
+      supervision: { enabled: true }
     })
     const file = Either.getOrThrow(
       decodeValue({
@@ -305,7 +313,8 @@ describe("HarnessConfig", () => {
         "appServer",
         "heartbeat",
         "questions",
-        "mcpServers"
+        "mcpServers",
+        "supervision"
       ].sort()
     )
     const p = schema.properties
@@ -360,6 +369,7 @@ describe("HarnessConfig", () => {
         "config.appServer",
         "config.heartbeat",
         "config.questions",
+        "config.supervision",
         "config.mcpServers",
         "config.mcpServers.*",
         "config.mcpServers.*.env"
