@@ -63,6 +63,17 @@ const turnAsking = (
       yield* ctx.finishTurn(turn.threadId, { status: "completed", text: "done" })
     }))
 
+/** runs one turn of a session that sends one elicitation with this body, and yields the client's reply to it */
+const elicitOnce = (sessionId: string, body: Record<string, unknown>) =>
+  Effect.gen(function* () {
+    const replies: Array<ClientReply> = []
+    const mock = yield* MockAppServer
+    yield* mock.setHandler("turn/start", turnAsking("mcpServer/elicitation/request", (ids) => elicitation(ids, body), replies))
+    const result = yield* (yield* CodexHarness).runTurn({ sessionId, prompt: "go" })
+    expect(result.status).toBe("completed")
+    return replies[0]
+  })
+
 const resultOf = (reply: ClientReply | undefined) => (reply?._tag === "Result" ? reply.result : reply)
 
 const waitUntil = (probe: () => boolean) =>
@@ -75,17 +86,12 @@ describe("questions extension", () => {
   it.scoped("[S31] an unknown extended field type in openai/form: a visible operator message and an explicit decline, nobody asked", () => {
     const port = recordingPort()
     return Effect.gen(function* () {
-      const replies: Array<ClientReply> = []
-      const mock = yield* MockAppServer
-      yield* mock.setHandler("turn/start", turnAsking("mcpServer/elicitation/request", (ids) =>
-        elicitation(ids, {
-          mode: "openai/form",
-          message: "Pick a map",
-          requestedSchema: { type: "object", properties: { where: { type: "openai/mapPicker", title: "Where" } } }
-        }), replies))
-      const result = yield* (yield* CodexHarness).runTurn({ sessionId: "q1", prompt: "go" })
-      expect(result.status).toBe("completed")
-      expect(resultOf(replies[0])).toEqual({ action: "decline", content: null, _meta: null })
+      const reply = yield* elicitOnce("q1", {
+        mode: "openai/form",
+        message: "Pick a map",
+        requestedSchema: { type: "object", properties: { where: { type: "openai/mapPicker", title: "Where" } } }
+        })
+      expect(resultOf(reply)).toEqual({ action: "decline", content: null, _meta: null })
       expect(port.shown).toHaveLength(0)
       expect(port.notices).toHaveLength(1)
       expect(port.notices[0]).toContain("openai/mapPicker")
@@ -95,12 +101,8 @@ describe("questions extension", () => {
   it.scoped("[S32] a URL with credentials is never shown: a visible explanation and an explicit decline", () => {
     const port = recordingPort()
     return Effect.gen(function* () {
-      const replies: Array<ClientReply> = []
-      const mock = yield* MockAppServer
-      yield* mock.setHandler("turn/start", turnAsking("mcpServer/elicitation/request", (ids) =>
-        elicitation(ids, { mode: "url", message: "Sign in", url: "https://user:pw@example.com/", elicitationId: "e1" }), replies))
-      yield* (yield* CodexHarness).runTurn({ sessionId: "q2", prompt: "go" })
-      expect(resultOf(replies[0])).toEqual({ action: "decline", content: null, _meta: null })
+      const reply = yield* elicitOnce("q2", { mode: "url", message: "Sign in", url: "https://user:pw@example.com/", elicitationId: "e1" })
+      expect(resultOf(reply)).toEqual({ action: "decline", content: null, _meta: null })
       expect(port.shown).toHaveLength(0)
       expect(port.notices.join("\n")).toMatch(/credential/i)
     }).pipe(Effect.provide(harnessWith(port.layer)))
@@ -109,19 +111,15 @@ describe("questions extension", () => {
   it.scoped("[S29] an MCP tool approval never reaches the question flow", () => {
     const port = recordingPort(() => Effect.succeed({ _tag: "Answered", answers: {} }))
     return Effect.gen(function* () {
-      const replies: Array<ClientReply> = []
-      const mock = yield* MockAppServer
-      yield* mock.setHandler("turn/start", turnAsking("mcpServer/elicitation/request", (ids) =>
-        elicitation(ids, {
-          mode: "form",
-          _meta: { codex_approval_kind: "mcp_tool_call", tool_name: "ask_name" },
-          message: "Allow?",
-          requestedSchema: { type: "object", properties: {} }
-        }), replies))
-      yield* (yield* CodexHarness).runTurn({ sessionId: "q3", prompt: "go" })
+      const reply = yield* elicitOnce("q3", {
+        mode: "form",
+        _meta: { codex_approval_kind: "mcp_tool_call", tool_name: "ask_name" },
+        message: "Allow?",
+        requestedSchema: { type: "object", properties: {} }
+        })
       expect(port.shown).toHaveLength(0)
       // no approvals room in this composition: the request has no handler at all, so it gets an error, not a form
-      expect(replies[0]?._tag).toBe("Error")
+      expect(reply?._tag).toBe("Error")
     }).pipe(Effect.provide(harnessWith(port.layer)))
   })
 
@@ -204,19 +202,15 @@ describe("questions extension", () => {
   it.scoped("[S30] an answer that does not validate is asked again with the reason; after the last attempt the form is declined visibly", () => {
     const port = recordingPort((prompt) => Effect.succeed({ _tag: "Answered", answers: { [prompt.questions[0]!.id]: ["eleven"] } }))
     return Effect.gen(function* () {
-      const replies: Array<ClientReply> = []
-      const mock = yield* MockAppServer
-      yield* mock.setHandler("turn/start", turnAsking("mcpServer/elicitation/request", (ids) =>
-        elicitation(ids, {
-          mode: "form",
-          message: "How many?",
-          requestedSchema: { type: "object", properties: { count: { type: "integer", minimum: 1, maximum: 10 } }, required: ["count"] }
-        }), replies))
-      yield* (yield* CodexHarness).runTurn({ sessionId: "q7", prompt: "go" })
+      const reply = yield* elicitOnce("q7", {
+        mode: "form",
+        message: "How many?",
+        requestedSchema: { type: "object", properties: { count: { type: "integer", minimum: 1, maximum: 10 } }, required: ["count"] }
+        })
       expect(port.shown).toHaveLength(2)
       expect(port.shown[0]!.problem).toBeUndefined()
       expect(port.shown[1]!.problem).toBeDefined()
-      expect(resultOf(replies[0])).toEqual({ action: "decline", content: null, _meta: null })
+      expect(resultOf(reply)).toEqual({ action: "decline", content: null, _meta: null })
       expect(port.notices).toHaveLength(1)
     }).pipe(Effect.provide(harnessWith(port.layer, { maxAttempts: 2 })))
   })
