@@ -90,7 +90,7 @@ describe("questions extension", () => {
         mode: "openai/form",
         message: "Pick a map",
         requestedSchema: { type: "object", properties: { where: { type: "openai/mapPicker", title: "Where" } } }
-        })
+      })
       expect(resultOf(reply)).toEqual({ action: "decline", content: null, _meta: null })
       expect(port.shown).toHaveLength(0)
       expect(port.notices).toHaveLength(1)
@@ -116,7 +116,7 @@ describe("questions extension", () => {
         _meta: { codex_approval_kind: "mcp_tool_call", tool_name: "ask_name" },
         message: "Allow?",
         requestedSchema: { type: "object", properties: {} }
-        })
+      })
       expect(port.shown).toHaveLength(0)
       // no approvals room in this composition: the request has no handler at all, so it gets an error, not a form
       expect(reply?._tag).toBe("Error")
@@ -206,7 +206,7 @@ describe("questions extension", () => {
         mode: "form",
         message: "How many?",
         requestedSchema: { type: "object", properties: { count: { type: "integer", minimum: 1, maximum: 10 } }, required: ["count"] }
-        })
+      })
       expect(port.shown).toHaveLength(2)
       expect(port.shown[0]!.problem).toBeUndefined()
       expect(port.shown[1]!.problem).toBeDefined()
