@@ -23,9 +23,11 @@ import { Delivery } from "../src/ports/Delivery.js"
 import * as CodexArgs from "../src/appserver/CodexArgs.js"
 import * as CodexBinary from "../src/appserver/CodexBinary.js"
 import { ClientPool } from "../src/appserver/ClientPool.js"
-import { CodexHarness, clientSpec, type HarnessSettings } from "../src/harness/CodexHarness.js"
+import { CodexHarness } from "../src/harness/CodexHarness.js"
+import { type HarnessSettings } from "../src/config/Settings.js"
 import { isAlive } from "../src/platform/processAlive.js"
 import * as TempDir from "../src/platform/TempDir.js"
+import * as Runtimes from "../src/session/Runtimes.js"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -357,7 +359,10 @@ const main = Effect.scoped(
         for (const s of series) yield* s.turn(-1 - i)
       }
       // the warm client the harness leases (same key and spec), for its pid
-      const harnessPid = yield* Effect.scoped(Effect.map(Effect.orDie(pool.lease("default", clientSpec(settings))), (c) => c.pid))
+      const runtime = Runtimes.runtimeFor(settings, "/nonexistent/user-codex-home")
+      const harnessPid = yield* Effect.scoped(
+        Effect.map(Effect.orDie(pool.lease(runtime.poolKey, Runtimes.clientSpecFor(runtime, settings))), (c) => c.pid)
+      )
       const memBefore = memory()
       // interleaved, rotating who goes first, so drift and neighbours' load hit every series alike
       for (let i = 0; i < TURNS; i++) {

@@ -35,6 +35,25 @@ export const HeartbeatRecord = Schema.TaggedStruct("heartbeat", {
   message: Schema.optional(Schema.String)
 })
 /**
+ * Where a session's threads live, recorded with its binding: every later operation on the session (turn, steer,
+ * compaction, branch) leases its connection from this, never from the flags of the call. A session never moves to
+ * another CODEX_HOME or provider.
+ */
+export const SessionRuntime = Schema.Struct({
+  /** how the app-server is reached: a local child process over stdio */
+  transport: Schema.Literal("stdio"),
+  /** the CODEX_HOME that app-server runs with (absolute) */
+  codexHome: Schema.String,
+  /** the Responses API server the harness pointed Codex at; absent: Codex's own provider configuration */
+  providerUrl: Schema.optional(Schema.String),
+  /** the client-pool key its connection is leased under (a supervised chat's private connection has its own) */
+  poolKey: Schema.String,
+  /** model-locked (supervised, S13): no model or provider override, and no other connection, ever */
+  locked: Schema.Boolean
+})
+export type SessionRuntime = typeof SessionRuntime.Type
+
+/**
  * The session's Codex thread; the last binding record wins. A locked (supervised) binding resumes without model or
  * provider overrides and keeps the pair Codex reports (S13).
  */
@@ -44,9 +63,10 @@ export const BindingRecord = Schema.TaggedStruct("binding", {
   model: Schema.optional(Schema.String),
   modelProvider: Schema.optional(Schema.String),
   locked: Schema.optional(Schema.Boolean),
-  /** a supervised branch (S15): the pool key of its private connection; every later turn stays on it */
+  /** the runtime the thread lives in; absent in files written before it was recorded */
+  runtime: Schema.optional(SessionRuntime),
+  /** files written before `runtime`: a supervised branch's private pool key and its CODEX_HOME */
   connection: Schema.optional(Schema.String),
-  /** and the CODEX_HOME that connection runs with; a different one later is drift and fails closed */
   codexHome: Schema.optional(Schema.String)
 })
 /**

@@ -1,9 +1,9 @@
-// `node dist/scripts/protocol-check.js [codex-binary]`: holds schemas/protocol.ts to the JSON schema the pinned codex
-// binary generates. Prints one summary line, or one line per problem and exits 1; a failure to run the check is one
-// line too, never a stack.
+// `node dist/scripts/protocol-check.js [codex-binary]`: runs protocol-check/ to hold schemas/protocol.ts to the JSON
+// schema the pinned codex binary generates. Prints one summary line, or one line per problem and exits 1; a failure
+// to run the check is one line too, never a stack.
 import { Cause, Effect, Exit } from "effect"
 import { resolve } from "../src/appserver/CodexBinary.js"
-import { runCheck, summarize } from "../src/appserver/ProtocolCheck.js"
+import { runCheck, summarize } from "./protocol-check/index.js"
 
 const firstLine = (s: string): string => s.split("\n")[0] ?? s
 

@@ -12,10 +12,14 @@ export * as Compaction from "./compaction/Compaction.js"
 export * as CompactionFence from "./compaction/CompactionFence.js"
 export * as HarnessConfig from "./config/HarnessConfig.js"
 export * as CodexHarness from "./harness/CodexHarness.js"
+export * as Composition from "./harness/Composition.js"
+export * as ThreadSetup from "./harness/ThreadSetup.js"
+export { type HarnessSettings, type McpServer, Settings } from "./config/Settings.js"
 export {
   type ApprovalDecision,
   ApprovalPromptFailed,
   ApprovalPrompts,
+  type ApprovalPromptsService,
   type ApprovalRequest,
   type FileChange
 } from "./ports/ApprovalPrompts.js"
@@ -27,6 +31,7 @@ export {
   tool,
   type ToolRegistrationError
 } from "./ports/DynamicTools.js"
+export * as HookPolicy from "./ports/HookPolicy.js"
 export * as PluginHooks from "./ports/PluginHooks.js"
 export {
   answered,
@@ -46,27 +51,40 @@ export * as QuestionQueue from "./interaction/QuestionQueue.js"
 export * as QuestionsExtension from "./interaction/Questions.js"
 export * as UrlElicitation from "./interaction/UrlElicitation.js"
 export * as UserInput from "./interaction/UserInput.js"
+export * from "./session/errors.js"
+export * as SessionRuntime from "./session/SessionRuntime.js"
 export * as SessionState from "./session/SessionState.js"
+export * as TranscriptMirror from "./session/TranscriptMirror.js"
 export * as SessionStore from "./session/SessionStore.js"
 export * as ActiveRuns from "./supervision/ActiveRuns.js"
 export * as ArchiveGuard from "./supervision/ArchiveGuard.js"
 export * as Branching from "./supervision/Branching.js"
 export * as Catalog from "./supervision/Catalog.js"
 export * as Discovery from "./supervision/Discovery.js"
-export * from "./supervision/errors.js"
+export {
+  ArchiveBlocked,
+  BranchRefused,
+  EnumerationFailed,
+  SessionProtected,
+  ThreadNotFound
+} from "./supervision/errors.js"
 export * as RemoteCatalogs from "./supervision/RemoteCatalogs.js"
 export * as SessionGuard from "./supervision/SessionGuard.js"
 export * as Supervision from "./supervision/layer.js"
 export * as SupervisionSettings from "./supervision/SupervisionSettings.js"
-export * as TurnExtensions from "./harness/TurnExtensions.js"
+export * as TurnExtensions from "./turn/TurnExtension.js"
 export * as EmbedderTools from "./tools/EmbedderTools.js"
 export * as HarnessTools from "./tools/HarnessTools.js"
 export * as ToolBridge from "./tools/ToolBridge.js"
 export * as ToolCatalog from "./tools/ToolCatalog.js"
 export * as ToolObservations from "./tools/ToolObservations.js"
 export * as Instructions from "./turn/Instructions.js"
-export * as SteeringQueue from "./turn/SteeringQueue.js"
+export * as SteeringQueue from "./harness/SteeringQueue.js"
+export * as LifecycleBus from "./turn/LifecycleBus.js"
+export * as LiveTurns from "./turn/LiveTurns.js"
+export * as TurnEvent from "./turn/TurnEvent.js"
 export * as TurnRunner from "./turn/TurnRunner.js"
+export * as Notifications from "./appserver/Notifications.js"
 export * as Protocol from "../schemas/protocol.js"
 export * as JsonRpc from "../schemas/jsonrpc.js"
 export * as SessionRecords from "../schemas/session.js"

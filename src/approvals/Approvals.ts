@@ -3,11 +3,16 @@
 // the ApprovalPrompts port and mapped back onto the wire. Only an explicit allow is an allow: a deny, no decision, a
 // prompt that fails or times out, and a request that cannot be decoded all answer an explicit decline. Other
 // elicitations are never matched here (they belong to the question flow).
-import { Duration, Effect, Layer, Option, Schema, Stream } from "effect"
-import type { RequestMessage } from "../../schemas/jsonrpc.js"
-import type { ServerRequestRoute } from "../appserver/AppServerConnection.js"
-import { Settings } from "../harness/CodexHarness.js"
-import { type TurnContext, type TurnExtension, TurnExtensions } from "../harness/TurnExtensions.js"
+import { Duration, Effect, Layer, Option, Stream } from "effect"
+import type {
+  CommandApprovalParams,
+  ElicitationRequestParams,
+  FileChangeApprovalParams,
+  PermissionsApprovalParams,
+  ServerRequestMethod,
+  ServerRequestResponse
+} from "../../schemas/protocol.js"
+import { Settings } from "../config/Settings.js"
 import {
   type ApprovalDecision,
   ApprovalPrompts,
@@ -15,6 +20,7 @@ import {
   describe,
   type FileChange
 } from "../ports/ApprovalPrompts.js"
+import { type TurnContext, type TurnExtension, TurnExtensions } from "../turn/TurnExtension.js"
 import * as AllowAlways from "./AllowAlways.js"
 import { HookReports } from "./HookRelay.js"
 
@@ -26,81 +32,35 @@ export interface ApprovalsOptions {
 
 export const defaults = { promptTimeout: Duration.minutes(5) } as const
 
-export const Methods = {
-  command: "item/commandExecution/requestApproval",
-  fileChange: "item/fileChange/requestApproval",
-  permissions: "item/permissions/requestApproval",
-  elicitation: "mcpServer/elicitation/request"
-} as const
-
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** S29: an MCP tool-call approval, told apart before anything else reads the request. Pure. */
-export const isMcpToolApproval = (request: RequestMessage): boolean =>
-  request.method === Methods.elicitation &&
-  isRecord(request.params) &&
-  isRecord(request.params._meta) &&
-  request.params._meta.codex_approval_kind === "mcp_tool_call"
+/** S29: an MCP tool-call approval, told apart from other elicitations before anything else reads the request. Pure. */
+export const isMcpToolApproval = (params: ElicitationRequestParams): boolean =>
+  isRecord(params._meta) && params._meta.codex_approval_kind === "mcp_tool_call"
 
-const threadIdOf = (request: RequestMessage): unknown => (isRecord(request.params) ? request.params.threadId : undefined)
-
-const optionalText = Schema.optional(Schema.NullOr(Schema.String))
+const str = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
 const orUndefined = (s: string | null | undefined) => s ?? undefined
 
-const CommandParams = Schema.Struct({
-  threadId: Schema.String,
-  turnId: Schema.String,
-  itemId: Schema.String,
-  command: Schema.String,
-  cwd: Schema.String,
-  reason: optionalText
-})
-const FileChangeParams = Schema.Struct({
-  threadId: Schema.String,
-  turnId: Schema.String,
-  itemId: Schema.String,
-  reason: optionalText,
-  grantRoot: optionalText
-})
-const PermissionsParams = Schema.Struct({
-  threadId: Schema.String,
-  turnId: Schema.String,
-  itemId: Schema.String,
-  cwd: Schema.String,
-  reason: optionalText,
-  permissions: Schema.Struct({
-    network: Schema.optional(Schema.NullOr(Schema.Unknown)),
-    fileSystem: Schema.optional(Schema.NullOr(Schema.Unknown))
-  })
-})
-const McpToolParams = Schema.Struct({
-  threadId: Schema.String,
-  turnId: Schema.optional(Schema.NullOr(Schema.String)),
-  serverName: Schema.String,
-  message: Schema.String,
-  _meta: Schema.Struct({
-    codex_approval_kind: Schema.Literal("mcp_tool_call"),
-    tool_name: Schema.String,
-    tool_description: optionalText,
-    tool_params: Schema.optional(Schema.Unknown)
-  })
-})
-
-const decodeOption = <A, I>(schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknownOption(schema)
-  return (u: unknown): Option.Option<A> => decode(u)
+/** What an MCP tool-call approval names, or undefined when it cannot be read (then: an explicit decline). Pure. */
+const mcpToolOf = (params: ElicitationRequestParams) => {
+  const meta = isRecord(params._meta) ? params._meta : {}
+  const toolName = str(meta.tool_name)
+  const message = str((params as Record<string, unknown>).message)
+  if (toolName === undefined || message === undefined) return undefined
+  return { toolName, toolDescription: str(meta.tool_description), toolParams: meta.tool_params, message }
 }
-const decodeCommand = decodeOption(CommandParams)
-const decodeFileChange = decodeOption(FileChangeParams)
-const decodePermissions = decodeOption(PermissionsParams)
-const decodeMcpTool = decodeOption(McpToolParams)
+
+type Response<M extends ServerRequestMethod> = ServerRequestResponse<M>
 
 /** The wire answers. Pure. */
 export const responses = {
-  command: (allowed: boolean) => ({ decision: allowed ? "accept" : "decline" }),
-  fileChange: (allowed: boolean) => ({ decision: allowed ? "accept" : "decline" }),
+  command: (allowed: boolean): Response<"item/commandExecution/requestApproval"> => ({ decision: allowed ? "accept" : "decline" }),
+  fileChange: (allowed: boolean): Response<"item/fileChange/requestApproval"> => ({ decision: allowed ? "accept" : "decline" }),
   /** a permissions grant has no decision field: allowing grants what was asked, declining grants nothing */
-  permissions: (allowed: boolean, requested: { readonly network?: unknown; readonly fileSystem?: unknown }) => ({
+  permissions: (
+    allowed: boolean,
+    requested: { readonly network?: unknown; readonly fileSystem?: unknown }
+  ): Response<"item/permissions/requestApproval"> => ({
     permissions: allowed
       ? {
           ...(requested.network != null ? { network: requested.network } : {}),
@@ -109,9 +69,9 @@ export const responses = {
       : {},
     scope: "turn"
   }),
-  mcpTool: (allowed: boolean) =>
+  mcpTool: (allowed: boolean): Response<"mcpServer/elicitation/request"> =>
     allowed ? { action: "accept", content: {}, _meta: null } : { action: "decline", content: null, _meta: null }
-} as const
+}
 
 const isAllow = (decision: ApprovalDecision) => decision === "allowOnce" || decision === "allowAlways"
 
@@ -131,14 +91,14 @@ const fileChangesOf = (item: Record<string, unknown>): ReadonlyArray<FileChange>
 
 export const makeExtension = (
   options: ApprovalsOptions = {}
-): Effect.Effect<TurnExtension, never, ApprovalPrompts | Settings> =>
+): Effect.Effect<TurnExtension, never, Settings | HookReports> =>
   Effect.gen(function* () {
     const prompts = yield* ApprovalPrompts
     const settings = yield* Settings
     const clock = yield* Effect.clock
     const store = yield* AllowAlways.make(options.allowAlways)
     // S22: requirements a PreToolUse hook recorded in report mode, shown with the app-server's later approval
-    const reports = yield* Effect.serviceOption(HookReports)
+    const reports = yield* HookReports
     const promptTimeout = options.promptTimeout ?? defaults.promptTimeout
     const provider = settings.providerUrl ?? "codex"
 
@@ -162,11 +122,11 @@ export const makeExtension = (
         return isAllow(decision)
       }).pipe(
         Effect.annotateLogs({ sessionId: request.sessionId, threadId: request.threadId }),
-        Effect.withClock(clock)
+        Effect.withClock(clock),
+        Effect.withSpan("Approvals.decide", { attributes: { kind: request.kind, sessionId: request.sessionId } })
       )
 
-    const unmappable = (request: RequestMessage) =>
-      Effect.logWarning(`approval: declined an unmappable ${request.method} request`)
+    const unmappable = (what: string, problem: string) => Effect.logWarning(`approval: declined an unmappable ${what} request (${problem})`)
 
     const install = (turn: TurnContext) =>
       Effect.gen(function* () {
@@ -174,13 +134,11 @@ export const makeExtension = (
         const events = yield* turn.connection.subscribe({ threadId: turn.threadId })
         yield* Stream.runForEach(events, (n) =>
           Effect.sync(() => {
-            const item = isRecord(n.params) ? n.params.item : undefined
-            if (!isRecord(item) || item.type !== "fileChange" || typeof item.id !== "string") return
-            if (n.method === "item/completed") changes.delete(item.id)
-            else if (n.method === "item/started") {
-              const found = fileChangesOf(item)
+            if (n._tag === "ItemCompleted" && n.params.item.type === "fileChange") changes.delete(n.params.item.id)
+            else if (n._tag === "ItemStarted" && n.params.item.type === "fileChange") {
+              const found = fileChangesOf(n.params.item as unknown as Record<string, unknown>)
               if (found === undefined) return
-              changes.set(item.id, found)
+              changes.set(n.params.item.id, found)
               for (const oldest of changes.keys()) {
                 if (changes.size <= MAX_TRACKED_CHANGES) break
                 changes.delete(oldest)
@@ -196,131 +154,122 @@ export const makeExtension = (
             return changes.get(itemId)
           })
 
-        const forThisThread = (method: string) => (request: RequestMessage) =>
-          request.method === method && threadIdOf(request) === turn.threadId
+        const command = (p: CommandApprovalParams) =>
+          Effect.gen(function* () {
+            const commandLine = p.command ?? undefined
+            const cwd = p.cwd ?? undefined
+            if (commandLine === undefined || cwd === undefined) {
+              yield* unmappable("command approval", "no command or cwd")
+              return responses.command(false)
+            }
+            const reported = yield* reports.take({ sessionId: turn.sessionId, itemId: p.itemId, command: commandLine })
+            const reason = Option.match(reported, {
+              onNone: () => orUndefined(p.reason),
+              onSome: (r) => r.reason ?? orUndefined(p.reason)
+            })
+            const decided = yield* decide(
+              { kind: "command", sessionId: turn.sessionId, threadId: p.threadId, turnId: p.turnId, itemId: p.itemId, command: commandLine, cwd, reason },
+              { kind: "command", command: commandLine },
+              cwd
+            )
+            return responses.command(decided)
+          })
 
-        const routes: ReadonlyArray<ServerRequestRoute> = [
-          {
-            match: (request) => isMcpToolApproval(request) && threadIdOf(request) === turn.threadId,
-            handle: (request) =>
-              Option.match(decodeMcpTool(request.params), {
-                onNone: () => Effect.as(unmappable(request), responses.mcpTool(false)),
-                onSome: (p) =>
-                  Effect.map(
-                    decide(
-                      {
-                        kind: "mcpTool",
-                        sessionId: turn.sessionId,
-                        threadId: p.threadId,
-                        turnId: orUndefined(p.turnId),
-                        serverName: p.serverName,
-                        toolName: p._meta.tool_name,
-                        toolDescription: orUndefined(p._meta.tool_description),
-                        params: p._meta.tool_params,
-                        message: p.message
-                      },
-                      { kind: "mcpTool", serverName: p.serverName, toolName: p._meta.tool_name, params: p._meta.tool_params ?? null },
-                      settings.cwd
-                    ),
-                    responses.mcpTool
-                  )
-              })
-          },
-          {
-            match: forThisThread(Methods.command),
-            handle: (request) =>
-              Option.match(decodeCommand(request.params), {
-                onNone: () => Effect.as(unmappable(request), responses.command(false)),
-                onSome: (p) =>
-                  Effect.gen(function* () {
-                    const reported = Option.isNone(reports)
-                      ? Option.none()
-                      : yield* reports.value.take({ sessionId: turn.sessionId, itemId: p.itemId, command: p.command })
-                    const reason = Option.match(reported, {
-                      onNone: () => orUndefined(p.reason),
-                      onSome: (r) => r.reason ?? orUndefined(p.reason)
-                    })
-                    const decided = yield* decide(
-                      {
-                        kind: "command",
-                        sessionId: turn.sessionId,
-                        threadId: p.threadId,
-                        turnId: p.turnId,
-                        itemId: p.itemId,
-                        command: p.command,
-                        cwd: p.cwd,
-                        reason
-                      },
-                      { kind: "command", command: p.command },
-                      p.cwd
-                    )
-                    return responses.command(decided)
-                  })
-              })
-          },
-          {
-            match: forThisThread(Methods.fileChange),
-            handle: (request) =>
-              Option.match(decodeFileChange(request.params), {
-                onNone: () => Effect.as(unmappable(request), responses.fileChange(false)),
-                onSome: (p) =>
-                  Effect.flatMap(changesFor(p.itemId), (found) =>
-                    Effect.map(
-                      decide(
-                        {
-                          kind: "fileChange",
-                          sessionId: turn.sessionId,
-                          threadId: p.threadId,
-                          turnId: p.turnId,
-                          itemId: p.itemId,
-                          changes: found,
-                          reason: orUndefined(p.reason),
-                          grantRoot: orUndefined(p.grantRoot)
-                        },
-                        // without the changes there is no exact input to remember: allow-always then counts once
-                        found === undefined ? undefined : { kind: "fileChange", changes: found, grantRoot: p.grantRoot ?? null },
-                        settings.cwd
-                      ),
-                      responses.fileChange
-                    )
-                  )
-              })
-          },
-          {
-            match: forThisThread(Methods.permissions),
-            handle: (request) =>
-              Option.match(decodePermissions(request.params), {
-                onNone: () => Effect.as(unmappable(request), responses.permissions(false, {})),
-                onSome: (p) =>
-                  Effect.map(
-                    decide(
-                      {
-                        kind: "permissions",
-                        sessionId: turn.sessionId,
-                        threadId: p.threadId,
-                        turnId: p.turnId,
-                        itemId: p.itemId,
-                        cwd: p.cwd,
-                        reason: orUndefined(p.reason),
-                        permissions: p.permissions,
-                        raw: request.params
-                      },
-                      { kind: "permissions", permissions: p.permissions },
-                      p.cwd
-                    ),
-                    (allowed) => responses.permissions(allowed, p.permissions)
-                  )
-              })
-          }
-        ]
-        yield* Effect.forEach(routes, (route) => turn.connection.handle(route), { discard: true })
+        const fileChange = (p: FileChangeApprovalParams) =>
+          Effect.flatMap(changesFor(p.itemId), (found) =>
+            Effect.map(
+              decide(
+                {
+                  kind: "fileChange",
+                  sessionId: turn.sessionId,
+                  threadId: p.threadId,
+                  turnId: p.turnId,
+                  itemId: p.itemId,
+                  changes: found,
+                  reason: orUndefined(p.reason),
+                  grantRoot: orUndefined(p.grantRoot)
+                },
+                // without the changes there is no exact input to remember: allow-always then counts once
+                found === undefined ? undefined : { kind: "fileChange", changes: found, grantRoot: p.grantRoot ?? null },
+                settings.cwd
+              ),
+              responses.fileChange
+            ))
+
+        const permissions = (p: PermissionsApprovalParams) =>
+          Effect.map(
+            decide(
+              {
+                kind: "permissions",
+                sessionId: turn.sessionId,
+                threadId: p.threadId,
+                turnId: p.turnId,
+                itemId: p.itemId,
+                cwd: p.cwd,
+                reason: orUndefined(p.reason),
+                permissions: p.permissions,
+                raw: p
+              },
+              { kind: "permissions", permissions: p.permissions },
+              p.cwd
+            ),
+            (allowed) => responses.permissions(allowed, p.permissions)
+          )
+
+        const mcpTool = (p: ElicitationRequestParams) => {
+          const tool = mcpToolOf(p)
+          if (tool === undefined) return Effect.as(unmappable("MCP tool approval", "no tool name or message"), responses.mcpTool(false))
+          return Effect.map(
+            decide(
+              {
+                kind: "mcpTool",
+                sessionId: turn.sessionId,
+                threadId: p.threadId,
+                turnId: orUndefined(p.turnId),
+                serverName: p.serverName,
+                toolName: tool.toolName,
+                toolDescription: tool.toolDescription,
+                params: tool.toolParams,
+                message: tool.message
+              },
+              { kind: "mcpTool", serverName: p.serverName, toolName: tool.toolName, params: tool.toolParams ?? null },
+              settings.cwd
+            ),
+            responses.mcpTool
+          )
+        }
+
+        const { connection, threadId } = turn
+        // S29: MCP tool approvals are classified before any other elicitation handling (these routes are newer)
+        yield* connection.handle("mcpServer/elicitation/request", {
+          threadId,
+          when: isMcpToolApproval,
+          handle: mcpTool,
+          // an elicitation that cannot be read at all is declined, whichever flow it was meant for
+          invalid: (_raw, problem) => Effect.as(unmappable("elicitation", problem), responses.mcpTool(false))
+        })
+        yield* connection.handle("item/commandExecution/requestApproval", {
+          threadId,
+          handle: command,
+          invalid: (_raw, problem) => Effect.as(unmappable("command approval", problem), responses.command(false))
+        })
+        yield* connection.handle("item/fileChange/requestApproval", {
+          threadId,
+          handle: fileChange,
+          invalid: (_raw, problem) => Effect.as(unmappable("file-change approval", problem), responses.fileChange(false))
+        })
+        yield* connection.handle("item/permissions/requestApproval", {
+          threadId,
+          handle: permissions,
+          invalid: (_raw, problem) => Effect.as(unmappable("permissions approval", problem), responses.permissions(false, {}))
+        })
       })
 
     return { name: "approvals", install } satisfies TurnExtension
   })
 
 /** TurnExtensions holding just the approvals extension (combine with other rooms' extensions where needed). */
-export const layer = (options: ApprovalsOptions = {}): Layer.Layer<TurnExtensions, never, ApprovalPrompts | Settings> =>
+export const layer = (options: ApprovalsOptions = {}): Layer.Layer<TurnExtensions, never, Settings | HookReports> =>
   Layer.effect(
     TurnExtensions,
     Effect.map(makeExtension(options), (extension) => [extension])

@@ -20,9 +20,21 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { NativeHookEvent } from "../../schemas/config.js"
 import { defaultNativeHookEvents } from "../config/HarnessConfig.js"
-import { Settings } from "../harness/CodexHarness.js"
-import type { TurnExtension } from "../harness/TurnExtensions.js"
-import { type ApprovalDecision, ApprovalPrompts, type CommandApproval } from "../ports/ApprovalPrompts.js"
+import { Settings } from "../config/Settings.js"
+import type { TurnExtension } from "../turn/TurnExtension.js"
+import {
+  type ApprovalDecision,
+  ApprovalPrompts,
+  type ApprovalPromptsService,
+  type CommandApproval
+} from "../ports/ApprovalPrompts.js"
+import {
+  type HookContext,
+  type HookPayload,
+  HookPolicy,
+  type HookPolicyService,
+  type StopVerdict
+} from "../ports/HookPolicy.js"
 import {
   type HookCall,
   type HookEventName,
@@ -33,29 +45,21 @@ import {
 } from "./HookRelayServer.js"
 
 export type { HookEventName, HookOutput } from "./HookRelayServer.js"
+export {
+  allowAll,
+  type HookContext,
+  type HookPayload,
+  HookPolicy,
+  type HookPolicyService,
+  type PreToolUseVerdict,
+  type StopVerdict
+} from "../ports/HookPolicy.js"
 
 // ---------------------------------------------------------------------------------------------------------------------
 // payloads
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 const str = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
-
-/** The fields of a hook payload the relay reads (Codex sends more). */
-export interface HookPayload {
-  /** Codex's session id (the thread id) */
-  readonly threadId: string | undefined
-  readonly turnId: string | undefined
-  readonly cwd: string | undefined
-  readonly toolName: string | undefined
-  readonly toolInput: unknown
-  readonly toolUseId: string | undefined
-  /** `tool_input.command` when it is a string */
-  readonly command: string | undefined
-  readonly approvalMode: string | undefined
-  readonly stopHookActive: boolean
-  readonly lastAssistantMessage: string | undefined
-  readonly raw: unknown
-}
 
 /** Pure. Unknown or missing fields are undefined; `stop_hook_active` is true only when it is literally true. */
 export const readPayload = (raw: unknown): HookPayload => {
@@ -78,34 +82,6 @@ export const readPayload = (raw: unknown): HookPayload => {
 
 // ---------------------------------------------------------------------------------------------------------------------
 // policy and verdicts
-
-export type PreToolUseVerdict =
-  | { readonly _tag: "NoDecision" }
-  | { readonly _tag: "Allow" }
-  | { readonly _tag: "Deny"; readonly reason: string }
-  | { readonly _tag: "RequireApproval"; readonly reason?: string | undefined }
-
-export type StopVerdict = { readonly _tag: "Stop" } | { readonly _tag: "Continue"; readonly reason: string }
-
-export interface HookContext {
-  /** the harness session the hook's thread belongs to */
-  readonly sessionId: string
-  readonly payload: HookPayload
-}
-
-/** The embedder's decisions for native hooks. Every member is optional: a missing one is "no decision". */
-export interface HookPolicyService {
-  readonly preToolUse?: ((context: HookContext) => Effect.Effect<PreToolUseVerdict>) | undefined
-  /** an observation only: PostToolUse cannot undo the call */
-  readonly postToolUse?: ((context: HookContext) => Effect.Effect<void>) | undefined
-  /** consulted only when `stop_hook_active` is not set */
-  readonly stop?: ((context: HookContext) => Effect.Effect<StopVerdict>) | undefined
-}
-
-export class HookPolicy extends Context.Tag("codex-harness/HookPolicy")<HookPolicy, HookPolicyService>() {}
-
-/** The default policy: no decision for anything. */
-export const allowAll: HookPolicyService = {}
 
 // ---------------------------------------------------------------------------------------------------------------------
 // report mode (S22)
@@ -325,9 +301,14 @@ export interface HookRelayOptions {
   readonly promptTimeout?: Duration.DurationInput | undefined
 }
 
+/** Optional: how the relay runs (its command, socket directory, timeouts); the default suits an installed package. */
+export class HookRelayConfig extends Context.Reference<HookRelayConfig>()("codex-harness/HookRelayConfig", {
+  defaultValue: (): HookRelayOptions => ({})
+}) {}
+
 export interface RelayServices {
   readonly policy: HookPolicyService
-  readonly prompts: Option.Option<ApprovalPrompts["Type"]>
+  readonly prompts: ApprovalPromptsService
   readonly reports: HookReportsService
   readonly promptTimeout: Duration.DurationInput
 }
@@ -343,16 +324,12 @@ const commandApproval = (call: HookCall, p: HookPayload, reason: string): Comman
   reason
 })
 
-/** Asks the prompts; a failure, a timeout or no prompts at all is "noDecision" (never an allow). */
+/** Asks the prompts; a failure or a timeout is "noDecision" (never an allow). */
 const ask = (services: RelayServices, request: CommandApproval) =>
-  Option.match(services.prompts, {
-    onNone: () => Effect.succeed<ApprovalDecision>("noDecision"),
-    onSome: (prompts) =>
-      prompts.ask(request).pipe(
-        Effect.timeoutFail({ duration: services.promptTimeout, onTimeout: () => "timeout" as const }),
-        Effect.catchAll(() => Effect.succeed<ApprovalDecision>("noDecision"))
-      )
-  })
+  services.prompts.ask(request).pipe(
+    Effect.timeoutFail({ duration: services.promptTimeout, onTimeout: () => "timeout" as const }),
+    Effect.catchAll(() => Effect.succeed<ApprovalDecision>("noDecision"))
+  )
 
 /** One relayed hook call → the hook's output. A policy that dies counts as no decision (PreToolUse: a deny). */
 export const handle = (services: RelayServices) => (call: HookCall): Effect.Effect<HookOutput> => {
@@ -430,19 +407,16 @@ const statusMessages: Readonly<Record<NativeHookEvent, string>> = {
 
 /**
  * The "hook-relay" turn extension: starts the relay socket for the scope's life and injects the per-thread hooks.
- * HookPolicy, ApprovalPrompts and HookReports are used when provided (a private HookReports otherwise).
+ * It asks the HookPolicy and ApprovalPrompts ports (both optional) and records report-mode requirements in HookReports.
  */
 export const makeExtension = (
   options: HookRelayOptions = {}
-): Effect.Effect<TurnExtension, HookRelayServerError, Settings | Scope.Scope> =>
+): Effect.Effect<TurnExtension, HookRelayServerError, Settings | HookReports | Scope.Scope> =>
   Effect.gen(function* () {
     const settings = yield* Settings
-    const policy = Option.getOrElse(yield* Effect.serviceOption(HookPolicy), () => allowAll)
-    const prompts = yield* Effect.serviceOption(ApprovalPrompts)
-    const reports = yield* Option.match(yield* Effect.serviceOption(HookReports), {
-      onNone: () => makeReports(),
-      onSome: Effect.succeed
-    })
+    const policy = yield* HookPolicy
+    const prompts = yield* ApprovalPrompts
+    const reports = yield* HookReports
     const services: RelayServices = { policy, prompts, reports, promptTimeout: options.promptTimeout ?? "5 minutes" }
     const server = yield* makeServer({ parentDir: options.socketParentDir, handle: handle(services) })
     const events = options.events ?? defaultNativeHookEvents(settings.approvalPolicy)

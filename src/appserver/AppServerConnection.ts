@@ -1,11 +1,18 @@
 // One JSON-RPC session with an app-server over a transport: the initialize handshake, request/response correlation
-// with per-request timeouts, server requests routed to handlers registered within a Scope, notifications fanned out to
-// subscribers, and a once-only termination that fails every pending request. It is the only code that reads or writes
-// the wire; it never interprets turns or threads beyond routing by threadId.
+// with per-request timeouts, server requests decoded and routed to typed handlers registered within a Scope,
+// notifications decoded once into a tagged union and fanned out to subscribers, and a once-only termination that fails
+// every pending request. It is the only code that reads or writes the wire; above it nothing parses a message or
+// matches a method name. It never interprets turns or threads beyond routing by threadId.
 import { Cause, Deferred, Duration, Effect, Exit, Option, PubSub, Schema, Scope, Stream } from "effect"
 import type { ParseOptions } from "effect/SchemaAST"
-import { ErrorCodes, type NotificationMessage, type RequestId, type RequestMessage } from "../../schemas/jsonrpc.js"
-import { type ClientMethod, ClientMethods, type InitializeResponse } from "../../schemas/protocol.js"
+import { ErrorCodes, type RequestId, type RequestMessage } from "../../schemas/jsonrpc.js"
+import {
+  type ClientMethod,
+  ClientMethods,
+  type InitializeResponse,
+  type ServerNotification,
+  type ServerRequestMethod
+} from "../../schemas/protocol.js"
 import {
   AppServerExited,
   type ConnectionClosed,
@@ -16,7 +23,11 @@ import {
   RpcError
 } from "./errors.js"
 import type { FramedLine } from "./LineFramer.js"
+import * as Notifications from "./Notifications.js"
+import { type HandlerFailure, makeRouter, type ServerRequestRoute } from "./ServerRequestRoutes.js"
 import type { TransportHandle } from "./Transport.js"
+
+export type { HandlerFailure, ServerRequestRoute } from "./ServerRequestRoutes.js"
 
 export interface ConnectionOptions {
   readonly clientName?: string | undefined
@@ -31,21 +42,6 @@ export const defaults = {
   notificationBuffer: 4_096
 } as const
 
-/** What a server-request handler fails with: becomes the JSON-RPC error reply. */
-export interface HandlerFailure {
-  readonly code: number
-  readonly message: string
-  readonly data?: unknown
-}
-
-export type ServerRequestHandler = (request: RequestMessage) => Effect.Effect<unknown, HandlerFailure>
-
-export interface ServerRequestRoute {
-  /** method name, or a predicate over the whole request (e.g. method + threadId) */
-  readonly match: string | ((request: RequestMessage) => boolean)
-  readonly handle: ServerRequestHandler
-}
-
 export type Params<M extends ClientMethod> = (typeof ClientMethods)[M]["params"]["Type"]
 export type Result<M extends ClientMethod> = (typeof ClientMethods)[M]["result"]["Type"]
 
@@ -57,6 +53,8 @@ export interface ConnectionStats {
   readonly malformedLines: number
   readonly oversizedLines: number
   readonly unmatchedResponses: number
+  /** notifications of a method the harness reads whose params did not decode (passed on as `Unknown`) */
+  readonly undecodedNotifications: number
   readonly pendingRequests: number
 }
 
@@ -68,20 +66,20 @@ export interface AppServerConnection {
     params: Params<M>,
     options?: RequestOptions
   ) => Effect.Effect<Result<M>, RequestError>
-  /** any method, untyped result */
+  /** a method outside the contract (an embedder's own), untyped result */
   readonly requestRaw: (method: string, params: unknown, options?: RequestOptions) => Effect.Effect<unknown, RequestError>
   readonly notify: (method: string, params?: unknown) => Effect.Effect<void, ConnectionClosed>
   /**
-   * Subscribes now (so nothing emitted after this returns is missed) and yields the notifications as a stream,
-   * optionally only those whose params carry this threadId. Ends with the subscription's scope. Overflow policy is
+   * Subscribes now (so nothing emitted after this returns is missed) and yields the decoded notifications as a stream,
+   * optionally only those about this thread. Ends with the subscription's scope. Overflow policy is
    * backpressure: a subscriber that stops reading for `notificationBuffer` messages holds up the reader, so keep
    * reading (or close the scope) rather than losing a `turn/completed`.
    */
   readonly subscribe: (
     filter?: { readonly threadId?: string | undefined }
-  ) => Effect.Effect<Stream.Stream<NotificationMessage>, never, Scope.Scope>
-  /** installs a server-request handler for the lifetime of the current Scope; newer routes win */
-  readonly handle: (route: ServerRequestRoute) => Effect.Effect<void, never, Scope.Scope>
+  ) => Effect.Effect<Stream.Stream<ServerNotification>, never, Scope.Scope>
+  /** installs a typed server-request handler for the lifetime of the current Scope; newer routes win */
+  readonly handle: <M extends ServerRequestMethod>(method: M, route: ServerRequestRoute<M>) => Effect.Effect<void, never, Scope.Scope>
   /** waits until the connection ends and yields why */
   readonly terminated: Effect.Effect<ConnectionClosed>
   readonly terminationCause: Effect.Effect<Option.Option<ConnectionClosed>>
@@ -89,10 +87,6 @@ export interface AppServerConnection {
   readonly retire: (reason: string) => Effect.Effect<void>
   readonly stats: Effect.Effect<ConnectionStats>
   readonly pid: number | undefined
-}
-
-interface InstalledRoute extends ServerRequestRoute {
-  readonly removed: Deferred.Deferred<void>
 }
 
 interface Pending {
@@ -127,11 +121,11 @@ export const make = (
     const requestTimeout = options.requestTimeout ?? defaults.requestTimeout
     const pending = new Map<number, Pending>()
     let nextId = 0
-    let routes: ReadonlyArray<InstalledRoute> = []
+    const router = makeRouter()
     let cause: ConnectionClosed | undefined
-    const counters = { malformedLines: 0, oversizedLines: 0, unmatchedResponses: 0 }
+    const counters = { malformedLines: 0, oversizedLines: 0, unmatchedResponses: 0, undecodedNotifications: 0 }
     const terminatedDeferred = yield* Deferred.make<ConnectionClosed>()
-    const notifications = yield* PubSub.bounded<NotificationMessage>(options.notificationBuffer ?? defaults.notificationBuffer)
+    const notifications = yield* PubSub.bounded<ServerNotification>(options.notificationBuffer ?? defaults.notificationBuffer)
     yield* Scope.addFinalizer(scope, PubSub.shutdown(notifications))
 
     const terminate = (why: ConnectionClosed) =>
@@ -158,31 +152,15 @@ export const make = (
             })
       )
 
-    const routeServerRequest = (request: RequestMessage) => {
-      const route = routes.find((r) => (typeof r.match === "string" ? r.match === request.method : r.match(request)))
-      const run: Effect.Effect<unknown, HandlerFailure> =
-        route === undefined
-          ? Effect.fail({ code: ErrorCodes.methodNotFound, message: `no handler for ${request.method} in this harness` })
-          : Effect.raceFirst(
-              Effect.suspend(() => route.handle(request)),
-              // the route's scope closed while its handler was still working: answer rather than leave Codex waiting
-              Deferred.await(route.removed).pipe(
-                Effect.zipRight(
-                  Effect.fail({
-                    code: ErrorCodes.internalError,
-                    message: `the handler for ${request.method} was removed before it answered`
-                  })
-                )
-              )
-            )
+    const routeServerRequest = (request: RequestMessage) =>
       // handlers may wait on people: never block the reader
-      return run.pipe(
+      router.answer({ id: request.id, method: request.method, params: request.params }).pipe(
         Effect.exit,
         Effect.flatMap((exit) => reply(request.id, exit)),
+        Effect.withSpan("AppServer.serverRequest", { attributes: { method: request.method } }),
         Effect.forkIn(scope),
         Effect.asVoid
       )
-    }
 
     const settleResponse = (message: Record<string, unknown>) =>
       Effect.suspend(() => {
@@ -239,7 +217,14 @@ export const make = (
           }
           return routeServerRequest({ id: message.id, method, params: message.params })
         }
-        return PubSub.publish(notifications, { method, params: message.params })
+        const decoded = Notifications.decode(method, message.params)
+        if (decoded._tag === "Unknown" && decoded.problem !== undefined) {
+          counters.undecodedNotifications++
+          return Effect.logDebug(`passing on an undecodable ${method} as Unknown: ${decoded.problem}`).pipe(
+            Effect.zipRight(PubSub.publish(notifications, decoded))
+          )
+        }
+        return PubSub.publish(notifications, decoded)
       }
       if ("id" in message && ("result" in message || "error" in message)) return settleResponse(message)
       counters.malformedLines++
@@ -299,10 +284,10 @@ export const make = (
     )
 
     const request = <M extends ClientMethod>(method: M, params: Params<M>, requestOptions?: RequestOptions) =>
-      requestRaw(method, params, requestOptions).pipe(Effect.flatMap((u) => resultDecoders.get(method)!(u))) as Effect.Effect<
-        Result<M>,
-        RequestError
-      >
+      requestRaw(method, params, requestOptions).pipe(
+        Effect.flatMap((u) => resultDecoders.get(method)!(u)),
+        Effect.withSpan("AppServer.request", { attributes: { method } })
+      ) as Effect.Effect<Result<M>, RequestError>
 
     const notify = (method: string, params?: unknown) =>
       Effect.suspend(() => {
@@ -328,23 +313,9 @@ export const make = (
           const dequeue = yield* PubSub.subscribe(notifications)
           const threadId = filter?.threadId
           const all = Stream.fromQueue(dequeue)
-          return threadId === undefined
-            ? all
-            : Stream.filter(all, (n) => isRecord(n.params) && n.params.threadId === threadId)
+          return threadId === undefined ? all : Stream.filter(all, (n) => Notifications.threadIdOf(n) === threadId)
         }),
-      handle: (route) =>
-        Effect.acquireRelease(
-          Effect.map(Deferred.make<void>(), (removed) => {
-            const installed: InstalledRoute = { ...route, removed }
-            routes = [installed, ...routes]
-            return installed
-          }),
-          (installed) =>
-            Effect.suspend(() => {
-              routes = routes.filter((r) => r !== installed)
-              return Deferred.succeed(installed.removed, undefined)
-            })
-        ).pipe(Effect.asVoid),
+      handle: router.install,
       terminated: Deferred.await(terminatedDeferred),
       terminationCause: Effect.sync(() => Option.fromNullable(cause)),
       retire: (reason) =>

@@ -9,7 +9,7 @@ import { CodexHarness } from "../harness/CodexHarness.js"
 import { Delivery } from "../ports/Delivery.js"
 import * as TempDir from "../platform/TempDir.js"
 import * as ScriptedModel from "../testing/ScriptedModel.js"
-import type { TurnEvent } from "../turn/TurnRunner.js"
+import type { TurnEvent } from "../turn/TurnEvent.js"
 import * as GlobalOptions from "./options.js"
 
 const conversation = [
@@ -27,9 +27,9 @@ const conversation = [
 ]
 
 const showToolCalls = (event: TurnEvent) => {
-  if (event.type !== "notification" || event.notification.method !== "item/completed") return Effect.void
-  const item = (event.notification.params as { item?: Record<string, unknown> }).item
-  if (item?.type !== "commandExecution") return Effect.void
+  if (event._tag !== "Notification" || event.notification._tag !== "ItemCompleted") return Effect.void
+  const item = event.notification.params.item as unknown as Record<string, unknown>
+  if (item.type !== "commandExecution") return Effect.void
   const output = String(item.aggregatedOutput ?? "").trim().split("\n").join(", ")
   return Console.log(`  tool  › ${String(item.command)}  →  ${output} (exit ${String(item.exitCode)})`)
 }

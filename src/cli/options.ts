@@ -6,8 +6,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as CodexArgs from "../appserver/CodexArgs.js"
 import * as HarnessConfig from "../config/HarnessConfig.js"
-import type { HarnessSettings } from "../harness/CodexHarness.js"
-import type { SupervisionSettings } from "../supervision/SupervisionSettings.js"
+import type { HarnessSettings, SupervisionSettings } from "../config/Settings.js"
 
 export const global = {
   cwd: Options.text("cwd").pipe(Options.withDescription("workspace directory for the agent (default: the current directory)"), Options.optional),

@@ -1,90 +1,29 @@
-// Manual native compaction (S37): `thread/compact/start` on the session's bound thread, over the same shared client its
-// turns use, holding that lease and the thread's compaction fence until Codex reports the compaction turn terminal or
+// Manual native compaction (S37): `thread/compact/start` on the session's bound thread, over the connection its
+// recorded runtime leases (the shared client its turns use; a supervised chat's private one), holding that lease and the thread's compaction fence until Codex reports the compaction turn terminal or
 // confirms an interrupt. Past the timeout it interrupts; without confirmation within the grace period it retires the
 // client before the fence opens (and, on a remote connection, detaches the binding). It never compacts anything itself:
 // no preflight, no fallback summary, and the transcript gets the start and terminal status only (S39).
-import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Schema, Stream } from "effect"
-import type { NotificationMessage } from "../../schemas/jsonrpc.js"
-import type { SessionRecord } from "../../schemas/session.js"
-import type { AppServerConnection } from "../appserver/AppServerConnection.js"
-import { ClientPool, type LeaseError } from "../appserver/ClientPool.js"
-import { AppServerExited, type ConnectionClosed, ConnectionRetired, type RequestError, RpcError } from "../appserver/errors.js"
-import { CodexHarness, clientSpec, Settings, threadSettingsFor } from "../harness/CodexHarness.js"
-import { type InvalidSessionId, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
-import { sessionState } from "../session/SessionState.js"
+import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Stream } from "effect"
+import type { ServerNotification } from "../../schemas/protocol.js"
+import { AppServerExited, type ConnectionClosed, ConnectionRetired, RpcError } from "../appserver/errors.js"
+import { Settings } from "../config/Settings.js"
+import { SessionRuntime } from "../session/SessionRuntime.js"
+import { type CompactionStatus, TranscriptMirror } from "../session/TranscriptMirror.js"
+import { LifecycleBus } from "../turn/LifecycleBus.js"
+import { LiveTurns } from "../turn/LiveTurns.js"
+import { threadSettingsFor } from "../turn/ThreadSettings.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { CompactionFence } from "./CompactionFence.js"
+import {
+  CompactionClientClosed,
+  type CompactionError,
+  CompactionFailed,
+  CompactionThreadGone,
+  CompactionTimedOut,
+  NothingToCompact
+} from "./errors.js"
 
-// ---- failures ----
-
-export class NothingToCompact extends Schema.TaggedError<NothingToCompact>()("NothingToCompact", {
-  sessionId: Schema.String
-}) {
-  override get message() {
-    return `session ${this.sessionId} has no Codex thread yet: nothing to compact`
-  }
-}
-
-export class CompactionThreadGone extends Schema.TaggedError<CompactionThreadGone>()("CompactionThreadGone", {
-  sessionId: Schema.String,
-  threadId: Schema.String,
-  reason: Schema.String
-}) {
-  override get message() {
-    return `the Codex thread ${this.threadId} of session ${this.sessionId} no longer exists (${this.reason}): nothing to compact`
-  }
-}
-
-/** Codex refused the compaction, or its turn ended failed/interrupted (or without a compaction item) before it completed. */
-export class CompactionFailed extends Schema.TaggedError<CompactionFailed>()("CompactionFailed", {
-  threadId: Schema.String,
-  turnId: Schema.optional(Schema.String),
-  /** the compaction turn's status, or "rejected" when thread/compact/start itself failed */
-  status: Schema.String,
-  message: Schema.String
-}) {}
-
-export class CompactionTimedOut extends Schema.TaggedError<CompactionTimedOut>()("CompactionTimedOut", {
-  threadId: Schema.String,
-  turnId: Schema.optional(Schema.String),
-  timeoutMs: Schema.Number,
-  /** the interrupt was not confirmed within the grace period: the shared client was retired */
-  retired: Schema.Boolean,
-  /** on a remote connection: the session's binding to the thread was dropped as well */
-  detached: Schema.Boolean
-}) {
-  override get message() {
-    const after = `the compaction of thread ${this.threadId} did not finish within ${Math.round(this.timeoutMs / 1000)} s`
-    if (!this.retired) return `${after}; it was interrupted`
-    return `${after} and its interrupt was not confirmed: the app-server client was retired${
-      this.detached ? " and the session's thread binding detached" : ""
-    }`
-  }
-}
-
-/** The app-server connection ended (process exit, crash, retirement) before the compaction turn was terminal. */
-export class CompactionClientClosed extends Schema.TaggedError<CompactionClientClosed>()("CompactionClientClosed", {
-  threadId: Schema.String,
-  cause: Schema.Union(AppServerExited, ConnectionRetired),
-  detached: Schema.Boolean
-}) {
-  override get message() {
-    return `the app-server client closed during the compaction of thread ${this.threadId}: ${this.cause.message}`
-  }
-}
-
-export type CompactionError =
-  | NothingToCompact
-  | CompactionThreadGone
-  | CompactionFailed
-  | CompactionTimedOut
-  | CompactionClientClosed
-  | LeaseError
-  | RequestError
-  | SessionStoreError
-  | InvalidSessionId
-
-// ---- the service ----
+export * from "./errors.js"
 
 export interface CompactOptions {
   /** how long to wait for the compaction turn before interrupting it (default 180 s) */
@@ -94,7 +33,8 @@ export interface CompactOptions {
 }
 
 export interface CompactionLayerOptions extends CompactOptions {
-  /** the app-server connection is remote: an unconfirmed stop also detaches the session's thread binding */
+  /** treat the connection as remote (an unconfirmed stop also detaches the session's thread binding); default: from
+   * the session's recorded runtime (stdio is local) */
   readonly remote?: boolean | undefined
 }
 
@@ -134,39 +74,29 @@ type Waited =
   | { readonly _tag: "TimedOut" }
   | { readonly _tag: "Closed"; readonly cause: ConnectionClosed }
 
-interface Loose {
-  readonly turnId?: unknown
-  readonly turn?: { readonly id?: unknown; readonly status?: unknown; readonly error?: { readonly message?: unknown } | null }
-  readonly item?: { readonly type?: unknown }
-}
-
-const now = () => new Date().toISOString()
-
 export const make = (options: CompactionLayerOptions = {}) =>
   Effect.gen(function* () {
-    const pool = yield* ClientPool
-    const store = yield* SessionStore
+    const runtimes = yield* SessionRuntime
+    const mirror = yield* TranscriptMirror
     const fence = yield* CompactionFence
     const settings = yield* Settings
-    const harness = yield* CodexHarness
-    const spec = clientSpec(settings)
-    const poolKey = "default"
-    const remote = options.remote ?? false
+    const live = yield* LiveTurns
+    const bus = yield* LifecycleBus
 
     const compact = (sessionId: string, callOptions: CompactOptions = {}) =>
       Effect.gen(function* () {
         const timeout = Duration.decode(callOptions.timeout ?? options.timeout ?? defaults.timeout)
         const grace = Duration.decode(callOptions.interruptGrace ?? options.interruptGrace ?? defaults.interruptGrace)
-        const session = yield* store.read(sessionId)
-        const state = sessionState(session.records)
+        const { state } = yield* mirror.read(sessionId)
         const binding = state.binding
         if (binding === undefined) return yield* new NothingToCompact({ sessionId })
         const threadId = binding.threadId
-        const locked = binding.locked === true
+        const locked = state.runtime?.locked === true || binding.locked === true
         yield* Effect.annotateCurrentSpan({ threadId })
 
-        // the very client the session's turns use; a second client could not see (or stop) the live thread
-        const connection: AppServerConnection = yield* pool.lease(poolKey, spec)
+        // the very client the session's turns use (its recorded runtime); another could not see or stop the live thread
+        const { connection, runtime } = yield* runtimes.lease(sessionId, state)
+        const remote = options.remote ?? runtime.transport !== "stdio"
         const threadSettings = threadSettingsFor(settings, state)
         yield* connection
           .request("thread/resume", { ...TurnRunner.threadParams(threadSettings, {}, locked), threadId, excludeTurns: true })
@@ -196,30 +126,27 @@ export const make = (options: CompactionLayerOptions = {}) =>
             fromItem = byItem
             return Deferred.succeed(known, undefined)
           })
-        const absorb = (n: NotificationMessage): Effect.Effect<void> =>
+        const absorb = (n: ServerNotification): Effect.Effect<void> =>
           Effect.suspend(() => {
             if (!requested) return Effect.void
-            const p = (n.params ?? {}) as Loose
-            switch (n.method) {
-              case "turn/started":
-                return typeof p.turn?.id === "string" ? identify(p.turn.id, false) : Effect.void
-              case "item/started":
-              case "item/completed": {
-                if (p.item?.type !== "contextCompaction" || typeof p.turnId !== "string") return Effect.void
-                const id = p.turnId
+            switch (n._tag) {
+              case "TurnStarted":
+                return identify(n.params.turn.id, false)
+              case "ItemStarted":
+              case "ItemCompleted": {
+                if (n.params.item.type !== "contextCompaction") return Effect.void
+                const id = n.params.turnId
+                const completed = n._tag === "ItemCompleted"
                 return identify(id, true).pipe(
                   Effect.tap(() => {
-                    if (n.method === "item/completed" && id === turnId) itemCompleted = true
+                    if (completed && id === turnId) itemCompleted = true
                   })
                 )
               }
-              case "turn/completed": {
-                if (turnId === undefined || p.turn?.id !== turnId) return Effect.void
-                const message = p.turn.error?.message
-                ended = {
-                  status: typeof p.turn.status === "string" ? p.turn.status : "failed",
-                  error: typeof message === "string" ? message : undefined
-                }
+              case "TurnCompleted": {
+                const turn = n.params.turn
+                if (turnId === undefined || turn.id !== turnId) return Effect.void
+                ended = { status: turn.status, error: turn.error?.message ?? undefined }
                 return Deferred.succeed(done, ended)
               }
               default:
@@ -231,36 +158,37 @@ export const make = (options: CompactionLayerOptions = {}) =>
         // ---- the transcript: started once the turn is known, a terminal status only after a start ----
         let startedRecorded = false
         let terminalRecorded = false
-        const append = (record: SessionRecord) =>
-          store.append(sessionId, record).pipe(
-            Effect.catchAll((error) => Effect.logWarning(`compaction record not written: ${error.message}`)),
+        const written = (what: Effect.Effect<void, unknown>) =>
+          what.pipe(
+            Effect.catchAll((error) => Effect.logWarning(`compaction record not written: ${error instanceof Error ? error.message : String(error)}`)),
             Effect.uninterruptible
           )
+        const record = (status: CompactionStatus) => written(mirror.compaction(sessionId, { threadId, turnId: turnId! }, status))
         const recordTerminal = (status: "completed" | "failed" | "interrupted") =>
           Effect.suspend(() => {
             if (!startedRecorded || terminalRecorded || turnId === undefined) return Effect.void
             terminalRecorded = true
-            return append({ _tag: "compaction", at: now(), threadId, turnId, status }).pipe(
-              Effect.zipRight(harness.observe({ type: "after_compaction", sessionId, threadId, turnId, status }))
+            return record(status).pipe(
+              Effect.zipRight(bus.observe({ type: "after_compaction", sessionId, threadId, turnId, status }))
             )
           })
         /** the transcript status of a compaction turn stopped before its item completed */
         const stoppedStatus = () => (ended?.status === "failed" ? "failed" : "interrupted")
         const detach = (reason: string) =>
           remote
-            ? append({ _tag: "detached", at: now(), threadId, reason }).pipe(Effect.as(true))
+            ? written(mirror.detached(sessionId, threadId, reason)).pipe(Effect.as(true))
             : Effect.succeed(false)
 
         // ---- stopping the compaction turn: interrupt, then a terminal state or a confirmed interrupt within the grace ----
         const retireClient = (reason: string) =>
           // only our client: if it has already ended, the pool replaces it on the next lease by itself, and retiring
           // the key then would kill somebody else's fresh client
-          Effect.flatMap(connection.terminationCause, (cause) => (Option.isNone(cause) ? pool.retire(poolKey, reason) : Effect.void))
+          Effect.flatMap(connection.terminationCause, (cause) => (Option.isNone(cause) ? runtimes.retire(runtime, reason) : Effect.void))
 
         const interruptTurn = Effect.gen(function* () {
           yield* Deferred.await(known)
           return yield* connection
-            .requestRaw("turn/interrupt", { threadId, turnId }, { timeout: grace })
+            .request("turn/interrupt", { threadId, turnId: turnId! }, { timeout: grace })
             .pipe(
               Effect.as<Stopped>("confirmed"),
               Effect.catchAll((error): Effect.Effect<Stopped> =>
@@ -319,10 +247,10 @@ export const make = (options: CompactionLayerOptions = {}) =>
             }
             accepted = true
             yield* Deferred.await(known)
-            yield* append({ _tag: "compaction", at: now(), threadId, turnId: turnId!, status: "started" })
-            yield* harness.observe({ type: "before_compaction", sessionId, threadId, turnId: turnId! })
+            yield* record("started")
+            yield* bus.observe({ type: "before_compaction", sessionId, threadId, turnId: turnId! })
             startedRecorded = true
-            yield* harness.trackTurn(sessionId, { connection, threadId, turnId: turnId! })
+            yield* live.register(sessionId, { connection, threadId, turnId: turnId! })
             return { _tag: "Done", terminal: yield* Deferred.await(done) } as Waited
           }).pipe(
             Effect.raceFirst(connection.terminated.pipe(Effect.map((cause): Waited => ({ _tag: "Closed", cause })))),
@@ -400,5 +328,5 @@ export const make = (options: CompactionLayerOptions = {}) =>
 
 export const layer = (
   options: CompactionLayerOptions = {}
-): Layer.Layer<Compaction, never, ClientPool | SessionStore | CompactionFence | Settings | CodexHarness> =>
+): Layer.Layer<Compaction, never, SessionRuntime | TranscriptMirror | CompactionFence | Settings | LiveTurns | LifecycleBus> =>
   Layer.effect(Compaction, make(options))

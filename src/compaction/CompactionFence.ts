@@ -1,7 +1,7 @@
 // The per-thread compaction fence: a manual compaction holds it for its whole life (a Scoped resource, released by its
 // finalizer whatever happens); turns on that thread wait at the fence before they start. It holds no state for threads
 // nobody is compacting.
-import { Context, Deferred, Effect, FiberId, Layer, type Scope } from "effect"
+import { Context, Deferred, Effect, Layer, type Scope } from "effect"
 
 export interface CompactionFenceService {
   /** holds the fence for `threadId` until the Scope closes; waits for an earlier holder first */
@@ -25,13 +25,13 @@ export const make = (): CompactionFenceService => {
 
   // waits (interruptibly) for the current holder, then takes the fence in the same synchronous step as the check
   const take = (threadId: string): Effect.Effect<Deferred.Deferred<void>> =>
-    Effect.suspend(() => {
-      const current = held.get(threadId)
-      if (current !== undefined) return Effect.zipRight(Effect.interruptible(Deferred.await(current)), take(threadId))
-      const released = Deferred.unsafeMake<void>(FiberId.none)
-      held.set(threadId, released)
-      return Effect.succeed(released)
-    })
+    Effect.flatMap(Deferred.make<void>(), (released) =>
+      Effect.suspend(() => {
+        const current = held.get(threadId)
+        if (current !== undefined) return Effect.zipRight(Effect.interruptible(Deferred.await(current)), take(threadId))
+        held.set(threadId, released)
+        return Effect.succeed(released)
+      }))
 
   const hold = (threadId: string) =>
     Effect.acquireRelease(take(threadId), (released) =>

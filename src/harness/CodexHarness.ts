@@ -1,128 +1,36 @@
-// The harness's front door for embedders and the CLI: run a turn for a session. It leases the shared client, resumes
-// or starts the session's bound thread with the resend rules, builds the instructions, serves the harness tools,
-// delivers what is visible and mirrors the turn into the session file. It never talks to the wire itself.
-import { Cause, Context, type Duration, Effect, Exit, Layer, Option, Queue, type Scope } from "effect"
-import * as fs from "node:fs/promises"
-import * as path from "node:path"
-import type { AskForApproval, SandboxMode, ThreadItem } from "../../schemas/protocol.js"
-import type { SessionRecord } from "../../schemas/session.js"
-import type { AppServerConnection } from "../appserver/AppServerConnection.js"
-import * as CodexArgs from "../appserver/CodexArgs.js"
-import { ClientPool, type ClientSpec, type LeaseError } from "../appserver/ClientPool.js"
+// The harness's front door for embedders and the CLI: run a turn for a session, steer its running turn, answer its
+// pending question, record a model choice. A turn leases its connection through the session's recorded runtime,
+// resumes or starts the bound thread with the resend rules, installs the turn extensions, waits at the compaction
+// fence, follows the turn, delivers what is visible and mirrors it into the transcript. It never talks to the wire
+// itself and knows no capability by name: tools, approvals, hooks and questions plug in as turn extensions.
+import { Cause, Context, Effect, Exit, Layer, Option, Scope } from "effect"
+import type { ServerNotification } from "../../schemas/protocol.js"
+import type { LeaseError } from "../appserver/ClientPool.js"
 import { type RequestError, RpcError } from "../appserver/errors.js"
 import { CompactionFence } from "../compaction/CompactionFence.js"
+import { Settings } from "../config/Settings.js"
 import { Delivery, type Reply } from "../ports/Delivery.js"
-import { type LifecycleEvent, PluginHooks } from "../ports/PluginHooks.js"
-import { type InvalidSessionId, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
-import { type SessionState, sessionState } from "../session/SessionState.js"
-import type { SupervisedBindingDrift, SupervisionDisabled } from "../supervision/errors.js"
-import { connectionFor, type SupervisionSettings } from "../supervision/SupervisionSettings.js"
-import * as HarnessTools from "../tools/HarnessTools.js"
+import { ModelLocked, SupervisedThreadGone } from "../session/errors.js"
+import type { InvalidSessionId, SessionStoreError } from "../session/SessionStore.js"
+import { type RuntimeRefusal, SessionRuntime } from "../session/SessionRuntime.js"
+import type { SessionState } from "../session/SessionState.js"
+import { type MirrorError, mediaOf, TranscriptMirror } from "../session/TranscriptMirror.js"
 import * as ToolBridge from "../tools/ToolBridge.js"
-import { dynamicToolSpecs, type HarnessTool } from "../tools/ToolCatalog.js"
 import * as Instructions from "../turn/Instructions.js"
+import { LifecycleBus } from "../turn/LifecycleBus.js"
+import { type LiveTurn, LiveTurns } from "../turn/LiveTurns.js"
+import { type TurnKind, TurnExtensions } from "../turn/TurnExtension.js"
+import { threadSettingsFor } from "../turn/ThreadSettings.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
-import { type TurnExtension, TurnExtensions } from "./TurnExtensions.js"
+import { ThreadSetups } from "./ThreadSetup.js"
 
-export type VisibleReplies = "automatic" | "message_tool"
-
-export interface HarnessSettings {
-  /** where session files (and, with a provider URL, Codex's own home) live */
-  readonly stateDir: string
-  /** the workspace the agent works in */
-  readonly cwd: string
-  /** CODEX_HOME for the app-server; default: `<stateDir>/codex-home` with a provider URL, else the user's own */
-  readonly codexHome?: string | undefined
-  readonly codexBin?: string | undefined
-  /** any OpenAI Responses API server; without it Codex uses the user's own configuration and login */
-  readonly providerUrl?: string | undefined
-  /** the default model; a session's own choice (`/model`, `--model`) wins over it */
-  readonly model?: string | undefined
-  readonly approvalPolicy: AskForApproval
-  readonly sandbox: SandboxMode
-  readonly approvalsReviewer?: "user" | "auto_review" | undefined
-  readonly serviceTier?: string | undefined
-  /** S18: "automatic" delivers the final text; "message_tool" only what the agent sends with message(action=send) */
-  readonly visibleReplies?: VisibleReplies | undefined
-  /** S6: "compatibility" keeps the gateway's own prompt: no harness developer instructions */
-  readonly route?: Instructions.Route | undefined
-  /** S8: turns without a native filesystem environment get the AGENTS.md snapshot as developer instructions */
-  readonly policyRestricted?: boolean | undefined
-  /** the name of the channel replies go to, for the delivery instructions */
-  readonly channel?: string | undefined
-  /** the heartbeat monitor's cron scratch file, appended to heartbeat prompts when present (S19) */
-  readonly cronScratchPath?: string | undefined
-  readonly requestTimeout?: Duration.DurationInput | undefined
-  readonly idleTimeToLive?: Duration.DurationInput | undefined
-  /** S35: what messages arriving during a run do, and the steer batching window */
-  readonly queueMode?: "steer" | "followup" | "collect" | undefined
-  readonly quietWindow?: Duration.DurationInput | undefined
-  /** S20: the native hooks relayed per thread; default: all four, without PermissionRequest unless the policy is never */
-  readonly nativeHookEvents?: ReadonlyArray<"pre_tool_use" | "post_tool_use" | "permission_request" | "stop"> | undefined
-  /** S28: how long and how many allow-always decisions are kept */
-  readonly allowAlwaysWindow?: Duration.DurationInput | undefined
-  readonly allowAlwaysMaxEntries?: number | undefined
-  /** S33: a question nobody answers is cancelled after this long (default 10 minutes) */
-  readonly questionTimeout?: Duration.DurationInput | undefined
-  /** MCP servers the app-server starts (stdio), by name; their tools are advertised as `mcp__<name>` */
-  readonly mcpServers?: Readonly<Record<string, McpServer>> | undefined
-  /** S37: manual compaction timeout and interrupt grace */
-  readonly compactionTimeout?: Duration.DurationInput | undefined
-  readonly interruptGrace?: Duration.DurationInput | undefined
-  /** S14-S17: native thread supervision (discovery, continue as branch, archive guard); off when absent */
-  readonly supervision?: SupervisionSettings | undefined
-}
-
-export interface McpServer {
-  readonly command: string
-  readonly args?: ReadonlyArray<string> | undefined
-  readonly env?: Readonly<Record<string, string>> | undefined
-  /** "approve" skips Codex's per-call approval of the server's tools */
-  readonly defaultToolsApprovalMode?: "approve" | "prompt" | undefined
-}
-
-export class Settings extends Context.Tag("codex-harness/HarnessSettings")<Settings, HarnessSettings>() {}
-
-/** The app-server client a set of settings asks for. Pure. */
-export const clientSpec = (settings: HarnessSettings): ClientSpec => {
-  const codexHome =
-    settings.codexHome ?? (settings.providerUrl !== undefined ? path.join(settings.stateDir, "codex-home") : undefined)
-  return {
-    codexBin: settings.codexBin,
-    codexHome,
-    args: [
-      ...(settings.providerUrl !== undefined ? CodexArgs.providerArgs(settings.providerUrl, settings.model) : []),
-      ...CodexArgs.mcpServerArgs(settings.mcpServers ?? {})
-    ],
-    env: settings.providerUrl !== undefined ? CodexArgs.providerEnv() : undefined,
-    requestTimeout: settings.requestTimeout
-  }
-}
-
-/**
- * What a session's next start, resume or turn resends (S12): the user's model choice is never replaced by the default,
- * and a locked (supervised) binding sends no model at all (S13). Pure.
- */
-export const threadSettingsFor = (
-  settings: HarnessSettings,
-  state: SessionState,
-  requestedModel?: string | undefined
-): TurnRunner.ThreadSettings => ({
-  cwd: settings.cwd,
-  approvalPolicy: settings.approvalPolicy,
-  sandbox: settings.sandbox,
-  approvalsReviewer: settings.approvalsReviewer,
-  serviceTier: settings.serviceTier,
-  model: state.binding?.locked === true ? undefined : (requestedModel ?? state.modelChoice ?? settings.model)
-})
-
-export type TurnKind = "user" | "heartbeat"
+export type { TurnKind } from "../turn/TurnExtension.js"
 
 export interface TurnRequest {
   readonly sessionId: string
   readonly prompt: string
   readonly kind?: TurnKind | undefined
-  /** an explicit model choice: recorded for the session and kept on later turns (S12) */
+  /** an explicit model choice: recorded for the session and kept on later turns (S12); refused on a locked session */
   readonly model?: string | undefined
   /** "plan": Codex's Plan collaboration mode, where the agent may ask with request_user_input (S33) */
   readonly collaboration?: "default" | "plan" | undefined
@@ -136,20 +44,7 @@ export interface TurnResult extends TurnRunner.TurnOutcome {
   readonly model: string | undefined
 }
 
-export type HarnessError =
-  | LeaseError
-  | RequestError
-  | SessionStoreError
-  | InvalidSessionId
-  | SupervisionDisabled
-  | SupervisedBindingDrift
-
-/** What a session's threads are started with: the harness tool surface and the thread-level instructions. */
-export interface ThreadSetup {
-  readonly tools: ReadonlyArray<HarnessTool>
-  readonly instructions: Instructions.TurnInstructions
-  readonly extras: TurnRunner.ThreadExtras
-}
+export type HarnessError = LeaseError | RequestError | MirrorError | RuntimeRefusal | ModelLocked | SupervisedThreadGone
 
 /** What became of messages sent into a running turn (S35). */
 export type SteerOutcome =
@@ -158,12 +53,6 @@ export type SteerOutcome =
   | { readonly _tag: "NotSteerable"; readonly reason: string }
   /** nothing is running for the session (or the turn just ended): start a turn instead */
   | { readonly _tag: "NoActiveTurn" }
-
-export interface ActiveTurn {
-  readonly connection: AppServerConnection
-  readonly threadId: string
-  readonly turnId: string
-}
 
 export interface CodexHarnessService {
   readonly runTurn: (request: TurnRequest) => Effect.Effect<TurnResult, HarnessError>
@@ -178,185 +67,56 @@ export interface CodexHarnessService {
    */
   readonly answer: (sessionId: string, text: string) => Effect.Effect<boolean>
   /** the session's running turn, if any */
-  readonly activeTurn: (sessionId: string) => Effect.Effect<ActiveTurn | undefined>
-  /** hands a lifecycle observation to the PluginHooks observers (asynchronously; never blocks) */
-  readonly observe: (event: LifecycleEvent) => Effect.Effect<void>
-  /** makes another kind of turn (a manual compaction) the session's running turn for the Scope, so `steer` reaches it */
-  readonly trackTurn: (sessionId: string, turn: ActiveTurn) => Effect.Effect<void, never, Scope.Scope>
-  /** records the user's model choice for the session without running a turn (`/model NAME`) */
-  readonly chooseModel: (sessionId: string, model: string) => Effect.Effect<void, SessionStoreError | InvalidSessionId>
-  /** what a new thread of this session starts with (a supervised branch starts its canonical thread with it, S15) */
-  readonly threadSetup: (sessionId: string, kind?: TurnKind) => Effect.Effect<ThreadSetup>
+  readonly activeTurn: (sessionId: string) => Effect.Effect<LiveTurn | undefined>
+  /** records the user's model choice for the session without running a turn (`/model NAME`); refused when locked */
+  readonly chooseModel: (sessionId: string, model: string) => Effect.Effect<void, MirrorError | ModelLocked>
 }
 
 export class CodexHarness extends Context.Tag("codex-harness/CodexHarness")<CodexHarness, CodexHarnessService>() {}
 
-const now = () => new Date().toISOString()
-
-/** Lifecycle events waiting for a slow observer before the newest are dropped. */
-export const observerBacklog = 1_024
-
-const textOf = (item: ThreadItem, field: "text" | "summary"): string | undefined => {
-  const value = (item as Record<string, unknown>)[field]
-  if (typeof value === "string") return value
-  if (Array.isArray(value)) return value.filter((v) => typeof v === "string").join("\n")
-  return undefined
+/** A locked (supervised) session keeps its model; asking for another is refused in one line (S13). */
+const refuseModelSwitch = (sessionId: string, state: SessionState, requested: string | undefined) => {
+  const locked = state.runtime?.locked === true || state.binding?.locked === true
+  const model = state.binding?.model
+  return locked && requested !== undefined && requested !== model
+    ? Effect.fail(new ModelLocked({ sessionId, model: model ?? "the thread's own", requested }))
+    : Effect.void
 }
 
-/** Transcript records for what a turn emitted besides the final text: reasoning, plans, compaction, media (S39, S41). */
-export const itemRecords = (outcome: TurnRunner.TurnOutcome, at: string): ReadonlyArray<SessionRecord> => {
-  const ref = { at, threadId: outcome.threadId, turnId: outcome.turnId }
-  const records: Array<SessionRecord> = []
-  for (const item of outcome.items) {
-    switch (item.type) {
-      case "reasoning": {
-        const text = textOf(item, "summary")
-        if (text !== undefined && text !== "") records.push({ _tag: "reasoning", ...ref, text })
-        break
-      }
-      case "plan": {
-        const text = textOf(item, "text")
-        if (text !== undefined) records.push({ _tag: "plan", ...ref, text })
-        break
-      }
-      case "contextCompaction":
-        records.push({ _tag: "compaction", ...ref, status: "completed" })
-        break
-      case "imageGeneration": {
-        const saved = (item as { savedPath?: unknown }).savedPath
-        if (typeof saved === "string") records.push({ _tag: "media", ...ref, path: saved })
-        break
-      }
-    }
-  }
-  return records
+const notSteerable = (error: RpcError) => {
+  const info = (error.data as { codexErrorInfo?: { activeTurnNotSteerable?: unknown } } | undefined)?.codexErrorInfo
+  return info?.activeTurnNotSteerable !== undefined || /ActiveTurnNotSteerable|cannot steer/i.test(error.rpcMessage)
 }
-
-const mediaOf = (items: ReadonlyArray<ThreadItem>): ReadonlyArray<string> =>
-  items.flatMap((item) => {
-    const saved = item.type === "imageGeneration" ? (item as { savedPath?: unknown }).savedPath : undefined
-    return typeof saved === "string" ? [saved] : []
-  })
-
-const readCronScratch = (file: string | undefined) =>
-  file === undefined
-    ? Effect.succeed(undefined)
-    : Effect.promise(() => fs.readFile(file, "utf8").catch(() => undefined)).pipe(
-      Effect.map((text) => (text === undefined || text.trim() === "" ? undefined : text))
-    )
+const turnGone = (error: RpcError) => /no active turn|expected active turn id/i.test(error.rpcMessage)
 
 export const make = Effect.gen(function* () {
-  const pool = yield* ClientPool
-  const store = yield* SessionStore
+  const settings = yield* Settings
+  const runtimes = yield* SessionRuntime
+  const mirror = yield* TranscriptMirror
   const delivery = yield* Delivery
   const fence = yield* CompactionFence
-  const hooks = yield* Effect.serviceOption(PluginHooks)
-  const extensions = Option.getOrElse(yield* Effect.serviceOption(TurnExtensions), () => [] as ReadonlyArray<TurnExtension>)
-  // lifecycle observations go through a bounded queue to one observer fiber: an observer can never block a turn, and
-  // when it falls behind by `observerBacklog` events the newest are dropped (and logged) rather than memory growing
-  const observations = yield* Queue.dropping<LifecycleEvent>(observerBacklog)
-  if (Option.isSome(hooks)) {
-    const observer = hooks.value
-    yield* Queue.take(observations).pipe(
-      Effect.flatMap((event) => observer.observe(event).pipe(Effect.catchAllCause((cause) => Effect.logWarning("a lifecycle observer failed", cause)))),
-      Effect.forever,
-      Effect.forkScoped
-    )
-  }
-  const observe = (event: LifecycleEvent) =>
-    Option.isNone(hooks)
-      ? Effect.void
-      : Queue.offer(observations, event).pipe(
-        Effect.flatMap((accepted) => (accepted ? Effect.void : Effect.logWarning(`lifecycle observer backlog full; dropped ${event.type}`)))
-      )
-  const settings = yield* Settings
-  const spec = clientSpec(settings)
+  const live = yield* LiveTurns
+  const bus = yield* LifecycleBus
+  const setups = yield* ThreadSetups
+  const extensions = yield* TurnExtensions
   const visibleReplies = settings.visibleReplies ?? "automatic"
-  // threads running a heartbeat turn right now (set before turn/start, so no tool call can race it):
-  // heartbeat_respond answers only there
-  const heartbeatThreads = new Set<string>()
 
   const deliver = (reply: Reply) =>
     delivery.deliver(reply).pipe(
       Effect.catchAll((error) => Effect.logWarning(error.message)),
-      Effect.withSpan("Delivery.deliver")
+      Effect.withSpan("Delivery.deliver", { attributes: { source: reply.source } })
     )
 
-  const toolsFor = (sessionId: string): ReadonlyArray<HarnessTool> => [
-    ...(visibleReplies === "message_tool"
-      ? [
-        HarnessTools.messageTool((text, call) =>
-          deliver({ sessionId, text, media: [], source: "message_tool" }).pipe(
-            Effect.zipRight(store.append(sessionId, { _tag: "message", at: now(), threadId: call.threadId, turnId: call.turnId, text })),
-            Effect.mapError((error) => ({ message: error.message }))
-          )
-        )
-      ]
-      : []),
-    HarnessTools.heartbeatRespondTool(
-      (call) => heartbeatThreads.has(call.threadId),
-      (outcome, message, call) =>
-        Effect.gen(function* () {
-          if (outcome === "notify" && message !== undefined) {
-            yield* deliver({ sessionId, text: message, media: [], source: "heartbeat" })
-          }
-          yield* store
-            .append(sessionId, {
-              _tag: "heartbeat",
-              at: now(),
-              threadId: call.threadId,
-              turnId: call.turnId,
-              outcome,
-              ...(message !== undefined ? { message } : {})
-            })
-            .pipe(Effect.catchAll((error) => Effect.logWarning(error.message)))
-        })
-    )
-  ]
-
-  const chooseModel = (sessionId: string, model: string) => store.append(sessionId, { _tag: "model", at: now(), model })
-
-  const threadSetup = (sessionId: string, kind: TurnKind = "user") =>
+  const chooseModel = (sessionId: string, model: string) =>
     Effect.gen(function* () {
-      const tools = [...toolsFor(sessionId), ...extensions.flatMap((e) => e.tools?.(sessionId) ?? [])]
-      const extensionConfig = yield* Effect.forEach(extensions, (e) => e.threadConfig?.(sessionId) ?? Effect.succeed({}))
-      const workspace = yield* Instructions.readWorkspace(settings.cwd)
-      const cronScratch = kind === "heartbeat" ? yield* readCronScratch(settings.cronScratchPath) : undefined
-      const instructions = Instructions.buildTurnInstructions({
-        route: settings.route ?? "native",
-        turnKind: kind,
-        policyRestricted: settings.policyRestricted ?? false,
-        workspace,
-        tools: {
-          dynamicToolNames: tools.map((t) => t.name),
-          memoryToolsAvailable: false,
-          sessionsYieldAvailable: false,
-          messageToolMode: visibleReplies === "message_tool"
-        },
-        delivery: { channel: settings.channel ?? "terminal", visibleReplies },
-        ...(kind === "heartbeat" ? { heartbeat: cronScratch !== undefined ? { cronScratch } : {} } : {})
-      })
-      const threadConfig = Object.assign({}, instructions.threadStart.config, ...extensionConfig)
-      const extras: TurnRunner.ThreadExtras = {
-        developerInstructions: instructions.threadStart.developerInstructions,
-        config: Object.keys(threadConfig).length > 0 ? threadConfig : undefined,
-        dynamicTools: dynamicToolSpecs(tools)
-      }
-      return { tools, instructions, extras } satisfies ThreadSetup
+      const { state } = yield* mirror.read(sessionId)
+      yield* refuseModelSwitch(sessionId, state, model)
+      yield* mirror.modelChoice(sessionId, model)
     })
-
-  // each session's running turn: set when turn/start is answered, removed when the turn is over
-  const activeTurns = new Map<string, ActiveTurn>()
-
-  const notSteerable = (error: RpcError) => {
-    const info = (error.data as { codexErrorInfo?: { activeTurnNotSteerable?: unknown } } | undefined)?.codexErrorInfo
-    return info?.activeTurnNotSteerable !== undefined || /ActiveTurnNotSteerable|cannot steer/i.test(error.rpcMessage)
-  }
-  const turnGone = (error: RpcError) => /no active turn|expected active turn id/i.test(error.rpcMessage)
 
   const steer = (sessionId: string, texts: ReadonlyArray<string>) =>
     Effect.gen(function* () {
-      const active = activeTurns.get(sessionId)
+      const active = yield* live.get(sessionId)
       if (active === undefined || texts.length === 0) return { _tag: "NoActiveTurn" } as SteerOutcome
       const outcome = yield* active.connection
         .request("turn/steer", {
@@ -375,7 +135,7 @@ export const make = Effect.gen(function* () {
           )
         )
       if (outcome._tag === "Steered") {
-        for (const text of texts) yield* store.append(sessionId, { _tag: "user", at: now(), text })
+        for (const text of texts) yield* mirror.prompt(sessionId, text)
       }
       return outcome
     }).pipe(Effect.withSpan("CodexHarness.steer", { attributes: { sessionId } }))
@@ -383,46 +143,48 @@ export const make = Effect.gen(function* () {
   const runTurn = ({ collaboration, kind = "user", model: requestedModel, onEvent = () => Effect.void, prompt, sessionId }: TurnRequest) =>
     Effect.scoped(
       Effect.gen(function* () {
-        const session = yield* store.read(sessionId)
-        for (const bad of session.corrupt) {
-          yield* Effect.logWarning(`${store.locate(sessionId)}:${bad.line}: skipped a corrupt record (${bad.reason})`)
+        const { state } = yield* mirror.read(sessionId)
+        const locked = state.runtime?.locked === true || state.binding?.locked === true
+        // refusals come before anything is recorded or sent: nothing was asked of Codex
+        yield* refuseModelSwitch(sessionId, state, requestedModel)
+        yield* runtimes.resolve(sessionId, state)
+        if (locked && state.binding === undefined) {
+          return yield* new SupervisedThreadGone({
+            sessionId,
+            threadId: state.detached?.threadId ?? "(unknown)",
+            reason: state.detached !== undefined ? `detached: ${state.detached.reason}` : "no binding"
+          })
         }
-        const state = sessionState(session.records)
-        if (requestedModel !== undefined && requestedModel !== state.modelChoice) yield* chooseModel(sessionId, requestedModel)
+        if (!locked && requestedModel !== undefined && requestedModel !== state.modelChoice) {
+          yield* mirror.modelChoice(sessionId, requestedModel)
+        }
         // the prompt is recorded before anything can fail on the Codex side, so it is never lost
-        yield* store.append(sessionId, { _tag: "user", at: now(), text: prompt, ...(kind !== "user" ? { kind } : {}) })
+        yield* mirror.prompt(sessionId, prompt, kind)
 
-        const locked = state.binding?.locked === true
         const threadSettings = threadSettingsFor(settings, state, requestedModel)
-        const { extras, instructions, tools } = yield* threadSetup(sessionId, kind)
-
-        // a supervised branch stays on its private connection; any drift fails closed (S15)
-        const route = yield* connectionFor(settings.supervision, sessionId, state.binding, spec)
-        const connection: AppServerConnection = yield* pool.lease(route.key, route.spec)
-        const bound =
-          state.binding !== undefined
-            ? { threadId: state.binding.threadId, locked, replaceIfGone: !route.supervised }
-            : undefined
-        const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, extras)
-        yield* onEvent({ type: "thread.opened", thread })
+        const { extras, instructions, tools } = yield* setups.forSession(sessionId, kind)
+        const { connection, runtime } = yield* runtimes.lease(sessionId, state)
+        const bound = state.binding !== undefined ? { threadId: state.binding.threadId, locked, replaceIfGone: !locked } : undefined
+        const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, extras).pipe(
+          Effect.catchIf(
+            (error): error is RpcError => locked && TurnRunner.isThreadGone(error),
+            (error) => Effect.fail(new SupervisedThreadGone({ sessionId, threadId: bound?.threadId ?? "", reason: error.rpcMessage }))
+          )
+        )
+        yield* onEvent(TurnRunner.TurnEvent.ThreadOpened({ thread }))
         if (thread.replacedThreadId !== undefined) {
           const text = `The Codex thread ${thread.replacedThreadId} of this session no longer exists; continuing on a new thread.`
-          yield* store.append(sessionId, { _tag: "notice", at: now(), text })
+          yield* mirror.notice(sessionId, text)
           yield* deliver({ sessionId, text, media: [], source: "notice" })
         }
-        if (state.binding?.threadId !== thread.threadId) {
-          yield* store.append(sessionId, {
-            _tag: "binding",
-            at: now(),
-            threadId: thread.threadId,
-            model: thread.model,
-            modelProvider: thread.modelProvider,
-            ...(locked && thread.replacedThreadId === undefined ? { locked } : {})
-          })
+        if (state.binding?.threadId !== thread.threadId || state.binding.runtime === undefined) {
+          yield* mirror.binding(sessionId, { threadId: thread.threadId, model: thread.model, modelProvider: thread.modelProvider, runtime })
         }
         yield* ToolBridge.install(connection, { sessionId, threadId: thread.threadId, tools })
         for (const extension of extensions) {
-          if (extension.install !== undefined) yield* extension.install({ sessionId, threadId: thread.threadId, connection, observe })
+          if (extension.install !== undefined) {
+            yield* extension.install({ sessionId, threadId: thread.threadId, kind, connection, observe: bus.observe })
+          }
         }
 
         // what has completed is kept, so a failure later in the turn cannot drop a finished reply
@@ -431,50 +193,57 @@ export const make = Effect.gen(function* () {
         const compacting = new Set<string>()
         const input = Instructions.turnInput(instructions, prompt)
         let startedTurnId: string | undefined
-        const follow: TurnRunner.EventSink = (event) => {
-          if (event.type === "turn.started") {
-            startedTurnId = event.turnId
-            activeTurns.set(sessionId, { connection, threadId: thread.threadId, turnId: event.turnId })
-            return observe({
-              type: "llm_input",
-              sessionId,
-              threadId: thread.threadId,
-              turnId: event.turnId,
-              input: input.flatMap((i) => (i.type === "text" ? [i.text] : []))
-            }).pipe(Effect.zipRight(onEvent(event)))
+        const where = (turnId: string) => ({ sessionId, threadId: thread.threadId, turnId })
+        const follow = (turnScope: Scope.Scope): TurnRunner.EventSink => (event) => {
+          switch (event._tag) {
+            case "TurnStarted": {
+              startedTurnId = event.turnId
+              const registered = Scope.extend(live.register(sessionId, { connection, threadId: thread.threadId, turnId: event.turnId }), turnScope)
+              const observed = bus.observed
+                ? bus.observe({ type: "llm_input", ...where(event.turnId), input: input.flatMap((i) => (i.type === "text" ? [i.text] : [])) })
+                : Effect.void
+              return registered.pipe(Effect.zipRight(observed), Effect.zipRight(onEvent(event)))
+            }
+            case "Notification":
+              return observeNotification(event.notification).pipe(Effect.zipRight(onEvent(event)))
+            default:
+              return onEvent(event)
           }
-          if (event.type !== "notification") return onEvent(event)
-          const { method, params } = event.notification as {
-            method: string
-            params: { turnId?: string; item?: { type?: string; id?: string; text?: unknown } }
-          }
-          const item = params.item
-          const where = { sessionId, threadId: thread.threadId, turnId: params.turnId ?? "" }
-          if (method === "item/completed" && item?.type === "agentMessage" && typeof item.text === "string" && params.turnId !== undefined) {
-            lastText = { text: item.text, turnId: params.turnId }
-            return observe({ type: "llm_output", ...where, text: item.text }).pipe(Effect.zipRight(onEvent(event)))
-          }
-          if (method === "item/started" && item?.type === "contextCompaction" && item.id !== undefined && params.turnId !== undefined) {
-            compacting.add(item.id)
-            return store
-              .append(sessionId, { _tag: "compaction", at: now(), threadId: thread.threadId, turnId: params.turnId, status: "started" })
-              .pipe(
+        }
+        const observeNotification = (n: ServerNotification): Effect.Effect<void> => {
+          switch (n._tag) {
+            case "ItemCompleted": {
+              const item = n.params.item
+              if (item.type === "agentMessage" && "text" in item && typeof item.text === "string") {
+                lastText = { text: item.text, turnId: n.params.turnId }
+                return bus.observe({ type: "llm_output", ...where(n.params.turnId), text: item.text })
+              }
+              if (item.type === "contextCompaction") {
+                compacting.delete(item.id)
+                return bus.observe({ type: "after_compaction", ...where(n.params.turnId), status: "completed" })
+              }
+              return Effect.void
+            }
+            case "ItemStarted": {
+              if (n.params.item.type !== "contextCompaction") return Effect.void
+              compacting.add(n.params.item.id)
+              return mirror.compaction(sessionId, { threadId: thread.threadId, turnId: n.params.turnId }, "started").pipe(
                 Effect.catchAll((error) => Effect.logWarning(error.message)),
-                Effect.zipRight(observe({ type: "before_compaction", ...where })),
-                Effect.zipRight(onEvent(event))
+                Effect.zipRight(bus.observe({ type: "before_compaction", ...where(n.params.turnId) }))
               )
+            }
+            case "HookStarted":
+            case "HookCompleted":
+              return bus.observe({
+                type: "agent_event",
+                name: "codex_app_server.hook",
+                sessionId,
+                phase: n._tag === "HookStarted" ? "started" : "completed",
+                payload: n.params
+              })
+            default:
+              return Effect.void
           }
-          if (method === "hook/started" || method === "hook/completed") {
-            const phase = method === "hook/started" ? "started" : "completed"
-            return observe({ type: "agent_event", name: "codex_app_server.hook", sessionId, phase, payload: params }).pipe(
-              Effect.zipRight(onEvent(event))
-            )
-          }
-          if (method === "item/completed" && item?.type === "contextCompaction" && item.id !== undefined) {
-            compacting.delete(item.id)
-            return observe({ type: "after_compaction", ...where, status: "completed" }).pipe(Effect.zipRight(onEvent(event)))
-          }
-          return onEvent(event)
         }
         const defaultMode = Instructions.collaborationMode(instructions, { model: thread.model })
         const collaborationMode: Instructions.CollaborationMode | undefined = collaboration === "plan"
@@ -483,31 +252,18 @@ export const make = Effect.gen(function* () {
             settings: { model: thread.model, reasoning_effort: null, developer_instructions: defaultMode?.settings.developer_instructions ?? null }
           }
           : defaultMode
-        if (kind === "heartbeat") heartbeatThreads.add(thread.threadId)
         // a manual compaction of this thread goes first (S37)
         yield* fence.pass(thread.threadId)
-        const outcome = yield* TurnRunner.runTurn(
-          connection,
-          thread.threadId,
-          input,
-          threadSettings,
-          follow,
-          { locked, collaborationMode }
+        const outcome = yield* Effect.scoped(
+          Effect.flatMap(Effect.scope, (turnScope) =>
+            TurnRunner.runTurn(connection, thread.threadId, input, threadSettings, follow(turnScope), { locked, collaborationMode })
+          )
         ).pipe(
           Effect.tapError(() =>
             lastText === undefined || visibleReplies !== "automatic"
               ? Effect.void
               : deliver({ sessionId, text: lastText.text, media: [], source: "final" }).pipe(
-                Effect.zipRight(
-                  store.append(sessionId, {
-                    _tag: "assistant",
-                    at: now(),
-                    threadId: thread.threadId,
-                    turnId: lastText.turnId,
-                    text: lastText.text,
-                    delivered: true
-                  })
-                ),
+                Effect.zipRight(mirror.reply(sessionId, { threadId: thread.threadId, turnId: lastText.turnId }, lastText.text, true)),
                 Effect.ignore
               )
           ),
@@ -515,24 +271,16 @@ export const make = Effect.gen(function* () {
           Effect.onExit((exit) =>
             Exit.isSuccess(exit) || startedTurnId === undefined
               ? Effect.void
-              : store
-                .append(sessionId, {
-                  _tag: "turn",
-                  at: now(),
-                  threadId: thread.threadId,
-                  turnId: startedTurnId,
-                  status: Exit.isInterrupted(exit) ? "interrupted" : "failed",
-                  ...(Exit.isInterrupted(exit)
-                    ? {}
-                    : { error: Option.match(Cause.failureOption(exit.cause), { onNone: () => "failed", onSome: (e) => e.message }) })
-                })
+              : mirror
+                .turnAborted(
+                  sessionId,
+                  { threadId: thread.threadId, turnId: startedTurnId },
+                  Exit.isInterrupted(exit) ? "interrupted" : "failed",
+                  Exit.isInterrupted(exit)
+                    ? undefined
+                    : Option.match(Cause.failureOption(exit.cause), { onNone: () => "failed", onSome: (e) => e.message })
+                )
                 .pipe(Effect.ignore)
-          ),
-          Effect.ensuring(
-            Effect.sync(() => {
-              heartbeatThreads.delete(thread.threadId)
-              if (activeTurns.get(sessionId)?.threadId === thread.threadId) activeTurns.delete(sessionId)
-            })
           )
         )
 
@@ -542,35 +290,15 @@ export const make = Effect.gen(function* () {
         if (visibleText !== undefined || media.length > 0) {
           yield* deliver({ sessionId, text: visibleText, media: media.map((p) => ({ kind: "image", path: p })), source: "final" })
         }
-        const at = now()
-        if (outcome.finalText !== undefined) {
-          yield* store.append(sessionId, {
-            _tag: "assistant",
-            at,
-            threadId: outcome.threadId,
-            turnId: outcome.turnId,
-            text: outcome.finalText,
-            delivered: visibleText !== undefined
-          })
+        // started but never completed: the turn's own end is the compaction's terminal status
+        const openCompaction = compacting.size === 0 ? undefined : outcome.status === "interrupted" ? "interrupted" : "failed"
+        yield* mirror.turnEnded(sessionId, outcome, { delivered: visibleText !== undefined, openCompaction })
+        if (openCompaction !== undefined) {
+          yield* bus.observe({ type: "after_compaction", ...where(outcome.turnId), status: openCompaction })
         }
-        for (const record of itemRecords(outcome, at)) yield* store.append(sessionId, record)
-        if (compacting.size > 0) {
-          // started but never completed: the turn's own end is the compaction's terminal status
-          const status = outcome.status === "interrupted" ? "interrupted" : "failed"
-          yield* store.append(sessionId, { _tag: "compaction", at, threadId: outcome.threadId, turnId: outcome.turnId, status })
-          yield* observe({ type: "after_compaction", sessionId, threadId: outcome.threadId, turnId: outcome.turnId, status })
-        }
-        yield* store.append(sessionId, {
-          _tag: "turn",
-          at,
-          threadId: outcome.threadId,
-          turnId: outcome.turnId,
-          status: outcome.status,
-          ...(outcome.error !== undefined ? { error: outcome.error } : {})
-        })
         return { ...outcome, delivered: visibleText !== undefined, media, model: locked ? thread.model : threadSettings.model ?? thread.model }
       })
-    ).pipe(Effect.withSpan("CodexHarness.runTurn", { attributes: { sessionId } }))
+    ).pipe(Effect.withSpan("CodexHarness.runTurn", { attributes: { sessionId, kind } }))
 
   const answer = (sessionId: string, text: string) =>
     Effect.gen(function* () {
@@ -580,23 +308,11 @@ export const make = Effect.gen(function* () {
       return false
     })
 
-  return {
-    runTurn,
-    chooseModel,
-    threadSetup,
-    steer,
-    answer,
-    activeTurn: (sessionId) => Effect.sync(() => activeTurns.get(sessionId)),
-    observe,
-    trackTurn: (sessionId, turn) =>
-      Effect.acquireRelease(Effect.sync(() => void activeTurns.set(sessionId, turn)), () =>
-        Effect.sync(() => {
-          if (activeTurns.get(sessionId) === turn) activeTurns.delete(sessionId)
-        }))
-  } satisfies CodexHarnessService
+  return { runTurn, steer, answer, chooseModel, activeTurn: live.get } satisfies CodexHarnessService
 })
 
-export const layer: Layer.Layer<CodexHarness, never, ClientPool | SessionStore | Settings | Delivery | CompactionFence> = Layer.scoped(
+export const layer: Layer.Layer<
   CodexHarness,
-  make
-)
+  never,
+  Settings | SessionRuntime | TranscriptMirror | Delivery | CompactionFence | LiveTurns | LifecycleBus | ThreadSetups | TurnExtensions
+> = Layer.effect(CodexHarness, make)

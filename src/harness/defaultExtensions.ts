@@ -1,43 +1,42 @@
-// The turn extensions the production composition installs, each only when the embedder supplies what it needs:
-// embedder tools (DynamicTools), native tool observations (PluginHooks), the native hook relay (always: S20), questions
-// (always: with the Questions port when provided, else every question is declined), approvals (ApprovalPrompts).
-// Approvals go last:
-// later routes win, so MCP tool approvals are classified before any other elicitation handling (S29).
-import { Duration, Effect, Layer, Option } from "effect"
+// The turn extensions of the production composition, in the order they are installed: the harness's reply tools
+// (message, heartbeat_respond), the embedder's dynamic tools, native tool observations, the native hook relay (S20),
+// questions (S30-S34), approvals (S27-S29), then the embedder's own extensions. The optional ports they read
+// (DynamicTools, PluginHooks, HookPolicy, Questions, ApprovalPrompts) decline or do nothing when not provided.
+import { Duration, Effect, Layer } from "effect"
 import * as Approvals from "../approvals/Approvals.js"
 import * as HookRelay from "../approvals/HookRelay.js"
+import { Settings } from "../config/Settings.js"
 import * as Questions from "../interaction/Questions.js"
-import { ApprovalPrompts } from "../ports/ApprovalPrompts.js"
+import type { Delivery } from "../ports/Delivery.js"
+import type { TranscriptMirror } from "../session/TranscriptMirror.js"
 import * as EmbedderTools from "../tools/EmbedderTools.js"
+import * as ReplyTools from "../tools/ReplyTools.js"
 import * as ToolObservations from "../tools/ToolObservations.js"
-import { Settings } from "./CodexHarness.js"
-import { TurnExtensions } from "./TurnExtensions.js"
+import { EmbedderExtensions, TurnExtensions } from "../turn/TurnExtension.js"
 
-export const layer: Layer.Layer<TurnExtensions, never, Settings> = Layer.scoped(
+export const layer: Layer.Layer<TurnExtensions, never, Settings | Delivery | TranscriptMirror | HookRelay.HookReports> = Layer.scoped(
   TurnExtensions,
   Effect.gen(function* () {
     const settings = yield* Settings
-    const tools = yield* EmbedderTools.fromOptionalPort()
+    const replyTools = yield* ReplyTools.make
+    const tools = yield* EmbedderTools.fromPort()
     const observations = yield* ToolObservations.make()
-    const prompts = yield* Effect.serviceOption(ApprovalPrompts)
-    const reports = yield* HookRelay.makeReports()
     // a relay that cannot start is a startup failure, never silently unenforced hooks
-    const hookRelay = yield* HookRelay.makeExtension(
-      settings.nativeHookEvents !== undefined ? { events: settings.nativeHookEvents } : {}
-    ).pipe(Effect.provideService(HookRelay.HookReports, reports), Effect.orDie)
-    const approvals = Option.isNone(prompts)
-      ? []
-      : [
-        yield* Approvals.makeExtension({
-          allowAlways: {
-            window: settings.allowAlwaysWindow ?? Duration.minutes(30),
-            maxEntries: settings.allowAlwaysMaxEntries ?? 512
-          }
-        }).pipe(Effect.provideService(ApprovalPrompts, prompts.value), Effect.provideService(HookRelay.HookReports, reports))
-      ]
+    const relayOptions = yield* HookRelay.HookRelayConfig
+    const hookRelay = yield* HookRelay.makeExtension({
+      ...relayOptions,
+      ...(settings.nativeHookEvents !== undefined ? { events: settings.nativeHookEvents } : {})
+    }).pipe(Effect.orDie)
     const questions = yield* Questions.makeExtension(
       settings.questionTimeout !== undefined ? { promptTimeout: settings.questionTimeout } : {}
     )
-    return [tools, observations, hookRelay, questions, ...approvals]
+    const approvals = yield* Approvals.makeExtension({
+      allowAlways: {
+        window: settings.allowAlwaysWindow ?? Duration.minutes(30),
+        maxEntries: settings.allowAlwaysMaxEntries ?? 512
+      }
+    })
+    const embedder = yield* EmbedderExtensions
+    return [replyTools, tools, observations, hookRelay, questions, approvals, ...embedder]
   })
 )

@@ -3,28 +3,15 @@
 // wire. A request that cannot be mapped is an explicit decline, told to the operator when the reason matters to them.
 // Plain-text replies reach the queue through the extension's `answer` hook (CodexHarness.answer). Nothing here writes
 // an answer to a log or a durable record: answers can be secrets (S34).
-import { Duration, Effect, Either, Layer, Option, Schema, Stream } from "effect"
-import type { RequestMessage } from "../../schemas/jsonrpc.js"
-import { ServerRequestResolvedNotification } from "../../schemas/protocol.js"
+import { Duration, Effect, Either, Layer, Option, Stream } from "effect"
+import type { RequestId } from "../../schemas/jsonrpc.js"
+import type { ElicitationRequestParams, UserInputRequestParams } from "../../schemas/protocol.js"
 import { isMcpToolApproval } from "../approvals/Approvals.js"
-import { type TurnContext, type TurnExtension, TurnExtensions } from "../harness/TurnExtensions.js"
-import {
-  declined,
-  type Question,
-  type QuestionPrompt,
-  type QuestionReply,
-  Questions,
-  type QuestionsService
-} from "../ports/Questions.js"
+import { type Question, type QuestionPrompt, type QuestionReply, Questions } from "../ports/Questions.js"
+import { type TurnContext, type TurnExtension, TurnExtensions } from "../turn/TurnExtension.js"
 import * as Elicitation from "./Elicitation.js"
 import * as QuestionQueue from "./QuestionQueue.js"
 import * as UserInput from "./UserInput.js"
-
-export const Methods = {
-  requestUserInput: "item/tool/requestUserInput",
-  elicitation: "mcpServer/elicitation/request",
-  resolved: "serverRequest/resolved"
-} as const
 
 export interface QuestionsOptions {
   /** a prompt nobody answers is cancelled after this long; default 10 minutes */
@@ -33,17 +20,7 @@ export interface QuestionsOptions {
   readonly maxAttempts?: number | undefined
 }
 
-/** Used when the embedder provides no Questions port: every question is declined, never left hanging. */
-export const declineAll: QuestionsService = {
-  ask: () => Effect.succeed(declined),
-  notify: ({ text }) => Effect.logInfo(text)
-}
-
-const decodeResolved = Schema.decodeUnknownOption(ServerRequestResolvedNotification)
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-const field = (request: RequestMessage, name: string): unknown => (isRecord(request.params) ? request.params[name] : undefined)
-const text = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
+export { declineAll } from "../ports/Questions.js"
 
 type Ask = (prompt: Omit<QuestionPrompt, "key">) => Effect.Effect<QuestionQueue.PromptOutcome>
 
@@ -55,12 +32,15 @@ interface Origin {
   readonly serverName: string | undefined
 }
 
-const originOf = (turn: TurnContext, request: RequestMessage): Origin => ({
+const originOf = (
+  turn: TurnContext,
+  params: { readonly turnId?: string | null | undefined; readonly serverName?: string | undefined }
+): Origin => ({
   sessionId: turn.sessionId,
   threadId: turn.threadId,
-  turnId: text(field(request, "turnId")),
+  turnId: params.turnId ?? undefined,
   // elicitations name their MCP server; request_user_input has none
-  serverName: text(field(request, "serverName"))
+  serverName: params.serverName
 })
 
 const promptOf = (
@@ -98,7 +78,7 @@ export const makeExtension = (
   options: QuestionsOptions = {}
 ): Effect.Effect<TurnExtension> =>
   Effect.gen(function* () {
-    const port = Option.getOrElse(yield* Effect.serviceOption(Questions), () => declineAll)
+    const port = yield* Questions
     const maxAttempts = options.maxAttempts ?? 3
     // the running turn's queue of each session, for plain-text replies
     const queues = new Map<string, QuestionQueue.QuestionQueue>()
@@ -136,10 +116,10 @@ export const makeExtension = (
         return { _tag: "Answers", answers } as const
       })
 
-    const elicitation = (turn: TurnContext, request: RequestMessage, queue: QuestionQueue.QuestionQueue) =>
+    const elicitation = (turn: TurnContext, id: RequestId, params: ElicitationRequestParams, queue: QuestionQueue.QuestionQueue) =>
       Effect.gen(function* () {
-        const origin = originOf(turn, request)
-        const plan = Elicitation.plan(request.params)
+        const origin = originOf(turn, params)
+        const plan = Elicitation.plan(params)
         if (plan._tag === "Decline") {
           yield* Effect.logInfo(`question: declined an elicitation from ${origin.serverName ?? "an MCP server"}: ${plan.reason}`)
           if (plan.visible) {
@@ -147,7 +127,7 @@ export const makeExtension = (
           }
           return Elicitation.responses.decline
         }
-        const served = yield* queue.serve(request.id, (ask) =>
+        const served = yield* queue.serve(id, (ask) =>
           Effect.gen(function* () {
             if (plan._tag === "Url") {
               const result = groupResult(
@@ -171,15 +151,15 @@ export const makeExtension = (
         return Option.getOrElse(served, () => Elicitation.responses.cancel)
       })
 
-    const requestUserInput = (turn: TurnContext, request: RequestMessage, queue: QuestionQueue.QuestionQueue) =>
+    const requestUserInput = (turn: TurnContext, id: RequestId, params: UserInputRequestParams, queue: QuestionQueue.QuestionQueue) =>
       Effect.gen(function* () {
-        const origin = originOf(turn, request)
-        const plan = UserInput.plan(request.params)
+        const origin = originOf(turn, params)
+        const plan = UserInput.plan(params)
         if (plan._tag === "Decline") {
           yield* tell(origin.sessionId, `Could not ask Codex's question: ${plan.reason}`)
           return plan.response
         }
-        const served = yield* queue.serve(request.id, (ask) =>
+        const served = yield* queue.serve(id, (ask) =>
           Effect.gen(function* () {
             const answers: Record<string, ReadonlyArray<string>> = {}
             for (let index = 0; index < plan.groups.length; index++) {
@@ -219,21 +199,25 @@ export const makeExtension = (
         )
         const events = yield* turn.connection.subscribe({ threadId: turn.threadId })
         yield* Stream.runForEach(events, (n) =>
-          n.method !== Methods.resolved
-            ? Effect.void
-            : Option.match(decodeResolved(n.params), {
-              onNone: () => Effect.logWarning("question: ignored a serverRequest/resolved that could not be read"),
-              onSome: (resolved) => queue.resolved(resolved.requestId)
-            })).pipe(Effect.forkScoped)
+          n._tag === "ServerRequestResolved" ? queue.resolved(n.params.requestId) : Effect.void
+        ).pipe(Effect.forkScoped)
 
-        const forThisThread = (request: RequestMessage) => field(request, "threadId") === turn.threadId
-        yield* turn.connection.handle({
-          match: (request) => request.method === Methods.requestUserInput && forThisThread(request),
-          handle: (request) => requestUserInput(turn, request, queue)
+        yield* turn.connection.handle("item/tool/requestUserInput", {
+          threadId: turn.threadId,
+          handle: (params, request) =>
+            requestUserInput(turn, request.id, params, queue).pipe(Effect.withSpan("Questions.requestUserInput")),
+          // unreadable questions: an empty answer for every id that could be read, and the person is told
+          invalid: (raw, problem) => {
+            const plan = UserInput.plan(raw)
+            return plan._tag === "Decline"
+              ? tell(turn.sessionId, `Could not ask Codex's question: ${plan.reason}`).pipe(Effect.as(plan.response))
+              : tell(turn.sessionId, `Could not ask Codex's question: ${problem}`).pipe(Effect.as(UserInput.emptyAnswers(plan)))
+          }
         })
-        yield* turn.connection.handle({
-          match: (request) => request.method === Methods.elicitation && !isMcpToolApproval(request) && forThisThread(request),
-          handle: (request) => elicitation(turn, request, queue)
+        yield* turn.connection.handle("mcpServer/elicitation/request", {
+          threadId: turn.threadId,
+          when: (params) => !isMcpToolApproval(params),
+          handle: (params, request) => elicitation(turn, request.id, params, queue).pipe(Effect.withSpan("Questions.elicitation"))
         })
       })
 

@@ -1,7 +1,8 @@
 // Port: who decides an approval Codex asks for (a person in a chat channel, a terminal, a fixed policy). The embedding
-// gateway provides it; the harness maps the app-server's request into an ApprovalRequest and the decision back onto
-// the wire. A prompt that fails, times out or gives no decision is always a decline (S27): never an allow.
-import { Context, type Effect, Schema } from "effect"
+// gateway may provide it; the harness maps the app-server's request into an ApprovalRequest and the decision back onto
+// the wire. A prompt that fails, times out or gives no decision is always a decline (S27): never an allow. Without
+// one, every approval is declined (the default).
+import { Context, Effect, Schema } from "effect"
 
 export interface FileChange {
   readonly path: string
@@ -65,10 +66,17 @@ export class ApprovalPromptFailed extends Schema.TaggedError<ApprovalPromptFaile
   }
 }
 
-export class ApprovalPrompts extends Context.Tag("codex-harness/ApprovalPrompts")<
-  ApprovalPrompts,
-  { readonly ask: (request: ApprovalRequest) => Effect.Effect<ApprovalDecision, ApprovalPromptFailed> }
->() {}
+export interface ApprovalPromptsService {
+  readonly ask: (request: ApprovalRequest) => Effect.Effect<ApprovalDecision, ApprovalPromptFailed>
+}
+
+/** Nobody to ask: no decision, which is always a decline. */
+export const declineAll: ApprovalPromptsService = { ask: () => Effect.succeed("noDecision") }
+
+/** Optional: the default declines every approval. */
+export class ApprovalPrompts extends Context.Reference<ApprovalPrompts>()("codex-harness/ApprovalPrompts", {
+  defaultValue: (): ApprovalPromptsService => declineAll
+}) {}
 
 /** One line naming what is asked about, for logs and terminals. */
 export const describe = (request: ApprovalRequest): string => {

@@ -1,8 +1,31 @@
-// Port: the tools the embedder registers for the agent (dynamic tools, S11, S21). The harness advertises them on
-// thread/start (searchable ones in `openclaw`, direct-only ones in `openclaw_direct`) and runs their handlers when Codex
-// asks for a call. Names are checked when the port is built: a bad or duplicate name is a typed error, never a skip.
+// Port (optional): the tools the embedder registers for the agent (dynamic tools, S11, S21). The harness advertises
+// them on thread/start (searchable ones in `openclaw`, direct-only ones in `openclaw_direct`) and runs their handlers
+// when Codex asks for a call. Names are checked when the port is built: a bad or duplicate name is a typed error, never
+// a skip. Without it the agent gets only the harness's own tools.
 import { Context, Effect, Layer, Schema } from "effect"
-import type { HarnessTool, ToolCallContext, ToolResult } from "../tools/ToolCatalog.js"
+
+export interface ToolCallContext {
+  readonly sessionId: string
+  readonly threadId: string
+  readonly turnId: string
+  readonly callId: string
+}
+
+/** What a tool gives back to the model; text is what Code Mode sees (S21). */
+export interface ToolResult {
+  readonly text: string
+  readonly success: boolean
+}
+
+/** A tool the harness runs itself when Codex calls it. */
+export interface HarnessTool<A = any, I = any> {
+  readonly name: string
+  readonly description: string
+  readonly input: Schema.Schema<A, I>
+  /** `searchable` (default): the `openclaw` namespace, found through tool search; `direct-only`: `openclaw_direct` */
+  readonly catalogMode?: "searchable" | "direct-only" | undefined
+  readonly handler: (args: A, call: ToolCallContext) => Effect.Effect<ToolResult>
+}
 
 /** Names the harness serves itself; an embedder tool cannot take them. */
 export const reservedToolNames: ReadonlySet<string> = new Set(["message", "heartbeat_respond"])
@@ -98,7 +121,13 @@ export const validate = (
     return Effect.succeed([...tools])
   })
 
-export class DynamicTools extends Context.Tag("codex-harness/DynamicTools")<DynamicTools, DynamicToolsService>() {
+/** No embedder tools. */
+export const noTools: DynamicToolsService = { tools: Effect.succeed([]) }
+
+/** Optional: the default registers no tools. */
+export class DynamicTools extends Context.Reference<DynamicTools>()("codex-harness/DynamicTools", {
+  defaultValue: (): DynamicToolsService => noTools
+}) {
   /** the port over a fixed set of tools, checked when the layer is built */
   static readonly make = (tools: ReadonlyArray<HarnessTool>): Effect.Effect<DynamicToolsService, ToolRegistrationError> =>
     Effect.map(validate(tools), (checked) => ({ tools: Effect.succeed(checked) }))
@@ -107,5 +136,5 @@ export class DynamicTools extends Context.Tag("codex-harness/DynamicTools")<Dyna
     Layer.effect(DynamicTools, DynamicTools.make(tools))
 
   /** no embedder tools */
-  static readonly empty: Layer.Layer<DynamicTools> = Layer.succeed(DynamicTools, { tools: Effect.succeed([]) })
+  static readonly empty: Layer.Layer<DynamicTools> = Layer.succeed(DynamicTools, noTools)
 }

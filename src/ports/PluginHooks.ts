@@ -1,7 +1,7 @@
-// Port: observers of the agent's lifecycle (plugins, telemetry, trajectory export). The harness projects these from
+// Port (optional): observers of the agent's lifecycle (plugins, telemetry, trajectory export). The harness projects these from
 // app-server notifications and its own state (S24); observers see them asynchronously and can never block, delay or
 // alter a turn. Native `hook/started` / `hook/completed` arrive as `codex_app_server.hook` agent events, not as plugin hooks.
-import { Context, type Effect } from "effect"
+import { Context, Effect } from "effect"
 
 interface Where {
   readonly sessionId: string
@@ -34,7 +34,14 @@ export type LifecycleEvent =
     readonly payload: unknown
   }
 
-export class PluginHooks extends Context.Tag("codex-harness/PluginHooks")<
-  PluginHooks,
-  { readonly observe: (event: LifecycleEvent) => Effect.Effect<void> }
->() {}
+export interface PluginHooksService {
+  readonly observe: (event: LifecycleEvent) => Effect.Effect<void>
+}
+
+/** No observers: the harness then skips the work of projecting events at all. */
+export const noObservers: PluginHooksService = { observe: () => Effect.void }
+
+/** Optional: the default observes nothing. */
+export class PluginHooks extends Context.Reference<PluginHooks>()("codex-harness/PluginHooks", {
+  defaultValue: (): PluginHooksService => noObservers
+}) {}

@@ -1,8 +1,9 @@
-// Port: who answers the questions Codex and MCP servers ask during a turn (request_user_input, MCP elicitations). The
-// embedding gateway provides it (buttons in a chat channel, a form in a UI, a terminal); the harness maps each request
-// into prompts of up to three questions, queues them one at a time per turn (S33), and maps the answers back onto the
-// wire after validating them (S30). Plain-text replies reach the same queue through `CodexHarness.answer`.
-import { Context, type Effect, Schema } from "effect"
+// Port (optional): who answers the questions Codex and MCP servers ask during a turn (request_user_input, MCP
+// elicitations): buttons in a chat channel, a form in a UI, a terminal. The harness maps each request into prompts of up
+// to three questions, queues them one at a time per turn (S33), and maps the answers back onto the wire after
+// validating them (S30). Plain-text replies reach the same queue through `CodexHarness.answer`. Without one, every
+// question is declined (the default).
+import { Context, Effect, Schema } from "effect"
 
 export interface QuestionOption {
   /** what the person picks or types; also the button text */
@@ -88,4 +89,13 @@ export interface QuestionsService {
   readonly notify: (notice: { readonly sessionId: string; readonly text: string }) => Effect.Effect<void>
 }
 
-export class Questions extends Context.Tag("codex-harness/Questions")<Questions, QuestionsService>() {}
+/** Nobody to ask: every question is declined, never left hanging. */
+export const declineAll: QuestionsService = {
+  ask: () => Effect.succeed(declined),
+  notify: ({ text }) => Effect.logInfo(text)
+}
+
+/** Optional: the default declines every question. */
+export class Questions extends Context.Reference<Questions>()("codex-harness/Questions", {
+  defaultValue: (): QuestionsService => declineAll
+}) {}

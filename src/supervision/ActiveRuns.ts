@@ -1,9 +1,8 @@
 // Who is known to be running on a thread right now (S16): the local sessions whose turn (or manual compaction) is in
-// flight on it, as this process's CodexHarness tracks them. It cannot see other processes; that gap is what the
-// operator's no-other-runner confirmation covers. Without a CodexHarness in the context nobody is known to run.
-import { Context, Effect, Layer, Option } from "effect"
-import { CodexHarness } from "../harness/CodexHarness.js"
-import { SessionStore, type SessionStoreError } from "../session/SessionStore.js"
+// flight on it, as this process's live-turn registry knows them. It cannot see other processes; that gap is what the
+// operator's no-other-runner confirmation covers.
+import { Context, Effect, Layer } from "effect"
+import { LiveTurns } from "../turn/LiveTurns.js"
 
 export interface RunOwner {
   readonly sessionId: string
@@ -13,30 +12,20 @@ export interface RunOwner {
 
 export interface ActiveRunsService {
   /** the local sessions with a run in flight on any of these threads */
-  readonly owners: (threadIds: ReadonlySet<string>) => Effect.Effect<ReadonlyArray<RunOwner>, SessionStoreError>
+  readonly owners: (threadIds: ReadonlySet<string>) => Effect.Effect<ReadonlyArray<RunOwner>>
 }
 
 export class ActiveRuns extends Context.Tag("codex-harness/supervision/ActiveRuns")<ActiveRuns, ActiveRunsService>() {}
 
 export const make = Effect.gen(function* () {
-  const store = yield* SessionStore
-  const harness = yield* Effect.serviceOption(CodexHarness)
+  const live = yield* LiveTurns
   return {
     owners: (threadIds) =>
-      Option.match(harness, {
-        onNone: () => Effect.succeed([]),
-        onSome: (h) =>
-          Effect.flatMap(store.list, (sessions) =>
-            Effect.forEach(sessions, (s) =>
-              Effect.map(h.activeTurn(s.sessionId), (active): ReadonlyArray<RunOwner> =>
-                active !== undefined && threadIds.has(active.threadId)
-                  ? [{ sessionId: s.sessionId, threadId: active.threadId, turnId: active.turnId }]
-                  : []
-              )
-            )
-          ).pipe(Effect.map((found) => found.flat()))
-      })
+      Effect.map(live.all, (running) =>
+        running.flatMap(([sessionId, turn]) =>
+          threadIds.has(turn.threadId) ? [{ sessionId, threadId: turn.threadId, turnId: turn.turnId }] : []
+        ))
   } satisfies ActiveRunsService
 })
 
-export const layer: Layer.Layer<ActiveRuns, never, SessionStore> = Layer.effect(ActiveRuns, make)
+export const layer: Layer.Layer<ActiveRuns, never, LiveTurns> = Layer.effect(ActiveRuns, make)

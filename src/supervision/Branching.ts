@@ -3,20 +3,24 @@
 // canonical thread starts on the chat's private supervision connection with exactly that pair, gets the bounded visible
 // user/assistant history injected, and the probe is unsubscribed by its finalizer. The source is never resumed;
 // reasoning, tool calls and tool results are never copied. Later turns stay on the private connection.
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { Turn } from "../../schemas/protocol.js"
 import type { SessionRecord } from "../../schemas/session.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
-import { ClientPool, type LeaseError } from "../appserver/ClientPool.js"
+import type { LeaseError } from "../appserver/ClientPool.js"
 import type { RequestError } from "../appserver/errors.js"
-import { CodexHarness, Settings, threadSettingsFor } from "../harness/CodexHarness.js"
-import { checkSessionId, type InvalidSessionId, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
+import { Settings } from "../config/Settings.js"
+import { ThreadSetups } from "../harness/ThreadSetup.js"
+import { supervisedRuntime } from "../session/Runtimes.js"
+import { SessionRuntime } from "../session/SessionRuntime.js"
+import { checkSessionId, type InvalidSessionId, type SessionStoreError } from "../session/SessionStore.js"
+import { TranscriptMirror } from "../session/TranscriptMirror.js"
 import * as Instructions from "../turn/Instructions.js"
+import { threadSettingsFor } from "../turn/ThreadSettings.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { ActiveRuns } from "./ActiveRuns.js"
 import { Catalog, type CatalogError, type CatalogRow, paginate } from "./Catalog.js"
 import { BranchRefused, EnumerationFailed, type SupervisionDisabled, type ThreadNotFound } from "./errors.js"
-import { supervisedPoolKey, supervisionClientSpec } from "./SupervisionSettings.js"
 
 /** How much of the source's visible conversation a branch carries (UTF-8 bytes; the newest messages are kept). */
 export const historyBounds = {
@@ -145,11 +149,11 @@ const now = () => new Date().toISOString()
 
 export const make = Effect.gen(function* () {
   const settings = yield* Settings
-  const pool = yield* ClientPool
-  const store = yield* SessionStore
+  const runtimes = yield* SessionRuntime
+  const mirror = yield* TranscriptMirror
   const catalog = yield* Catalog
   const runs = yield* ActiveRuns
-  const harness = yield* Effect.serviceOption(CodexHarness)
+  const setups = yield* ThreadSetups
 
   const readHistory = (connection: AppServerConnection, threadId: string) =>
     Effect.gen(function* () {
@@ -184,7 +188,7 @@ export const make = Effect.gen(function* () {
 
   const branch = (source: string | CatalogRow, options: BranchOptions = {}) =>
     Effect.gen(function* () {
-      const spec = yield* supervisionClientSpec(settings.supervision)
+      const spec = yield* runtimes.supervisionSpec
       const row = typeof source === "string" ? yield* catalog.show(source) : source
       const sourceThreadId = row.threadId
       const refused = (reason: string) => new BranchRefused({ threadId: sourceThreadId, reason })
@@ -196,10 +200,11 @@ export const make = Effect.gen(function* () {
       if (owners.length > 0) return yield* refused(`session ${owners[0]!.sessionId} is running a turn on it`)
 
       const sessionId = yield* checkSessionId(options.sessionId ?? `branch-${crypto.randomUUID()}`)
-      if ((yield* store.read(sessionId)).records.length > 0) return yield* refused(`session ${sessionId} already exists`)
-      const key = supervisedPoolKey(sessionId)
-      const setup = Option.isSome(harness) ? yield* harness.value.threadSetup(sessionId) : undefined
-      const append = (record: SessionRecord) => store.append(sessionId, record)
+      if ((yield* mirror.read(sessionId)).contents.records.length > 0) return yield* refused(`session ${sessionId} already exists`)
+      // the chat's runtime: its private connection under the supervision home, model-locked (S13, S15)
+      const runtime = supervisedRuntime(sessionId, spec.codexHome!, settings.supervision?.providerUrl)
+      const setup = yield* setups.forSession(sessionId)
+      const append = (record: SessionRecord) => mirror.append(sessionId, record)
 
       let probeOutcome: Branched["probe"] = "closed"
       const cleanupProbe = (connection: AppServerConnection, probeId: string) =>
@@ -211,7 +216,7 @@ export const make = Effect.gen(function* () {
               // recovery state first, then the connection goes: whatever still holds the probe goes with it
               yield* append({ _tag: "probe", at: now(), threadId: probeId, sourceThreadId, status: "cleanupFailed", reason: error.message })
                 .pipe(Effect.catchAll((e) => Effect.logError(`probe ${probeId} needs cleanup, and recording that failed: ${e.message}`)))
-              yield* pool.retire(key, `branch probe ${probeId} could not be cleaned up`)
+              yield* runtimes.retire(runtime, `branch probe ${probeId} could not be cleaned up`)
               yield* Effect.logWarning(`branch probe ${probeId} could not be cleaned up (${error.message}); its connection was retired`)
             })
           )
@@ -219,7 +224,7 @@ export const make = Effect.gen(function* () {
 
       const made = yield* Effect.scoped(
         Effect.gen(function* () {
-          const connection = yield* pool.lease(key, spec)
+          const connection = yield* runtimes.leaseRuntime(runtime, spec)
           const history = yield* readHistory(connection, sourceThreadId)
           // the probe: no model, no provider; Codex answers with the pair its configuration selects
           const probe = yield* Effect.acquireRelease(
@@ -239,12 +244,10 @@ export const make = Effect.gen(function* () {
           )
           const threadSettings = threadSettingsFor(settings, {})
           const started = yield* connection.request("thread/start", {
-            ...TurnRunner.threadParams(threadSettings, setup?.extras ?? {}, true),
+            ...TurnRunner.threadParams(threadSettings, setup.extras, true),
             model: probe.model,
             modelProvider: probe.modelProvider,
-            ...(setup !== undefined && setup.extras.dynamicTools !== undefined && setup.extras.dynamicTools.length > 0
-              ? { dynamicTools: setup.extras.dynamicTools }
-              : {})
+            ...(setup.extras.dynamicTools !== undefined && setup.extras.dynamicTools.length > 0 ? { dynamicTools: setup.extras.dynamicTools } : {})
           })
           const threadId = started.thread.id
           // provisional until the history is in: a failed injection deletes it (S4)
@@ -254,7 +257,7 @@ export const make = Effect.gen(function* () {
               Effect.tapError(() =>
                 connection.request("thread/delete", { threadId }).pipe(
                   Effect.catchAll((e) =>
-                    pool.retire(key, `provisional thread ${threadId} could not be deleted`).pipe(
+                    runtimes.retire(runtime, `provisional thread ${threadId} could not be deleted`).pipe(
                       Effect.zipRight(Effect.logWarning(`provisional thread ${threadId} could not be deleted: ${e.message}`))
                     )
                   )
@@ -279,23 +282,18 @@ export const make = Effect.gen(function* () {
             : { _tag: "assistant", at: now(), threadId: sourceThreadId, turnId: message.turnId, text: message.text, delivered: false }
         )
       }
-      yield* append({
-        _tag: "binding",
-        at: now(),
-        threadId: made.threadId,
-        model: made.model,
-        modelProvider: made.modelProvider,
-        locked: true,
-        connection: key,
-        codexHome: spec.codexHome!
-      })
+      yield* mirror.binding(sessionId, { threadId: made.threadId, model: made.model, modelProvider: made.modelProvider, runtime })
       return { sessionId, sourceThreadId, ...made, probe: probeOutcome } satisfies Branched
     }).pipe(Effect.withSpan("Branching.branch"))
 
   return { branch } satisfies BranchingService
 })
 
-export const layer: Layer.Layer<Branching, never, Settings | ClientPool | SessionStore | Catalog | ActiveRuns> = Layer.effect(
+export const layer: Layer.Layer<
+  Branching,
+  never,
+  Settings | SessionRuntime | TranscriptMirror | Catalog | ActiveRuns | ThreadSetups
+> = Layer.effect(
   Branching,
   make
 )

@@ -1,12 +1,12 @@
 // The native thread catalog (S14, S17): non-archived threads of the supervision CODEX_HOME, read through the discovery
 // connection and followed to the end of their pagination within documented bounds, plus metadata-only rows from
 // paired nodes. Every read is passive. It never resumes, forks or archives anything.
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { type Thread, ThreadSourceKind } from "../../schemas/protocol.js"
 import { RpcError } from "../appserver/errors.js"
 import { Discovery, type DiscoveryError } from "./Discovery.js"
 import { EnumerationFailed, ThreadNotFound } from "./errors.js"
-import { RemoteCatalogs, type RemoteNode, type RemoteThread } from "./RemoteCatalogs.js"
+import { RemoteCatalogs, type RemoteThread } from "./RemoteCatalogs.js"
 
 export const bounds = {
   /** threads per thread/list page */
@@ -69,6 +69,8 @@ export class Catalog extends Context.Tag("codex-harness/supervision/Catalog")<Ca
 
 // every kind, so sub-agents and other sources are listed too (thread/list's default leaves some out)
 const allSourceKinds = ThreadSourceKind.literals
+// without it Codex lists only the threads of the connection's default provider; the empty list means every provider's
+const everyProvider: ReadonlyArray<string> = []
 
 const sourceName = (source: unknown): string => {
   if (typeof source === "string") return source
@@ -188,7 +190,7 @@ const isNotFound = (error: unknown): error is RpcError =>
 
 export const make = Effect.gen(function* () {
   const discovery = yield* Discovery
-  const remotes = Option.getOrElse(yield* Effect.serviceOption(RemoteCatalogs), () => [] as ReadonlyArray<RemoteNode>)
+  const remotes = yield* RemoteCatalogs
 
   const remoteRows = Effect.forEach(remotes, (remote) =>
     remote.list.pipe(
@@ -200,7 +202,13 @@ export const make = Effect.gen(function* () {
   const list = Effect.gen(function* () {
     const local = yield* paginate(
       "the thread catalog",
-      (cursor) => discovery.read("thread/list", { archived: false, limit: bounds.pageSize, ...(cursor !== undefined ? { cursor } : {}) }),
+      (cursor) =>
+        discovery.read("thread/list", {
+          archived: false,
+          limit: bounds.pageSize,
+          modelProviders: everyProvider,
+          ...(cursor !== undefined ? { cursor } : {})
+        }),
       { maxPages: bounds.maxPages, maxRows: bounds.maxRows, onLimit: "truncate" }
     )
     if (local.truncated) yield* Effect.logWarning(`the thread catalog was cut at ${local.items.length} threads`)
@@ -216,7 +224,8 @@ export const make = Effect.gen(function* () {
       const archivedPage = yield* discovery.read("thread/list", {
         archived: true,
         includedThreadIds: [threadId],
-        sourceKinds: allSourceKinds
+        sourceKinds: allSourceKinds,
+        modelProviders: everyProvider
       })
       return { row: localRow(read.thread), archived: archivedPage.data.some((t) => t.id === threadId) }
     }).pipe(Effect.withSpan("Catalog.inspect", { attributes: { threadId } }))
@@ -240,6 +249,7 @@ export const make = Effect.gen(function* () {
           discovery.read("thread/list", {
             ancestorThreadId: threadId,
             archived: false,
+            modelProviders: everyProvider,
             limit: bounds.descendantPageSize,
             ...(cursor !== undefined ? { cursor } : {})
           }),

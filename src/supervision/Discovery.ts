@@ -6,7 +6,7 @@ import { Context, Duration, Effect, Layer, type Scope } from "effect"
 import type { AppServerConnection, Params, Result } from "../appserver/AppServerConnection.js"
 import * as ClientPool from "../appserver/ClientPool.js"
 import type { Transport } from "../appserver/Transport.js"
-import { Settings } from "../harness/CodexHarness.js"
+import { Settings } from "../config/Settings.js"
 import type { SupervisionDisabled } from "./errors.js"
 import { supervisionClientSpec } from "./SupervisionSettings.js"
 

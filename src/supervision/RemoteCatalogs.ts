@@ -22,7 +22,7 @@ export interface RemoteNode {
   readonly list: Effect.Effect<ReadonlyArray<RemoteThread>, EnumerationFailed>
 }
 
-export class RemoteCatalogs extends Context.Tag("codex-harness/supervision/RemoteCatalogs")<
-  RemoteCatalogs,
-  ReadonlyArray<RemoteNode>
->() {}
+/** Optional: the default pairs no nodes. */
+export class RemoteCatalogs extends Context.Reference<RemoteCatalogs>()("codex-harness/supervision/RemoteCatalogs", {
+  defaultValue: (): ReadonlyArray<RemoteNode> => []
+}) {}

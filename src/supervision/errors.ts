@@ -2,24 +2,7 @@
 // reason, so the CLI prints it as is and an embedder can show it next to the row it refused.
 import { Schema } from "effect"
 
-/** Supervision is off: nothing is listed, branched or archived, and a supervised chat does not run (fails closed). */
-export class SupervisionDisabled extends Schema.TaggedError<SupervisionDisabled>()("SupervisionDisabled", {
-  reason: Schema.String
-}) {
-  override get message() {
-    return `supervision is disabled: ${this.reason}`
-  }
-}
-
-/** A supervised binding no longer matches its private connection: the turn is refused rather than moved elsewhere. */
-export class SupervisedBindingDrift extends Schema.TaggedError<SupervisedBindingDrift>()("SupervisedBindingDrift", {
-  sessionId: Schema.String,
-  reason: Schema.String
-}) {
-  override get message() {
-    return `session ${this.sessionId} is a supervised chat whose binding drifted (${this.reason}); refusing to continue elsewhere`
-  }
-}
+export { SupervisedBindingDrift, SupervisionDisabled } from "../session/errors.js"
 
 /** Listing or a paginated query could not be completed safely (an error, a cycle, a repeated cursor, a limit). */
 export class EnumerationFailed extends Schema.TaggedError<EnumerationFailed>()("EnumerationFailed", {

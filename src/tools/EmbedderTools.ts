@@ -2,7 +2,7 @@
 // the harness when Codex asks. Codex Code Mode serializes nested dynamic calls, so the harness does too: calls of one
 // session run one at a time (a one-permit semaphore per session, kept in a bounded map), and results are text.
 import { Effect } from "effect"
-import type { TurnExtension } from "../harness/TurnExtensions.js"
+import type { TurnExtension } from "../turn/TurnExtension.js"
 import { DynamicTools } from "../ports/DynamicTools.js"
 import type { HarnessTool } from "./ToolCatalog.js"
 
@@ -26,10 +26,13 @@ export const sessionLanes = (options: EmbedderToolsOptions = {}) => {
   const max = Math.max(1, options.maxSessions ?? defaults.maxSessions)
   // insertion order is recency order: a lane is moved to the end whenever it is used
   const lanes = new Map<string, Lane>()
-  const acquire = (sessionId: string): Lane => {
+  // the semaphore is made first (it may go unused); the lookup and insertion then happen in one synchronous step
+  const acquire = (sessionId: string) =>
+    Effect.flatMap(Effect.makeSemaphore(1), (semaphore) => Effect.sync(() => lane(sessionId, semaphore)))
+  const lane = (sessionId: string, semaphore: Effect.Semaphore): Lane => {
     let lane = lanes.get(sessionId)
     if (lane !== undefined) lanes.delete(sessionId)
-    else lane = { semaphore: Effect.unsafeMakeSemaphore(1), users: 0 }
+    else lane = { semaphore, users: 0 }
     lanes.set(sessionId, lane)
     lane.users++
     if (lanes.size > max) {
@@ -43,7 +46,7 @@ export const sessionLanes = (options: EmbedderToolsOptions = {}) => {
   return {
     run: <A, E, R>(sessionId: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       Effect.acquireUseRelease(
-        Effect.sync(() => acquire(sessionId)),
+        acquire(sessionId),
         (lane) => lane.semaphore.withPermits(1)(effect),
         (lane) => Effect.sync(() => void lane.users--)
       ),
@@ -63,12 +66,8 @@ export const makeExtension = (tools: ReadonlyArray<HarnessTool>, options: Embedd
 }
 
 /** The extension over the embedder's DynamicTools port. */
-export const fromPort = (options: EmbedderToolsOptions = {}): Effect.Effect<TurnExtension, never, DynamicTools> =>
+export const fromPort = (options: EmbedderToolsOptions = {}): Effect.Effect<TurnExtension> =>
   Effect.flatMap(DynamicTools, (port) => port.tools).pipe(Effect.map((tools) => makeExtension(tools, options)))
 
-/** Like `fromPort`, for compositions where the embedder may provide no DynamicTools: then the extension serves none. */
-export const fromOptionalPort = (options: EmbedderToolsOptions = {}): Effect.Effect<TurnExtension> =>
-  Effect.serviceOption(DynamicTools).pipe(
-    Effect.flatMap((port) => (port._tag === "Some" ? port.value.tools : Effect.succeed([]))),
-    Effect.map((tools) => makeExtension(tools, options))
-  )
+/** The extension over the embedder's DynamicTools port (optional: without it, no tools). */
+export const fromOptionalPort = (options: EmbedderToolsOptions = {}): Effect.Effect<TurnExtension> => fromPort(options)

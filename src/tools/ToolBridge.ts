@@ -2,14 +2,11 @@
 // the caller's Scope. Every call gets an answer: bad arguments, an unknown tool, a failure or a timeout become a failed
 // result that says why, never silence (S21).
 import { Duration, Effect, ParseResult, Schema, type Scope } from "effect"
-import type { RequestMessage } from "../../schemas/jsonrpc.js"
-import { DynamicToolCallParams, type DynamicToolCallResponse } from "../../schemas/protocol.js"
+import type { DynamicToolCallParams, DynamicToolCallResponse } from "../../schemas/protocol.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import { type HarnessTool, namespaceOf, type ToolResult } from "./ToolCatalog.js"
 
 export const defaults = { callTimeout: Duration.seconds(120) } as const
-
-const decodeParams = Schema.decodeUnknownOption(DynamicToolCallParams)
 
 const respond = (result: ToolResult): DynamicToolCallResponse => ({
   contentItems: [{ type: "inputText", text: result.text }],
@@ -33,10 +30,8 @@ export const install = (
   const byName = new Map(options.tools.map((tool) => [tool.name, tool] as const))
   const timeout = options.callTimeout ?? defaults.callTimeout
 
-  const call = (request: RequestMessage): Effect.Effect<DynamicToolCallResponse> => {
-    const params = decodeParams(request.params)
-    if (params._tag === "None") return Effect.succeed(respond(failed("malformed tool call")))
-    const { arguments: args, callId, namespace, tool: name, turnId } = params.value
+  const call = (params: DynamicToolCallParams): Effect.Effect<DynamicToolCallResponse> => {
+    const { arguments: args, callId, namespace, tool: name, turnId } = params
     const tool = namespace != null ? byKey.get(`${namespace}/${name}`) : byName.get(name)
     if (tool === undefined) return Effect.succeed(respond(failed(`unknown tool ${namespace != null ? `${namespace}.` : ""}${name}`)))
     return Schema.decodeUnknown(tool.input)(args).pipe(
@@ -51,14 +46,14 @@ export const install = (
       ),
       Effect.merge,
       Effect.catchAllDefect((defect) => Effect.succeed(failed(`${name} failed: ${String(defect)}`))),
-      Effect.map(respond)
+      Effect.map(respond),
+      Effect.withSpan("ToolBridge.call", { attributes: { tool: name, sessionId: options.sessionId } })
     )
   }
 
-  return connection.handle({
-    match: (request) =>
-      request.method === "item/tool/call" &&
-      (request.params as { threadId?: unknown } | undefined)?.threadId === options.threadId,
-    handle: call
+  return connection.handle("item/tool/call", {
+    threadId: options.threadId,
+    handle: call,
+    invalid: () => Effect.succeed(respond(failed("malformed tool call")))
   })
 }

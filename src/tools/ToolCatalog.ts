@@ -1,32 +1,14 @@
 // Tools the harness executes itself (dynamic tools), and how they are advertised on thread/start: searchable tools in
 // the `openclaw` namespace (deferred, found through Codex's tool search), `catalogMode: "direct-only"` tools in
 // `openclaw_direct` (always visible to the model, kept out of nested Code Mode) (S11). Pure.
-import { type Effect, JSONSchema, type Schema } from "effect"
+import { JSONSchema } from "effect"
 import type { DynamicToolFunction, DynamicToolSpec } from "../../schemas/protocol.js"
+import type { HarnessTool } from "../ports/DynamicTools.js"
+
+export type { HarnessTool, ToolCallContext, ToolResult } from "../ports/DynamicTools.js"
 
 export const searchableNamespace = "openclaw"
 export const directNamespace = "openclaw_direct"
-
-export interface ToolCallContext {
-  readonly sessionId: string
-  readonly threadId: string
-  readonly turnId: string
-  readonly callId: string
-}
-
-/** What a tool gives back to the model; text is what Code Mode sees (S21). */
-export interface ToolResult {
-  readonly text: string
-  readonly success: boolean
-}
-
-export interface HarnessTool<A = any, I = any> {
-  readonly name: string
-  readonly description: string
-  readonly input: Schema.Schema<A, I>
-  readonly catalogMode?: "searchable" | "direct-only" | undefined
-  readonly handler: (args: A, call: ToolCallContext) => Effect.Effect<ToolResult>
-}
 
 export const namespaceOf = (tool: HarnessTool): string =>
   tool.catalogMode === "direct-only" ? directNamespace : searchableNamespace

@@ -3,9 +3,10 @@
 // `item/completed` to the lifecycle observers, once per tool use, unless the PostToolUse relay already reported it.
 // Telemetry only: the consumer never holds up the connection (it keeps reading and hands events to the harness's
 // `observe`, which queues them for the observers) and an observer can never block, delay or alter the call. Dynamic tool calls are left out: they run in the harness.
-import { Effect, Option, type Scope, Stream } from "effect"
-import type { TurnContext, TurnExtension } from "../harness/TurnExtensions.js"
-import { type LifecycleEvent, PluginHooks } from "../ports/PluginHooks.js"
+import { Effect, type Scope, Stream } from "effect"
+import type { ServerNotification } from "../../schemas/protocol.js"
+import { type LifecycleEvent, noObservers, PluginHooks } from "../ports/PluginHooks.js"
+import type { TurnContext, TurnExtension } from "../turn/TurnExtension.js"
 import { directNamespace, searchableNamespace } from "./ToolCatalog.js"
 
 export const defaults = {
@@ -27,7 +28,6 @@ export const nativeToolKinds: ReadonlySet<string> = new Set([
 
 type AfterToolCall = Extract<LifecycleEvent, { readonly type: "after_tool_call" }>
 
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 const str = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
 
 /**
@@ -37,11 +37,11 @@ const str = (u: unknown): string | undefined => (typeof u === "string" ? u : und
 export const observationOf = (
   sessionId: string,
   threadId: string,
-  notification: { readonly method: string; readonly params?: unknown }
+  notification: ServerNotification
 ): AfterToolCall | undefined => {
-  if (notification.method !== "item/completed" || !isRecord(notification.params)) return undefined
-  const { item, turnId } = notification.params
-  if (!isRecord(item)) return undefined
+  if (notification._tag !== "ItemCompleted") return undefined
+  const { turnId } = notification.params
+  const item = notification.params.item as unknown as Record<string, unknown>
   const kind = str(item.type)
   const id = str(item.id)
   if (kind === undefined || id === undefined || !nativeToolKinds.has(kind)) return undefined
@@ -56,8 +56,8 @@ export const observationOf = (
   return {
     type: "after_tool_call",
     sessionId,
-    threadId: str(notification.params.threadId) ?? threadId,
-    turnId: str(turnId) ?? "",
+    threadId: notification.params.threadId ?? threadId,
+    turnId,
     toolUseId: id,
     tool,
     status: str(item.status),
@@ -77,7 +77,7 @@ export interface ToolObservationsOptions {
  */
 export const make = (options: ToolObservationsOptions = {}): Effect.Effect<TurnExtension> =>
   Effect.gen(function* () {
-    if (Option.isNone(yield* Effect.serviceOption(PluginHooks))) return { name: "tool-observations" }
+    if ((yield* PluginHooks) === noObservers) return { name: "tool-observations" }
     const maxIds = Math.max(1, options.maxToolUsesPerTurn ?? defaults.maxToolUsesPerTurn)
     const handled = options.handledByPostToolUse ?? (() => false)
 

@@ -1,23 +1,24 @@
 // One turn on one thread: open the thread (start, or resume a bound one), subscribe to its notifications before
 // `turn/start`, follow the turn to `turn/completed`, and collect the final assistant text. It owns no state between
 // turns; bindings and the transcript belong to the session room.
-import { Duration, Effect, Fiber, Option, Schema, Stream } from "effect"
-import type { NotificationMessage } from "../../schemas/jsonrpc.js"
-import {
-  type AskForApproval,
-  type CollaborationMode,
-  type DynamicToolSpec,
-  ErrorNotification,
-  ItemCompletedNotification,
-  type SandboxMode,
-  type SandboxPolicy,
-  type ThreadItem,
-  TurnCompletedNotification,
-  type TurnStatus,
-  type UserInput
+import { Duration, Effect, Fiber, Option, Stream } from "effect"
+import type {
+  AskForApproval,
+  CollaborationMode,
+  DynamicToolSpec,
+  SandboxMode,
+  SandboxPolicy,
+  ServerNotification,
+  ThreadItem,
+  TurnStatus,
+  UserInput
 } from "../../schemas/protocol.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import { type RequestError, RpcError } from "../appserver/errors.js"
+import { turnIdOf } from "../appserver/Notifications.js"
+import { type EventSink, type OpenedThread, TurnEvent, type TurnOutcome } from "./TurnEvent.js"
+
+export { type EventSink, type OpenedThread, TurnEvent, type TurnOutcome } from "./TurnEvent.js"
 
 export interface ThreadSettings {
   readonly cwd: string
@@ -66,39 +67,6 @@ export interface TurnExtras {
 }
 
 export const defaultMaxReconnects = 1
-
-export interface OpenedThread {
-  readonly threadId: string
-  readonly model: string
-  readonly modelProvider: string
-  /** true when an existing thread was resumed */
-  readonly resumed: boolean
-  /** set when the bound thread was gone and a fresh one replaced it */
-  readonly replacedThreadId?: string | undefined
-}
-
-/** What a turn produced. A failed or interrupted turn still carries the reply text it completed. */
-export interface TurnOutcome {
-  readonly threadId: string
-  readonly turnId: string
-  readonly status: TurnStatus
-  readonly finalText: string | undefined
-  readonly items: ReadonlyArray<ThreadItem>
-  readonly error: string | undefined
-}
-
-export type TurnEvent =
-  | { readonly type: "thread.opened"; readonly thread: OpenedThread }
-  | { readonly type: "turn.started"; readonly threadId: string; readonly turnId: string }
-  | { readonly type: "notification"; readonly notification: NotificationMessage }
-  | { readonly type: "turn.completed"; readonly outcome: TurnOutcome }
-
-export type EventSink = (event: TurnEvent) => Effect.Effect<void>
-
-const preserve = { onExcessProperty: "preserve" } as const
-const decodeItemCompleted = Schema.decodeUnknownOption(ItemCompletedNotification, preserve)
-const decodeTurnCompleted = Schema.decodeUnknownOption(TurnCompletedNotification, preserve)
-const decodeError = Schema.decodeUnknownOption(ErrorNotification, preserve)
 
 /** The app-server's words for a bound thread that no longer exists. */
 export const isThreadGone = (error: RequestError): error is RpcError =>
@@ -189,22 +157,19 @@ const isConnectionFailure = (info: unknown): boolean => {
   return disconnected !== undefined && disconnected.httpStatusCode == null
 }
 
-const absorb = (turnId: string, maxReconnects: number, progress: Progress, n: NotificationMessage): Progress => {
-  if (n.method !== "error") progress.reconnects = 0
-  switch (n.method) {
-    case "item/completed": {
-      const parsed = decodeItemCompleted(n.params)
-      if (Option.isSome(parsed) && parsed.value.turnId === turnId) {
-        const item = parsed.value.item
-        progress.items.push(item)
-        if (item.type === "agentMessage" && "text" in item) progress.finalText = item.text as string
-      }
+const absorb = (turnId: string, maxReconnects: number, progress: Progress, n: ServerNotification): Progress => {
+  if (n._tag !== "TurnErrorReported") progress.reconnects = 0
+  switch (n._tag) {
+    case "ItemCompleted": {
+      if (n.params.turnId !== turnId) break
+      const item = n.params.item
+      progress.items.push(item)
+      if (item.type === "agentMessage" && "text" in item) progress.finalText = item.text as string
       break
     }
-    case "error": {
-      const parsed = decodeError(n.params)
-      if (Option.isNone(parsed) || parsed.value.turnId !== turnId) break
-      const { error, willRetry } = parsed.value
+    case "TurnErrorReported": {
+      if (n.params.turnId !== turnId) break
+      const { error, willRetry } = n.params
       if (!willRetry) {
         progress.error = error.message
       } else if (isConnectionFailure(error.codexErrorInfo) && ++progress.reconnects > maxReconnects) {
@@ -212,21 +177,14 @@ const absorb = (turnId: string, maxReconnects: number, progress: Progress, n: No
       }
       break
     }
-    case "turn/completed": {
-      const parsed = decodeTurnCompleted(n.params)
-      if (Option.isSome(parsed) && parsed.value.turn.id === turnId) {
-        progress.status = parsed.value.turn.status
-        progress.error = parsed.value.turn.error?.message ?? progress.error
-      }
+    case "TurnCompleted": {
+      if (n.params.turn.id !== turnId) break
+      progress.status = n.params.turn.status
+      progress.error = n.params.turn.error?.message ?? progress.error
       break
     }
   }
   return progress
-}
-
-const belongsTo = (turnId: string, n: NotificationMessage) => {
-  const p = n.params as { turnId?: unknown; turn?: { id?: unknown } } | undefined
-  return p?.turnId === turnId || p?.turn?.id === turnId
 }
 
 /** Runs one turn to its end. Interrupting the caller sends `turn/interrupt` (best effort). */
@@ -243,7 +201,7 @@ export const runTurn = (
       // subscribe first: the turn's first notifications can arrive before the turn/start response
       const events = yield* connection.subscribe({ threadId })
       const interruptTurn = (turnId: string) =>
-        connection.requestRaw("turn/interrupt", { threadId, turnId }, { timeout: "2 seconds" }).pipe(Effect.ignore)
+        connection.request("turn/interrupt", { threadId, turnId }, { timeout: "2 seconds" }).pipe(Effect.ignore)
       // interrupted while turn/start is in flight: the turn still starts on the server, so once its id is known it is
       // interrupted too (in the background, bounded by the request timeouts), or it would linger and swallow the next start
       const starting = yield* connection.request("turn/start", turnParams(threadId, input, settings, extras)).pipe(Effect.forkDaemon)
@@ -267,7 +225,7 @@ export const runTurn = (
       const stallCheck = settings.stallCheckAfter ?? defaultStallCheckAfter
       // follow the turn; when it goes quiet, ask the app-server (a passive status read) instead of waiting blindly
       const follow = Effect.gen(function* () {
-        const pull = yield* Stream.toPull(events.pipe(Stream.filter((n) => belongsTo(turnId, n))))
+        const pull = yield* Stream.toPull(events.pipe(Stream.filter((n) => turnIdOf(n) === turnId)))
         const progress = initial
         while (progress.status === undefined && progress.unreachable === undefined && progress.stalled === undefined) {
           // the subscription only ends with the connection: then the connection's cause is the turn's failure
@@ -283,14 +241,14 @@ export const runTurn = (
             continue
           }
           for (const notification of next.value) {
-            yield* onEvent({ type: "notification", notification })
+            yield* onEvent(TurnEvent.Notification({ notification }))
             absorb(turnId, maxReconnects, progress, notification)
             if (progress.status !== undefined || progress.unreachable !== undefined) break
           }
         }
         return progress
       })
-      const progress = yield* onEvent({ type: "turn.started", threadId, turnId }).pipe(
+      const progress = yield* onEvent(TurnEvent.TurnStarted({ threadId, turnId })).pipe(
         Effect.zipRight(follow),
         Effect.raceFirst(Effect.flatMap(connection.terminated, Effect.fail)),
         Effect.onInterrupt(() => interrupt)
@@ -304,7 +262,7 @@ export const runTurn = (
         items: progress.items,
         error: progress.unreachable ?? progress.stalled ?? progress.error
       }
-      yield* onEvent({ type: "turn.completed", outcome })
+      yield* onEvent(TurnEvent.TurnCompleted({ outcome }))
       return outcome
     })
   )

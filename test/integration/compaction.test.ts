@@ -9,11 +9,12 @@ import { ClientPool } from "../../src/appserver/ClientPool.js"
 import { AppServerExited } from "../../src/appserver/errors.js"
 import * as Compaction from "../../src/compaction/Compaction.js"
 import { CompactionFence } from "../../src/compaction/CompactionFence.js"
-import { CodexHarness, clientSpec, type HarnessSettings } from "../../src/harness/CodexHarness.js"
+import { CodexHarness } from "../../src/harness/CodexHarness.js"
+import { type HarnessSettings } from "../../src/config/Settings.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { type RecordedRequest, reply, type ScriptRule } from "../../src/testing/ScriptedModel.js"
-import { fixture, groupAlive, processesMentioning } from "../support/harness.js"
+import { fixture, groupAlive, leaseSessionClient, processesMentioning } from "../support/harness.js"
 
 const COMPACTION = "CONTEXT CHECKPOINT COMPACTION"
 /** the compaction request, slowed so there is time to act while it runs */
@@ -36,7 +37,7 @@ const start = (settings: HarnessSettings, options: Compaction.CompactionLayerOpt
       compaction: Context.get(context, Compaction.Compaction),
       fence: Context.get(context, CompactionFence),
       store: Context.get(context, SessionStore),
-      pid: Effect.scoped(Effect.map(pool.lease("default", clientSpec(settings)), (c) => c.pid)),
+      pid: Effect.scoped(Effect.map(leaseSessionClient(pool, settings), (c) => c.pid)),
       stop: Scope.close(scope, Exit.void)
     }
   })

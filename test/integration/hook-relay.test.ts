@@ -7,19 +7,13 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { NativeHookEvent } from "../../schemas/config.js"
-import * as ClientPool from "../../src/appserver/ClientPool.js"
-import { NodeTransportLive } from "../../src/appserver/Transport.js"
-import * as Approvals from "../../src/approvals/Approvals.js"
+import * as Live from "../../layers/Live.js"
 import * as HookRelay from "../../src/approvals/HookRelay.js"
-import * as Compaction from "../../src/compaction/Compaction.js"
-import * as CompactionFence from "../../src/compaction/CompactionFence.js"
+import type { HarnessSettings } from "../../src/config/Settings.js"
 import * as CodexHarness from "../../src/harness/CodexHarness.js"
-import { TurnExtensions } from "../../src/harness/TurnExtensions.js"
 import { type ApprovalDecision, ApprovalPrompts, type ApprovalRequest } from "../../src/ports/ApprovalPrompts.js"
-import * as SessionStore from "../../src/session/SessionStore.js"
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
-import * as SteeringQueue from "../../src/turn/SteeringQueue.js"
 import { fixture, tempDir } from "../support/harness.js"
 
 const untrusted = { approvalPolicy: "untrusted", sandbox: "workspace-write" } as const
@@ -37,39 +31,20 @@ interface Start {
   readonly socketParentDir?: string
 }
 
-/** the live composition (as layers/Live.ts) with the hook relay and approvals as the turn extensions */
-const start = (settings: CodexHarness.HarnessSettings, options: Start = {}) =>
+/** the live composition, with these approval decisions, hook policy and relay options */
+const start = (settings: HarnessSettings, options: Start = {}) =>
   Effect.gen(function* () {
     const asked: Array<ApprovalRequest> = []
     const prompts = Layer.succeed(ApprovalPrompts, {
       ask: (request) => Effect.sync(() => asked.push(request)).pipe(Effect.as(options.decision ?? "deny"))
     })
-    const extensions = Layer.scoped(
-      TurnExtensions,
-      Effect.gen(function* () {
-        const relay = yield* HookRelay.makeExtension({
-          relayCommand,
-          events: options.events,
-          socketParentDir: options.socketParentDir
-        }).pipe(Effect.orDie)
-        const approvals = yield* Approvals.makeExtension({})
-        return [relay, approvals]
-      })
-    ).pipe(
+    const live = Live.layer({ ...settings, ...(options.events !== undefined ? { nativeHookEvents: options.events } : {}) }).pipe(
       Layer.provide(prompts),
       Layer.provide(Layer.succeed(HookRelay.HookPolicy, options.policy ?? HookRelay.allowAll)),
-      Layer.provide(Layer.succeed(CodexHarness.Settings, settings))
+      Layer.provide(Layer.succeed(HookRelay.HookRelayConfig, { relayCommand, socketParentDir: options.socketParentDir })),
+      Layer.provideMerge(RecordingDelivery.layer)
     )
-    const live = Layer.mergeAll(Compaction.layer({}), SteeringQueue.layer({})).pipe(
-      Layer.provideMerge(CodexHarness.layer),
-      Layer.provide(extensions),
-      Layer.provideMerge(CompactionFence.layer),
-      Layer.provideMerge(ClientPool.layer({})),
-      Layer.provideMerge(SessionStore.fileLayer(settings.stateDir)),
-      Layer.provideMerge(Layer.succeed(CodexHarness.Settings, settings)),
-      Layer.provide(NodeTransportLive)
-    )
-    const context = yield* Layer.build(live.pipe(Layer.provideMerge(RecordingDelivery.layer)))
+    const context = yield* Layer.build(live)
     return { harness: Context.get(context, CodexHarness.CodexHarness), asked }
   })
 
@@ -139,7 +114,7 @@ describe("native hook relay on the real app-server", () => {
         prompt: "say something",
         onEvent: (event) =>
           Effect.sync(() => {
-            if (event.type === "notification" && event.notification.method.startsWith("hook/")) hooks.push(event.notification)
+            if (event._tag === "Notification" && event.notification.method.startsWith("hook/")) hooks.push(event.notification)
           })
       })
       expect(result.finalText).toBe("just once")
@@ -184,7 +159,7 @@ describe("native hook relay on the real app-server", () => {
       const result = yield* b.harness.runTurn({
         sessionId: "resumed",
         prompt: "make later.txt",
-        onEvent: (e) => Effect.sync(() => e.type === "thread.opened" && opened.push(e.thread))
+        onEvent: (e) => Effect.sync(() => e._tag === "ThreadOpened" && opened.push(e.thread))
       })
       expect(opened).toEqual([expect.objectContaining({ resumed: true })])
       expect(result.finalText).toBe("two")

@@ -1,15 +1,18 @@
 // Process lifetime on the real app-server: nothing outlives its scope, a killed app-server fails the turn with a typed
-// error and the pool replaces it, a retired client fails its turn as retryable, an unanswered server request is
-// answered with an error.
+// error and the pool replaces it, a retired client fails its turn as retryable, and an approval nobody can answer is
+// an explicit decline.
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Duration, Effect, Exit, Fiber, Layer, Schedule, Scope } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import * as Live from "../../layers/Live.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
 import { AppServerExited, ConnectionRetired } from "../../src/appserver/errors.js"
-import { CodexHarness, clientSpec } from "../../src/harness/CodexHarness.js"
+import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
-import { fixture, groupAlive, isAlive } from "../support/harness.js"
+import type { HarnessSettings } from "../../src/config/Settings.js"
+import { fixture, groupAlive, isAlive, leaseSessionClient, ordinaryRuntime } from "../support/harness.js"
 
 const hangingTurn = reply.steps({ type: "hang" })
 
@@ -22,8 +25,8 @@ const openHarness = (settings: Parameters<typeof Live.layer>[0]) =>
   })
 
 /** The pid of the pooled app-server, waiting until the harness has spawned it. */
-const pooledPid = (pool: Context.Tag.Service<typeof ClientPool>, settings: Parameters<typeof clientSpec>[0]) =>
-  Effect.scoped(Effect.map(pool.lease("default", clientSpec(settings)), (c) => c.pid))
+const pooledPid = (pool: Context.Tag.Service<typeof ClientPool>, settings: HarnessSettings) =>
+  Effect.scoped(Effect.map(leaseSessionClient(pool, settings), (c) => c.pid))
 
 /** Polls a real process until it is gone (bounded: 5 s); true when it went. */
 const awaitGone = (pid: number | undefined) =>
@@ -90,7 +93,7 @@ describe("app-server process lifetime", () => {
       const turn = yield* harness.runTurn({ sessionId: "s", prompt: "hang please" }).pipe(Effect.flip, Effect.fork)
       yield* f.model.waitForRequests(1)
       const pid = yield* pooledPid(pool, f.settings)
-      yield* pool.retire("default", "test retirement")
+      yield* pool.retire(ordinaryRuntime(f.settings).poolKey, "test retirement")
       const error = yield* Fiber.join(turn)
       expect(error).toBeInstanceOf(ConnectionRetired)
       expect((error as ConnectionRetired).retryable).toBe(true)
@@ -102,7 +105,7 @@ describe("app-server process lifetime", () => {
     })
   )
 
-  it.scopedLive("[S27] a server request nobody handles is answered with an error, so Codex does not wait forever", () =>
+  it.scopedLive("[S27] without an approval port every approval is an explicit decline, so Codex never waits and the command never runs", () =>
     Effect.gen(function* () {
       const f = yield* fixture(
         {
@@ -120,8 +123,9 @@ describe("app-server process lifetime", () => {
       expect(outcome.finalText).toBe("the command was not approved")
       const requests = yield* f.model.requests
       expect(requests.length).toBe(2)
-      // Codex tells the model the approval failed; the command never ran
-      expect(requests[1]!.body).toContain("approval request failed")
+      // Codex tells the model the command was rejected; it never ran
+      expect(requests[1]!.body).toContain("rejected by user")
+      expect(fs.existsSync(path.join(f.workDir, "should_not_exist.txt"))).toBe(false)
       const command = outcome.items.find((i) => i.type === "commandExecution") as { status?: string } | undefined
       expect(command?.status).not.toBe("completed")
     })

@@ -4,12 +4,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import * as Live from "../../layers/Live.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
-import { CodexHarness, clientSpec, type HarnessSettings } from "../../src/harness/CodexHarness.js"
+import { CodexHarness } from "../../src/harness/CodexHarness.js"
+import { type HarnessSettings } from "../../src/config/Settings.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { sessionState } from "../../src/session/SessionState.js"
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
-import { fixture } from "../support/harness.js"
+import { fixture, leaseSessionClient } from "../support/harness.js"
 
 /** One "harness process": the live layer in its own scope, closed (app-server and all) by `stop`. */
 const start = (settings: HarnessSettings) =>
@@ -77,7 +78,7 @@ describe("sessions on the real app-server", () => {
       yield* Effect.addFinalizer(() => h.stop)
       const one = yield* h.harness.runTurn({ sessionId: "gone", prompt: "hello" })
       yield* Effect.scoped(
-        Effect.flatMap(h.pool.lease("default", clientSpec(f.settings)), (c) => c.requestRaw("thread/delete", { threadId: one.threadId }))
+        Effect.flatMap(leaseSessionClient(h.pool, f.settings), (c) => c.requestRaw("thread/delete", { threadId: one.threadId }))
       )
       const two = yield* h.harness.runTurn({ sessionId: "gone", prompt: "still there?" })
       expect(two.threadId).not.toBe(one.threadId)

@@ -4,7 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
-import { SteeringQueue, type SteeringQueueOptions, layer as steeringLayer } from "../../src/turn/SteeringQueue.js"
+import { SteeringQueue, type SteeringQueueOptions, layer as steeringLayer } from "../../src/harness/SteeringQueue.js"
 import { fixture, liveContext } from "../support/harness.js"
 
 const slowFirstReply = reply.steps({ type: "pause", ms: 2000 }, { type: "message", text: "the slow first answer" })

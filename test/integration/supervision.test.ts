@@ -10,7 +10,8 @@ import * as Connection from "../../src/appserver/AppServerConnection.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
 import * as CodexArgs from "../../src/appserver/CodexArgs.js"
 import { NodeTransportLive, Transport } from "../../src/appserver/Transport.js"
-import { CodexHarness, type HarnessSettings } from "../../src/harness/CodexHarness.js"
+import { CodexHarness } from "../../src/harness/CodexHarness.js"
+import { type HarnessSettings } from "../../src/config/Settings.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { sessionState } from "../../src/session/SessionState.js"
 import { ArchiveGuard } from "../../src/supervision/ArchiveGuard.js"
@@ -22,7 +23,7 @@ import { supervisedPoolKey, supervisionClientSpec } from "../../src/supervision/
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { reply, type ScriptedModelOptions } from "../../src/testing/ScriptedModel.js"
 import * as TurnRunner from "../../src/turn/TurnRunner.js"
-import { fixture, leftBehind, processesMentioning, tempDir } from "../support/harness.js"
+import { fixture, leftBehind, ordinaryRuntime, processesMentioning, tempDir } from "../support/harness.js"
 import { runBin } from "../support/cli.js"
 
 const cmdline = (pid: number) => {
@@ -172,7 +173,7 @@ describe("supervision on the real app-server", () => {
         model: "branch-model",
         modelProvider: CodexArgs.providerId,
         locked: true,
-        connection: supervisedPoolKey("branch-1")
+        runtime: { transport: "stdio", poolKey: supervisedPoolKey("branch-1"), codexHome: f.nativeHome, locked: true }
       })
       expect(records.flatMap((r) => (r._tag === "probe" ? [r.status] : []))).toEqual(["open", "closed"])
 
@@ -262,7 +263,7 @@ describe("supervision on the real app-server", () => {
       // the interrupted child stays loaded (a writer) in the harness's client until that client goes
       const writer = yield* h.guard.archive(parent, { confirmNoOtherRunner: true }).pipe(Effect.flip)
       expect(writer.message).toContain("another process is writing it")
-      yield* h.pool.retire("default", "the test's runner is done")
+      yield* h.pool.retire(ordinaryRuntime(f.settings).poolKey, "the test's runner is done")
 
       const unconfirmed = yield* h.guard.archive(parent).pipe(Effect.flip)
       expect(unconfirmed._tag).toBe("ArchiveBlocked")

@@ -4,9 +4,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, FastCheck as fc, Fiber, Layer, TestClock } from "effect"
 import * as Test from "../../layers/Test.js"
 import * as Approvals from "../../src/approvals/Approvals.js"
-import * as HookRelay from "../../src/approvals/HookRelay.js"
 import { HookReports } from "../../src/approvals/HookRelay.js"
-import { CodexHarness, Settings } from "../../src/harness/CodexHarness.js"
+import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import {
   type ApprovalDecision,
   ApprovalPromptFailed,
@@ -81,10 +80,12 @@ const scripted = () => {
   }
 }
 
+/** the production composition (approvals among its turn extensions) with this prompt port */
 const harnessWith = (prompts: Layer.Layer<ApprovalPrompts>, options: Approvals.ApprovalsOptions = {}) =>
-  Test.layer({ script: { turns: "hang" } }).pipe(
-    Layer.provide(Approvals.layer(options).pipe(Layer.provide(prompts), Layer.provide(Layer.succeed(Settings, Test.settings))))
-  )
+  Test.layer({
+    script: { turns: "hang" },
+    settings: options.allowAlways?.window !== undefined ? { allowAlwaysWindow: options.allowAlways.window } : {}
+  }).pipe(Layer.provide(prompts))
 
 const runAsking = (sessionId: string, steps: ReadonlyArray<Step>) =>
   Effect.gen(function* () {
@@ -224,7 +225,7 @@ describe("approvals", () => {
     }).pipe(Effect.provide(harnessWith(prompts.layer)))
   })
 
-  it.scoped("[S29] an ordinary elicitation is not answered here (the connection's no-handler error); nor another thread's approval", () => {
+  it.scoped("[S29] an ordinary elicitation never reaches the approval prompts (the question flow declines it); another thread's approval gets no answer here", () => {
     const prompts = scripted()
     const ordinary: Step = {
       method: "mcpServer/elicitation/request",
@@ -237,8 +238,9 @@ describe("approvals", () => {
     return Effect.gen(function* () {
       prompts.always("allowOnce")
       const replies = yield* runAsking("o1", [ordinary, otherThread])
-      expect(replies.map((r) => r._tag)).toEqual(["Error", "Error"])
-      expect(replies[0]).toMatchObject({ error: { code: -32601 } })
+      expect(replies.map((r) => r._tag)).toEqual(["Result", "Error"])
+      expect(replies[0]).toMatchObject({ result: { action: "decline" } })
+      expect(replies[1]).toMatchObject({ error: { code: -32601 } })
       expect(prompts.asked).toHaveLength(0)
     }).pipe(Effect.provide(harnessWith(prompts.layer)))
   })
@@ -287,24 +289,7 @@ describe("report mode", () => {
       expect(prompts.asked[0]).toMatchObject({ kind: "command", reason: "the deploy plugin wants to review shell commands" })
       // taken once: the requirement does not linger for later tool uses
       expect(yield* reports.pending).toEqual([])
-    }).pipe(
-      Effect.provide(
-        Layer.effect(HookReports, HookRelay.makeReports()).pipe((reportsLayer) =>
-          Layer.merge(
-            Test.layer({ script: { turns: "hang" } }).pipe(
-              Layer.provide(
-                Approvals.layer().pipe(
-                  Layer.provide(prompts.layer),
-                  Layer.provide(Layer.succeed(Settings, Test.settings)),
-                  Layer.provide(reportsLayer)
-                )
-              )
-            ),
-            reportsLayer
-          )
-        )
-      )
-    )
+    }).pipe(Effect.provide(harnessWith(prompts.layer)))
   })
 })
 

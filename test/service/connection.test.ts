@@ -22,6 +22,11 @@ const hang: Handler = () => Effect.never
 /** answers with its params */
 const echo: Handler = (params) => Effect.succeed({ echo: params })
 
+/** well-formed server-request params (the connection decodes them before any handler sees them) */
+const toolCall = (threadId: string, tool = "lookup") => ({ threadId, turnId: "u1", callId: "c1", tool, arguments: {} })
+const commandApproval = (threadId: string) => ({ threadId, turnId: "u1", itemId: "i1", command: "ls", cwd: "/w" })
+const done = { contentItems: [], success: true } as const
+
 const withMock = (script: MockScript = {}) =>
   Effect.provide(MockAppServer.layer({ ...script, handlers: { "mock/hang": hang, "mock/echo": echo, ...script.handlers } }))
 
@@ -109,14 +114,13 @@ describe("AppServerConnection", () => {
       const connection = yield* connect()
       const mock = yield* MockAppServer
       const peer = yield* mock.latest
-      yield* connection.handle({
-        match: "item/tool/call",
-        handle: (request) => Effect.succeed({ sawId: request.id, idType: typeof request.id })
+      yield* connection.handle("item/tool/call", {
+        handle: (_params, request) => Effect.succeed({ sawId: request.id, idType: typeof request.id } as never)
       })
       const [asString, asNumber] = yield* Effect.all(
         [
-          peer.request("item/tool/call", { threadId: "t" }, { id: "200" }),
-          peer.request("item/tool/call", { threadId: "t" }, { id: 200 })
+          peer.request("item/tool/call", toolCall("t"), { id: "200" }),
+          peer.request("item/tool/call", toolCall("t"), { id: 200 })
         ],
         { concurrency: "unbounded" }
       )
@@ -208,7 +212,7 @@ describe("AppServerConnection", () => {
     Effect.gen(function* () {
       const connection = yield* connect()
       const peer = yield* (yield* MockAppServer).latest
-      const ask = peer.request("item/tool/call", { threadId: "t1", tool: "lookup" })
+      const ask = peer.request("item/tool/call", toolCall("t1"))
 
       const unhandled = yield* ask
       expect(unhandled._tag).toBe("Error")
@@ -218,9 +222,7 @@ describe("AppServerConnection", () => {
       })
 
       const scope = yield* Scope.make()
-      yield* connection
-        .handle({ match: "item/tool/call", handle: () => Effect.succeed({ contentItems: [], success: true }) })
-        .pipe(Scope.extend(scope))
+      yield* connection.handle("item/tool/call", { handle: () => Effect.succeed(done) }).pipe(Scope.extend(scope))
       expect(yield* ask).toMatchObject({ _tag: "Result", result: { contentItems: [], success: true } })
 
       yield* Scope.close(scope, Exit.void)
@@ -234,9 +236,9 @@ describe("AppServerConnection", () => {
       const scope = yield* Scope.make()
       const started = gate()
       yield* connection
-        .handle({ match: "item/tool/call", handle: () => Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never)) })
+        .handle("item/tool/call", { handle: () => Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never)) })
         .pipe(Scope.extend(scope))
-      const answer = yield* peer.request("item/tool/call", { threadId: "t1", tool: "slow" }).pipe(Effect.fork)
+      const answer = yield* peer.request("item/tool/call", toolCall("t1", "slow")).pipe(Effect.fork)
       yield* Deferred.await(started)
       yield* Scope.close(scope, Exit.void)
       expect(yield* Fiber.join(answer)).toMatchObject({
@@ -261,39 +263,69 @@ describe("AppServerConnection", () => {
     Effect.gen(function* () {
       const connection = yield* connect()
       const peer = yield* (yield* MockAppServer).latest
-      yield* connection.handle({
-        match: "item/commandExecution/requestApproval",
+      yield* connection.handle("item/commandExecution/requestApproval", {
         handle: () => Effect.fail({ code: -32000, message: "denied by policy", data: { rule: "no-rm" } })
       })
-      expect(yield* peer.request("item/commandExecution/requestApproval", { threadId: "t" })).toEqual({
+      expect(yield* peer.request("item/commandExecution/requestApproval", commandApproval("t"))).toEqual({
         _tag: "Error",
         id: 0,
         error: { code: -32000, message: "denied by policy", data: { rule: "no-rm" } }
       })
-      yield* connection.handle({ match: "item/fileChange/requestApproval", handle: () => Effect.interrupt })
-      const interrupted = yield* peer.request("item/fileChange/requestApproval", { threadId: "t" })
+      yield* connection.handle("item/fileChange/requestApproval", { handle: () => Effect.interrupt })
+      const interrupted = yield* peer.request("item/fileChange/requestApproval", { threadId: "t", turnId: "u", itemId: "i" })
       expect(interrupted).toMatchObject({ _tag: "Error", id: 1, error: { code: -32603 } })
     }).pipe(withMock()))
 
-  it.scoped("[appserver] newer routes win, predicate routes match on params, and the older route returns when the newer Scope closes", () =>
+  it.scoped("[appserver] newer routes win, routes match by thread and typed params, and the older route returns when the newer Scope closes", () =>
     Effect.gen(function* () {
       const connection = yield* connect()
       const peer = yield* (yield* MockAppServer).latest
-      yield* connection.handle({ match: "item/tool/call", handle: () => Effect.succeed({ who: "outer" }) })
+      const says = (who: string) => () => Effect.succeed({ who } as never)
+      yield* connection.handle("item/tool/call", { handle: says("outer") })
       const inner = yield* Scope.make()
+      yield* connection.handle("item/tool/call", { handle: says("inner") }).pipe(Scope.extend(inner))
+      yield* connection.handle("item/tool/call", { threadId: "special", handle: says("special") }).pipe(Scope.extend(inner))
       yield* connection
-        .handle({ match: "item/tool/call", handle: () => Effect.succeed({ who: "inner" }) })
+        .handle("item/tool/call", { threadId: "special", when: (params) => params.tool === "picky", handle: says("picky") })
         .pipe(Scope.extend(inner))
-      yield* connection
-        .handle({
-          match: (r) => r.method === "item/tool/call" && (r.params as { threadId?: string }).threadId === "special",
-          handle: () => Effect.succeed({ who: "special" })
-        })
-        .pipe(Scope.extend(inner))
-      expect(yield* peer.request("item/tool/call", { threadId: "t" })).toMatchObject({ result: { who: "inner" } })
-      expect(yield* peer.request("item/tool/call", { threadId: "special" })).toMatchObject({ result: { who: "special" } })
+      expect(yield* peer.request("item/tool/call", toolCall("t"))).toMatchObject({ result: { who: "inner" } })
+      expect(yield* peer.request("item/tool/call", toolCall("special"))).toMatchObject({ result: { who: "special" } })
+      expect(yield* peer.request("item/tool/call", toolCall("special", "picky"))).toMatchObject({ result: { who: "picky" } })
       yield* Scope.close(inner, Exit.void)
-      expect(yield* peer.request("item/tool/call", { threadId: "special" })).toMatchObject({ result: { who: "outer" } })
+      expect(yield* peer.request("item/tool/call", toolCall("special", "picky"))).toMatchObject({ result: { who: "outer" } })
+    }).pipe(withMock()))
+
+  it.scoped("[appserver] server-request params are decoded once: handlers get typed params with unknown fields kept", () =>
+    Effect.gen(function* () {
+      const connection = yield* connect()
+      const peer = yield* (yield* MockAppServer).latest
+      const seen = yield* Deferred.make<unknown>()
+      yield* connection.handle("item/tool/call", {
+        handle: (params) => Deferred.succeed(seen, params).pipe(Effect.as(done))
+      })
+      const sent = { ...toolCall("t", "lookup"), namespace: null, arguments: { city: "Paris" }, futureField: 1 }
+      expect(yield* peer.request("item/tool/call", sent)).toMatchObject({ _tag: "Result", result: done })
+      expect(yield* Deferred.await(seen)).toEqual(sent)
+    }).pipe(withMock()))
+
+  it.scoped("[appserver] params that do not decode get the route's own answer, else an invalid-params error; other methods get method-not-found", () =>
+    Effect.gen(function* () {
+      const connection = yield* connect()
+      const peer = yield* (yield* MockAppServer).latest
+      yield* connection.handle("item/tool/call", {
+        threadId: "t",
+        handle: () => Effect.succeed(done),
+        invalid: (_raw, problem) => Effect.succeed({ contentItems: [{ type: "inputText", text: `bad: ${problem}` }], success: false })
+      })
+      yield* connection.handle("item/fileChange/requestApproval", { handle: () => Effect.succeed({ decision: "accept" }) })
+      const bad = yield* peer.request("item/tool/call", { threadId: "t", tool: 7 })
+      expect(bad).toMatchObject({ _tag: "Result", result: { success: false, contentItems: [{ text: expect.stringContaining("bad: ") }] } })
+      expect(yield* peer.request("item/fileChange/requestApproval", { threadId: "t" })).toMatchObject({
+        _tag: "Error",
+        error: { code: -32602, message: expect.stringContaining("invalid item/fileChange/requestApproval params") }
+      })
+      expect(yield* peer.request("item/tool/call", toolCall("other-thread"))).toMatchObject({ _tag: "Error", error: { code: -32601 } })
+      expect(yield* peer.request("account/chatgptAuthTokens/refresh", {})).toMatchObject({ _tag: "Error", error: { code: -32601 } })
     }).pipe(withMock()))
 
   it.scoped("[appserver] a handler waiting on a person does not block the reader", () => {
@@ -301,11 +333,10 @@ describe("AppServerConnection", () => {
     return Effect.gen(function* () {
       const connection = yield* connect()
       const peer = yield* (yield* MockAppServer).latest
-      yield* connection.handle({
-        match: "item/commandExecution/requestApproval",
-        handle: () => Deferred.await(decision).pipe(Effect.map((d) => ({ decision: d })))
+      yield* connection.handle("item/commandExecution/requestApproval", {
+        handle: () => Deferred.await(decision).pipe(Effect.map((d) => ({ decision: d as "accept" })))
       })
-      const approval = yield* Effect.fork(peer.request("item/commandExecution/requestApproval", { threadId: "t" }))
+      const approval = yield* Effect.fork(peer.request("item/commandExecution/requestApproval", commandApproval("t")))
       // a client request still round-trips while the approval waits
       expect(yield* connection.requestRaw("mock/echo", { n: 1 })).toEqual({ echo: { n: 1 } })
       yield* Deferred.succeed(decision, "accept")
@@ -337,6 +368,7 @@ describe("AppServerConnection", () => {
         malformedLines: malformed.length,
         oversizedLines: 1,
         unmatchedResponses: unmatched.length,
+        undecodedNotifications: 0,
         pendingRequests: 0
       })
       // nothing was answered to the bogus server requests
@@ -344,7 +376,7 @@ describe("AppServerConnection", () => {
       expect(Option.isNone(yield* connection.terminationCause)).toBe(true)
     }).pipe(withMock()))
 
-  it.scoped("[appserver] unknown notifications and unknown fields reach subscribers untouched; subscribe({threadId}) filters", () =>
+  it.scoped("[appserver] notifications are decoded once into tags; unknown methods and unknown fields reach subscribers untouched; subscribe({threadId}) filters", () =>
     Effect.gen(function* () {
       const connection = yield* connect()
       const peer = yield* (yield* MockAppServer).latest
@@ -354,11 +386,32 @@ describe("AppServerConnection", () => {
         { method: "future/feature", params: { threadId: "t1", nested: { list: [1, "two", null] }, emittedAtMs: 5 } },
         { method: "item/completed", params: { threadId: "t2", turnId: "u", item: { type: "brandNewItem", id: "i", extra: true } } },
         { method: "configWarning", params: { summary: "heads up" } },
-        { method: "turn/started", params: { threadId: "t1", turn: { id: "u1", status: "inProgress", items: [], newField: 1 } } }
+        { method: "turn/started", params: { threadId: "t1", turn: { id: "u1", status: "inProgress", items: [], newField: 1 } } },
+        { method: "thread/started", params: { thread: { id: "t1", modelProvider: "p", preview: "", ephemeral: false, cwd: "/w" } } }
       ]
       for (const n of sent) yield* peer.notify(n.method, n.params)
-      expect(Array.from(yield* all.pipe(Stream.take(4), Stream.runCollect))).toEqual(sent)
-      expect(Array.from(yield* t1.pipe(Stream.take(2), Stream.runCollect))).toEqual([sent[0], sent[3]])
+      const got = Array.from(yield* all.pipe(Stream.take(5), Stream.runCollect))
+      expect(got.map((n) => n._tag)).toEqual(["Unknown", "ItemCompleted", "Unknown", "TurnStarted", "ThreadStarted"])
+      expect(got.map((n) => ({ method: n.method, params: n.params }))).toEqual(sent)
+      expect(Array.from(yield* t1.pipe(Stream.take(3), Stream.runCollect)).map((n) => n.method)).toEqual([
+        "future/feature",
+        "turn/started",
+        "thread/started"
+      ])
+    }).pipe(withMock()))
+
+  it.scoped("[appserver] a notification of a known method that does not decode arrives as Unknown with the raw params and a reason, and is counted", () =>
+    Effect.gen(function* () {
+      const connection = yield* connect()
+      const peer = yield* (yield* MockAppServer).latest
+      const all = yield* connection.subscribe()
+      const broken = { threadId: "t1", turn: { id: 42 } }
+      yield* peer.notify("turn/completed", broken)
+      yield* peer.notify("turn/completed", { threadId: "t1", turn: { id: "u1", status: "completed", items: [] } })
+      const [first, second] = Array.from(yield* all.pipe(Stream.take(2), Stream.runCollect))
+      expect(first).toMatchObject({ _tag: "Unknown", method: "turn/completed", params: broken, problem: expect.any(String) })
+      expect(second).toMatchObject({ _tag: "TurnCompleted", params: { turn: { id: "u1", status: "completed" } } })
+      expect((yield* connection.stats).undecodedNotifications).toBe(1)
     }).pipe(withMock()))
 
   it.scoped("[appserver] the peer crashing mid-request fails every pending request once with AppServerExited (signal, stderr tail)", () =>
@@ -371,11 +424,10 @@ describe("AppServerConnection", () => {
       yield* mock.awaitRequest("mock/hang", 2)
       // and a server request the harness is still working on
       const handling = yield* Deferred.make<void>()
-      yield* connection.handle({
-        match: "item/tool/call",
+      yield* connection.handle("item/tool/call", {
         handle: () => Deferred.succeed(handling, undefined).pipe(Effect.zipRight(Effect.never))
       })
-      const serverRequest = yield* Effect.fork(peer.request("item/tool/call", { threadId: "t" }))
+      const serverRequest = yield* Effect.fork(peer.request("item/tool/call", toolCall("t")))
       yield* Deferred.await(handling)
       yield* peer.setStderrTail("WARN codex_core: slow\nthread 'main' panicked at core/src/lib.rs:1: boom\n")
       yield* peer.crash("SIGSEGV")

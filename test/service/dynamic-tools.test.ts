@@ -5,11 +5,12 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, FiberId, Layer, Ref, Schema } from "effect"
 import * as Test from "../../layers/Test.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
-import { TurnExtensions } from "../../src/harness/TurnExtensions.js"
+import * as EmbedderTools from "../../src/tools/EmbedderTools.js"
 import { DuplicateToolName, DynamicTools, InvalidToolName, tool } from "../../src/ports/DynamicTools.js"
 import { type LifecycleEvent, PluginHooks } from "../../src/ports/PluginHooks.js"
+import * as Connection from "../../src/appserver/AppServerConnection.js"
+import { Transport } from "../../src/appserver/Transport.js"
 import { type ClientReply, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"
-import * as EmbedderTools from "../../src/tools/EmbedderTools.js"
 import type { HarnessTool } from "../../src/tools/ToolCatalog.js"
 import * as ToolObservations from "../../src/tools/ToolObservations.js"
 
@@ -40,17 +41,9 @@ const dying = tool({
   handler: () => Effect.die("kaboom")
 })
 
-/** the embedder's tools and the observation extension, as the harness sees them */
-const extensionsLayer = (tools: ReadonlyArray<HarnessTool>) =>
-  Layer.scoped(
-    TurnExtensions,
-    Effect.all([EmbedderTools.fromPort(), ToolObservations.make()])
-  ).pipe(Layer.provide(DynamicTools.layer(tools)))
-
+/** the production composition with the embedder's tools and lifecycle observer */
 const harnessWith = (tools: ReadonlyArray<HarnessTool>, observer: Layer.Layer<PluginHooks>) =>
-  Test.layer({ script: { turns: "hang" } }).pipe(
-    Layer.provide(extensionsLayer(tools).pipe(Layer.provideMerge(observer)))
-  )
+  Test.layer({ script: { turns: "hang" } }).pipe(Layer.provide(DynamicTools.layer(tools)), Layer.provide(observer))
 
 const noObserver = Layer.succeed(PluginHooks, { observe: () => Effect.void })
 
@@ -258,40 +251,33 @@ describe("after_tool_call observations", () => {
     Effect.gen(function* () {
       const seen: Array<string> = []
       const done = yield* Deferred.make<void>()
-      const observer = Layer.succeed(PluginHooks, {
-        observe: (event) =>
-          Effect.sync(() => event.type === "after_tool_call" && seen.push(event.toolUseId)).pipe(
-            Effect.zipRight(event.type === "after_tool_call" && event.toolUseId === "last" ? Deferred.succeed(done, undefined) : Effect.void)
-          )
-      })
+      const observer = Layer.succeed(PluginHooks, { observe: () => Effect.void })
       const extension = yield* ToolObservations.make({ handledByPostToolUse: (id) => id === "relayed" }).pipe(
         Effect.provide(observer)
       )
+      // the extension on its own, over a connection to the in-memory app-server
+      const peerAndConnection = Effect.gen(function* () {
+        const transport = yield* Transport
+        const connection = yield* Connection.make(yield* transport.spawn({}))
+        return { connection, peer: yield* (yield* MockAppServer).latest }
+      })
       yield* Effect.gen(function* () {
-        const harness = yield* CodexHarness
-        const mock = yield* MockAppServer
-        yield* mock.setHandler("turn/start", (params, ctx) =>
-          Effect.tap(ctx.fallback, () =>
-            ctx.afterReply(
-              Effect.gen(function* () {
-                const turnId = yield* ctx.awaitActiveTurn(params.threadId)
-                for (const item of [command("relayed"), command("last")]) {
-                  yield* ctx.notify("item/completed", { threadId: params.threadId, turnId, completedAtMs: 0, item })
-                }
-                yield* ctx.finishTurn(params.threadId, { status: "completed", text: "done" })
-              })
+        const { connection, peer } = yield* peerAndConnection
+        yield* extension.install!({
+          sessionId: "relay",
+          threadId: "t1",
+          kind: "user",
+          connection,
+          observe: (event) =>
+            Effect.sync(() => event.type === "after_tool_call" && seen.push(event.toolUseId)).pipe(
+              Effect.zipRight(event.type === "after_tool_call" && event.toolUseId === "last" ? Deferred.succeed(done, undefined) : Effect.void)
             )
-          ))
-        yield* harness.runTurn({ sessionId: "relay", prompt: "go" })
+        })
+        for (const item of [command("relayed"), command("last")]) {
+          yield* peer.notify("item/completed", { threadId: "t1", turnId: "u1", completedAtMs: 0, item })
+        }
         yield* Deferred.await(done)
-      }).pipe(
-        Effect.provide(
-          Test.layer({ script: { turns: "hang" } }).pipe(
-            Layer.provide(Layer.succeed(TurnExtensions, [extension])),
-            Layer.provide(observer)
-          )
-        )
-      )
+      }).pipe(Effect.provide(MockAppServer.layer()))
       expect(seen).toEqual(["last"])
     }))
 

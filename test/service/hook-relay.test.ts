@@ -7,7 +7,7 @@ import * as net from "node:net"
 import * as path from "node:path"
 import * as HookRelay from "../../src/approvals/HookRelay.js"
 import * as HookRelayServer from "../../src/approvals/HookRelayServer.js"
-import { Settings } from "../../src/harness/CodexHarness.js"
+import { Settings } from "../../src/config/Settings.js"
 
 const roundTrip = (socketPath: string, line: string) =>
   Effect.async<unknown, Error>((resume) => {
@@ -70,7 +70,10 @@ describe("hook relay server", () => {
 
   it.scoped("[S20] without a Stop policy the Stop hook answers no decision without a process; with one it is relayed", () =>
     Effect.gen(function* () {
-      const settings = Layer.succeed(Settings, { stateDir: "/tmp", cwd: "/tmp", approvalPolicy: "never", sandbox: "read-only" })
+      const settings = Layer.merge(
+        Layer.succeed(Settings, { stateDir: "/tmp", cwd: "/tmp", approvalPolicy: "never", sandbox: "read-only" }),
+        HookRelay.reportsLayer
+      )
       const commandOf = (config: Readonly<Record<string, unknown>>, event: string) =>
         ((config[`hooks.${event}`] as ReadonlyArray<{ hooks: ReadonlyArray<{ command: string }> }>)[0]!.hooks[0]!.command)
       const plain = yield* HookRelay.makeExtension().pipe(Effect.provide(settings))

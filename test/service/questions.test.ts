@@ -5,10 +5,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
 import * as Test from "../../layers/Test.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
-import * as Questions from "../../src/interaction/Questions.js"
 import { type QuestionPrompt, type QuestionReply, Questions as QuestionsPort } from "../../src/ports/Questions.js"
 import { type ClientReply, duringTurn, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"
-import { SteeringQueue } from "../../src/turn/SteeringQueue.js"
+import { SteeringQueue } from "../../src/harness/SteeringQueue.js"
 
 /** A port recording what it showed, what was withdrawn and what it was told; it answers with `answer`. */
 const recordingPort = (answer: (prompt: QuestionPrompt) => Effect.Effect<QuestionReply> = () => Effect.never) => {
@@ -26,10 +25,9 @@ const recordingPort = (answer: (prompt: QuestionPrompt) => Effect.Effect<Questio
   return { shown, withdrawn, notices, layer }
 }
 
-const harnessWith = (port: Layer.Layer<QuestionsPort>, options: Questions.QuestionsOptions = {}) =>
-  Test.layer({ script: { turns: "hang" }, settings: { quietWindow: "10 millis" } }).pipe(
-    Layer.provide(Questions.layer(options).pipe(Layer.provide(port)))
-  )
+/** the production composition (questions among its turn extensions) with this question port */
+const harnessWith = (port: Layer.Layer<QuestionsPort>) =>
+  Test.layer({ script: { turns: "hang" }, settings: { quietWindow: "10 millis" } }).pipe(Layer.provide(port))
 
 const rui = (ids: { threadId: string; turnId: string }) => ({
   ...ids,
@@ -118,8 +116,8 @@ describe("questions extension", () => {
         requestedSchema: { type: "object", properties: {} }
       })
       expect(port.shown).toHaveLength(0)
-      // no approvals room in this composition: the request has no handler at all, so it gets an error, not a form
-      expect(reply?._tag).toBe("Error")
+      // the approvals room answers it (no approval port here: an explicit decline), never the form flow
+      expect(resultOf(reply)).toEqual({ action: "decline", content: null, _meta: null })
     }).pipe(Effect.provide(harnessWith(port.layer)))
   })
 
@@ -207,11 +205,13 @@ describe("questions extension", () => {
         message: "How many?",
         requestedSchema: { type: "object", properties: { count: { type: "integer", minimum: 1, maximum: 10 } }, required: ["count"] }
       })
-      expect(port.shown).toHaveLength(2)
+      // three attempts (the default), each after the first with the reason
+      expect(port.shown).toHaveLength(3)
       expect(port.shown[0]!.problem).toBeUndefined()
       expect(port.shown[1]!.problem).toBeDefined()
+      expect(port.shown[2]!.problem).toBeDefined()
       expect(resultOf(reply)).toEqual({ action: "decline", content: null, _meta: null })
       expect(port.notices).toHaveLength(1)
-    }).pipe(Effect.provide(harnessWith(port.layer, { maxAttempts: 2 })))
+    }).pipe(Effect.provide(harnessWith(port.layer)))
   })
 })

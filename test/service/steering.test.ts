@@ -5,7 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
 import * as Test from "../../layers/Test.js"
 import { type ClientRequest, type Handler, MockAppServer, type MockScript } from "../../src/testing/MockAppServer.js"
-import { QueueFull, SteeringQueue, type SteeringQueueOptions, layer as steeringLayer } from "../../src/turn/SteeringQueue.js"
+import { QueueFull, SteeringQueue, type SteeringQueueOptions, layer as steeringLayer } from "../../src/harness/SteeringQueue.js"
 
 const layer = (script: MockScript = {}, options: SteeringQueueOptions = {}) =>
   steeringLayer(options).pipe(Layer.provideMerge(Test.layer({ script: { turns: "hang", ...script } })))

@@ -3,9 +3,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option, TestClock } from "effect"
 import * as Test from "../../layers/Test.js"
+import { leaseSessionClient, ordinaryRuntime } from "../support/harness.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
 import { AppServerExited } from "../../src/appserver/errors.js"
-import { CodexHarness, clientSpec } from "../../src/harness/CodexHarness.js"
+import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { type ClientRequest, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"
 import * as TurnRunner from "../../src/turn/TurnRunner.js"
@@ -49,10 +50,10 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
       expect(records[2]).toMatchObject({ text: "hello from the mock", threadId: outcome.threadId, turnId: outcome.turnId })
       expect(records[3]).toMatchObject({ threadId: outcome.threadId, turnId: outcome.turnId, status: "completed" })
 
-      expect(events[0]).toMatchObject({ type: "thread.opened", thread: { threadId: outcome.threadId, resumed: false } })
-      expect(events[1]).toEqual({ type: "turn.started", threadId: outcome.threadId, turnId: outcome.turnId })
-      expect(events.at(-1)).toMatchObject({ type: "turn.completed", outcome: { finalText: "hello from the mock" } })
-      const methods = events.flatMap((e) => (e.type === "notification" ? [e.notification.method] : []))
+      expect(events[0]).toMatchObject({ _tag: "ThreadOpened", thread: { threadId: outcome.threadId, resumed: false } })
+      expect(events[1]).toMatchObject({ _tag: "TurnStarted", threadId: outcome.threadId, turnId: outcome.turnId })
+      expect(events.at(-1)).toMatchObject({ _tag: "TurnCompleted", outcome: { finalText: "hello from the mock" } })
+      const methods = events.flatMap((e) => (e._tag === "Notification" ? [e.notification.method] : []))
       expect(methods).toContain("item/agentMessage/delta")
       expect(methods.at(-1)).toBe("turn/completed")
     }).pipe(Effect.provide(Test.layer({ script: { replyText: "hello from the mock" } }))))
@@ -90,7 +91,7 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
       const pool = yield* ClientPool
       const mock = yield* MockAppServer
       const first = yield* harness.runTurn({ sessionId: "s3", prompt: "first" })
-      yield* pool.retire("default", "test")
+      yield* pool.retire(ordinaryRuntime(Test.settings).poolKey, "test")
       const second = yield* harness.runTurn({ sessionId: "s3", prompt: "second" })
       expect(yield* mock.spawnCount).toBe(2)
       const resume = yield* mock.awaitRequest("thread/resume")
@@ -120,7 +121,7 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
       expect(yield* mock.requests("thread/start")).toHaveLength(2)
       expect(paramsOf((yield* mock.requests("thread/resume"))[0]!)).toMatchObject({ threadId: first.threadId })
       expect(events[0]).toMatchObject({
-        type: "thread.opened",
+        _tag: "ThreadOpened",
         thread: { threadId: second.threadId, resumed: false, replacedThreadId: first.threadId }
       })
 
@@ -180,7 +181,7 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
           prompt: "long job",
           // the runner is following the turn's notifications once turn/started reaches it
           onEvent: (e) =>
-            e.type === "notification" && e.notification.method === "turn/started"
+            e._tag === "Notification" && e.notification._tag === "TurnStarted"
               ? Deferred.succeed(following, undefined)
               : Effect.void
         })
@@ -209,7 +210,7 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
           sessionId: "s7b",
           prompt: "long job",
           onEvent: (e) =>
-            e.type === "notification" && e.notification.method === "turn/started"
+            e._tag === "Notification" && e.notification._tag === "TurnStarted"
               ? Deferred.succeed(following, undefined)
               : Effect.void
         })
@@ -247,7 +248,7 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
     Effect.gen(function* () {
       const pool = yield* ClientPool
       const mock = yield* MockAppServer
-      const connection = yield* pool.lease("default", clientSpec({ ...Test.settings }))
+      const connection = yield* leaseSessionClient(pool, Test.settings)
       const threadSettings = { cwd: "/w", approvalPolicy: "never", sandbox: "read-only" } as const
       const a = yield* TurnRunner.openThread(connection, threadSettings, undefined)
       const b = yield* TurnRunner.openThread(connection, threadSettings, undefined)
@@ -278,7 +279,7 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
         const harness = yield* CodexHarness
         const pool = yield* ClientPool
         yield* harness.runTurn({ sessionId: "s9", prompt: "one" })
-        yield* pool.retire("default", "test")
+        yield* pool.retire(ordinaryRuntime(Test.settings).poolKey, "test")
         yield* harness.runTurn({ sessionId: "s9", prompt: "two" })
         const peers = yield* (yield* MockAppServer).peers
         expect(peers).toHaveLength(2)

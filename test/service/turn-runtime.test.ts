@@ -7,7 +7,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Test from "../../layers/Test.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
-import { TurnExtensions } from "../../src/harness/TurnExtensions.js"
+import { ModelLocked } from "../../src/session/errors.js"
+import * as Runtimes from "../../src/session/Runtimes.js"
+import { EmbedderExtensions } from "../../src/turn/TurnExtension.js"
 import { type LifecycleEvent, PluginHooks } from "../../src/ports/PluginHooks.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { type ClientRequest, duringTurn, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"
@@ -83,26 +85,41 @@ describe("turn runtime rules", () => {
       )
     ))
 
-  it.scoped("[S13] a locked binding resumes and runs with no model or provider override, whatever is chosen", () =>
+  it.scoped("[S13] a locked binding resumes and runs on its private connection with no model or provider override; a model switch is refused before anything is sent", () =>
     Effect.gen(function* () {
       const harness = yield* CodexHarness
       const store = yield* SessionStore
       const mock = yield* MockAppServer
       yield* harness.runTurn({ sessionId: "seed", prompt: "make a thread" })
       const threadId = paramsOf((yield* mock.requests("turn/start"))[0]!).threadId as string
-      yield* store.append("locked", { _tag: "binding", at: "t", threadId, model: "pinned", modelProvider: "p", locked: true })
-      const result = yield* harness.runTurn({ sessionId: "locked", prompt: "continue", model: "picker-choice" })
-      const resume = paramsOf((yield* mock.requests("thread/resume"))[0]!)
-      expect(resume.threadId).toBe(threadId)
-      expect(resume).not.toHaveProperty("model")
-      expect(resume).not.toHaveProperty("modelProvider")
+      const runtime = Runtimes.supervisedRuntime("locked", "/mock/codex-home", undefined)
+      yield* store.append("locked", { _tag: "binding", at: "t", threadId, model: "pinned", modelProvider: "p", locked: true, runtime })
+
+      const refused = yield* harness.runTurn({ sessionId: "locked", prompt: "continue", model: "picker-choice" }).pipe(Effect.flip)
+      expect(refused).toBeInstanceOf(ModelLocked)
+      expect(refused.message).toBe("session locked is a supervised chat locked to model pinned; it cannot switch to picker-choice")
+      expect(yield* harness.chooseModel("locked", "picker-choice").pipe(Effect.flip)).toBeInstanceOf(ModelLocked)
+      expect(yield* mock.requests("thread/resume")).toHaveLength(0)
+      expect((yield* recordsOf("locked")).map((r) => r._tag)).toEqual(["binding"])
+
+      const result = yield* harness.runTurn({ sessionId: "locked", prompt: "continue" })
+      const resume = (yield* mock.requests("thread/resume"))[0]!
+      expect(paramsOf(resume).threadId).toBe(threadId)
+      expect(paramsOf(resume)).not.toHaveProperty("model")
+      expect(paramsOf(resume)).not.toHaveProperty("modelProvider")
+      // on its own connection: a second peer, never the ordinary client the seed session used
+      expect(resume.peer).toBe(2)
       const turn = paramsOf((yield* mock.requests("turn/start"))[1]!)
       expect(turn).not.toHaveProperty("model")
-      // the pair Codex restored (the thread's own) is the one reported, not the picker's
+      // the pair Codex restored (the thread's own) is the one reported, not the settings' default
       expect(result.model).toBe("default-model")
       const records = yield* recordsOf("locked")
       expect(records.filter((r) => r._tag === "binding")).toHaveLength(1)
-    }).pipe(Effect.provide(Test.layer({ settings: { model: "default-model" } }))))
+    }).pipe(
+      Effect.provide(
+        Test.layer({ settings: { model: "default-model", supervision: { enabled: true, codexHome: "/mock/codex-home" } } })
+      )
+    ))
 
   it.scoped("[S18] automatic mode delivers the final text once; the transcript marks it delivered", () =>
     Effect.gen(function* () {
@@ -369,7 +386,7 @@ describe("lifecycle projections", () => {
 describe("turn extensions", () => {
   it.scoped("[S11][S20] an extension's tools, thread config and per-turn routes reach the thread and live for the turn", () => {
     let installs = 0
-    const extension = Layer.succeed(TurnExtensions, [
+    const extension = Layer.succeed(EmbedderExtensions, [
       {
         name: "test-extension",
         tools: () => [
@@ -383,7 +400,7 @@ describe("turn extensions", () => {
         threadConfig: () => Effect.succeed({ "features.hooks": true }),
         install: (turn) =>
           turn.connection
-            .handle({ match: "item/commandExecution/requestApproval", handle: () => Effect.succeed({ decision: "decline" }) })
+            .handle("item/commandExecution/requestApproval", { threadId: turn.threadId, handle: () => Effect.succeed({ decision: "decline" }) })
             .pipe(Effect.tap(() => Effect.sync(() => installs++)))
       }
     ])
@@ -393,7 +410,9 @@ describe("turn extensions", () => {
       const askAndCall: Handler = duringTurn((params, ctx) =>
             Effect.gen(function* () {
               const turnId = params.turnId
-              const approval = yield* ctx.request("item/commandExecution/requestApproval", { threadId: params.threadId, turnId, itemId: "c" })
+              const approval = yield* ctx.request("item/commandExecution/requestApproval", {
+                threadId: params.threadId, turnId, itemId: "c", command: "ls", cwd: "/w"
+              })
               expect(approval).toMatchObject({ _tag: "Result", result: { decision: "decline" } })
               const tool = yield* ctx.request("item/tool/call", {
                 threadId: params.threadId, turnId, callId: "t", namespace: "openclaw", tool: "lookup", arguments: { q: "cats" }
@@ -409,7 +428,9 @@ describe("turn extensions", () => {
       expect(installs).toBe(1)
       // after the turn the route is gone: an approval request now gets the no-handler error
       const peer = yield* mock.latest
-      const late = yield* peer.request("item/commandExecution/requestApproval", { threadId: start.threadId ?? "t", turnId: "x", itemId: "c" })
+      const late = yield* peer.request("item/commandExecution/requestApproval", {
+        threadId: start.threadId ?? "t", turnId: "x", itemId: "c", command: "ls", cwd: "/w"
+      })
       expect(late._tag).toBe("Error")
     }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }).pipe(Layer.provide(extension))))
   })

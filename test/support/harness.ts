@@ -2,9 +2,10 @@
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as Live from "../../layers/Live.js"
-import type { ClientPoolOptions } from "../../src/appserver/ClientPool.js"
-import type { HarnessSettings } from "../../src/harness/CodexHarness.js"
+import type { ClientPoolOptions, ClientPoolService } from "../../src/appserver/ClientPool.js"
+import type { HarnessSettings } from "../../src/config/Settings.js"
 import * as TempDir from "../../src/platform/TempDir.js"
+import * as Runtimes from "../../src/session/Runtimes.js"
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 
@@ -123,4 +124,14 @@ export const functionCallOutput = (bodies: ReadonlyArray<string>, callId: string
     }
   }
   return undefined
+}
+
+/**
+ * The runtime a new session of these settings gets (with a provider URL or an explicit CODEX_HOME it does not depend on
+ * the user's own home), and a lease on its shared client: the one the session's turns use.
+ */
+export const ordinaryRuntime = (settings: HarnessSettings) => Runtimes.runtimeFor(settings, "/nonexistent/user-codex-home")
+export const leaseSessionClient = (pool: ClientPoolService, settings: HarnessSettings) => {
+  const runtime = ordinaryRuntime(settings)
+  return pool.lease(runtime.poolKey, Runtimes.clientSpecFor(runtime, settings))
 }

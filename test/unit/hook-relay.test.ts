@@ -5,7 +5,7 @@ import { Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import * as HookRelay from "../../src/approvals/HookRelay.js"
 import { defaultNativeHookEvents } from "../../src/config/HarnessConfig.js"
-import type { ApprovalDecision } from "../../src/ports/ApprovalPrompts.js"
+import { type ApprovalDecision, declineAll } from "../../src/ports/ApprovalPrompts.js"
 import { failsClosed, parseArgs } from "../../src/cli/hookRelay.js"
 
 const services = (
@@ -14,7 +14,7 @@ const services = (
 ): Effect.Effect<HookRelay.RelayServices> =>
   Effect.map(HookRelay.makeReports(), (reports) => ({
     policy,
-    prompts: decision === undefined ? Option.none() : Option.some({ ask: () => Effect.succeed(decision) }),
+    prompts: decision === undefined ? declineAll : { ask: () => Effect.succeed(decision) },
     reports,
     promptTimeout: "1 second"
   }))

@@ -12,7 +12,7 @@ import {
   harnessContract,
   type ProblemKind,
   summarize
-} from "../../src/appserver/ProtocolCheck.js"
+} from "../../scripts/protocol-check/index.js"
 
 // JSON schema nodes, mutated freely by the tests
 type Node = any
@@ -432,6 +432,7 @@ const definitions: Record<string, Node> = {
       cursor: {type: ["string", "null"]},
       includedThreadIds: {items: {type: "string"}, type: ["array", "null"]},
       limit: {format: "uint32", minimum: 0, type: ["integer", "null"]},
+      modelProviders: {items: {type: "string"}, type: ["array", "null"]},
       parentThreadId: {type: ["string", "null"]},
       searchTerm: {type: ["string", "null"]},
       sourceKinds: {items: {"$ref": "#/definitions/ThreadSourceKind"}, type: ["array", "null"]}
@@ -539,6 +540,37 @@ const definitions: Record<string, Node> = {
     title: "ThreadStartedNotification",
     type: "object"
   },
+  ThreadStatusChangedNotification: {
+    properties: {status: {"$ref": "#/definitions/ThreadStatus"}, threadId: {type: "string"}},
+    required: ["status", "threadId"],
+    type: "object"
+  },
+  ThreadArchivedNotification: {properties: {threadId: {type: "string"}}, required: ["threadId"], type: "object"},
+  ThreadClosedNotification: {properties: {threadId: {type: "string"}}, required: ["threadId"], type: "object"},
+  HookStartedNotification: {
+    properties: {run: {"$ref": "#/definitions/HookRunSummary"}, threadId: {type: "string"}, turnId: {type: ["string", "null"]}},
+    required: ["run", "threadId"],
+    type: "object"
+  },
+  HookCompletedNotification: {
+    properties: {run: {"$ref": "#/definitions/HookRunSummary"}, threadId: {type: "string"}, turnId: {type: ["string", "null"]}},
+    required: ["run", "threadId"],
+    type: "object"
+  },
+  HookRunSummary: {
+    properties: {
+      completedAt: {format: "int64", type: ["integer", "null"]},
+      eventName: {"$ref": "#/definitions/HookEventName"},
+      id: {type: "string"},
+      startedAt: {format: "int64", type: "integer"},
+      status: {"$ref": "#/definitions/HookRunStatus"},
+      statusMessage: {type: ["string", "null"]}
+    },
+    required: ["eventName", "id", "startedAt", "status"],
+    type: "object"
+  },
+  HookEventName: {enum: ["preToolUse", "permissionRequest", "postToolUse", "sessionStart", "userPromptSubmit", "stop"], type: "string"},
+  HookRunStatus: {enum: ["running", "completed", "failed", "blocked", "stopped"], type: "string"},
   TurnStartedNotification: {
     properties: {threadId: {type: "string"}, turn: {"$ref": "#/definitions/Turn"}},
     required: ["threadId", "turn"],
@@ -606,40 +638,169 @@ const definitions: Record<string, Node> = {
     type: "object"
   },
   CommandExecutionRequestApprovalParams: {
-    properties: {itemId: {type: "string"}, threadId: {type: "string"}, turnId: {type: "string"}},
-    required: ["itemId", "threadId", "turnId"],
+    properties: {
+      command: {type: ["string", "null"]},
+      cwd: {anyOf: [{"$ref": "#/definitions/LegacyAppPathString"}, {type: "null"}]},
+      itemId: {type: "string"},
+      reason: {type: ["string", "null"]},
+      startedAtMs: {format: "int64", type: "integer"},
+      threadId: {type: "string"},
+      turnId: {type: "string"}
+    },
+    required: ["itemId", "startedAtMs", "threadId", "turnId"],
     type: "object"
+  },
+  LegacyAppPathString: {type: "string"},
+  CommandExecutionRequestApprovalResponse: {
+    properties: {decision: {"$ref": "#/definitions/CommandExecutionApprovalDecision"}},
+    required: ["decision"],
+    title: "CommandExecutionRequestApprovalResponse",
+    type: "object"
+  },
+  CommandExecutionApprovalDecision: {
+    oneOf: [
+      {enum: ["accept"], type: "string"},
+      {enum: ["acceptForSession"], type: "string"},
+      {
+        additionalProperties: false,
+        properties: {acceptWithExecpolicyAmendment: {type: "object"}},
+        required: ["acceptWithExecpolicyAmendment"],
+        title: "AcceptWithExecpolicyAmendmentCommandExecutionApprovalDecision",
+        type: "object"
+      },
+      {enum: ["decline"], type: "string"},
+      {enum: ["cancel"], type: "string"}
+    ]
   },
   FileChangeRequestApprovalParams: {
-    properties: {itemId: {type: "string"}, threadId: {type: "string"}, turnId: {type: "string"}},
-    required: ["itemId", "threadId", "turnId"],
+    properties: {
+      grantRoot: {type: ["string", "null"]},
+      itemId: {type: "string"},
+      reason: {type: ["string", "null"]},
+      startedAtMs: {format: "int64", type: "integer"},
+      threadId: {type: "string"},
+      turnId: {type: "string"}
+    },
+    required: ["itemId", "startedAtMs", "threadId", "turnId"],
     type: "object"
+  },
+  FileChangeRequestApprovalResponse: {
+    properties: {decision: {"$ref": "#/definitions/FileChangeApprovalDecision"}},
+    required: ["decision"],
+    title: "FileChangeRequestApprovalResponse",
+    type: "object"
+  },
+  FileChangeApprovalDecision: {
+    oneOf: [
+      {enum: ["accept"], type: "string"},
+      {enum: ["acceptForSession"], type: "string"},
+      {enum: ["decline"], type: "string"},
+      {enum: ["cancel"], type: "string"}
+    ]
   },
   PermissionsRequestApprovalParams: {
-    properties: {itemId: {type: "string"}, threadId: {type: "string"}, turnId: {type: "string"}},
-    required: ["itemId", "threadId", "turnId"],
+    properties: {
+      cwd: {"$ref": "#/definitions/LegacyAppPathString"},
+      itemId: {type: "string"},
+      permissions: {"$ref": "#/definitions/RequestPermissionProfile"},
+      reason: {type: ["string", "null"]},
+      startedAtMs: {format: "int64", type: "integer"},
+      threadId: {type: "string"},
+      turnId: {type: "string"}
+    },
+    required: ["cwd", "itemId", "permissions", "startedAtMs", "threadId", "turnId"],
     type: "object"
   },
+  RequestPermissionProfile: {
+    additionalProperties: false,
+    properties: {fileSystem: {anyOf: [{}, {type: "null"}]}, network: {anyOf: [{}, {type: "null"}]}},
+    type: "object"
+  },
+  PermissionsRequestApprovalResponse: {
+    properties: {
+      permissions: {"$ref": "#/definitions/GrantedPermissionProfile"},
+      scope: {allOf: [{"$ref": "#/definitions/PermissionGrantScope"}], default: "turn"},
+      strictAutoReview: {type: ["boolean", "null"]}
+    },
+    required: ["permissions"],
+    title: "PermissionsRequestApprovalResponse",
+    type: "object"
+  },
+  GrantedPermissionProfile: {
+    properties: {fileSystem: {anyOf: [{}, {type: "null"}]}, network: {anyOf: [{}, {type: "null"}]}},
+    type: "object"
+  },
+  PermissionGrantScope: {enum: ["turn", "session"], type: "string"},
   DynamicToolCallParams: {
     properties: {
       arguments: true,
+      callId: {type: "string"},
+      namespace: {type: ["string", "null"]},
       threadId: {type: "string"},
       tool: {type: "string"},
       turnId: {type: "string"}
     },
-    required: ["arguments", "threadId", "tool", "turnId"],
+    required: ["arguments", "callId", "threadId", "tool", "turnId"],
     type: "object"
   },
+  DynamicToolCallResponse: {
+    properties: {
+      contentItems: {items: {"$ref": "#/definitions/DynamicToolCallOutputContentItem"}, type: "array"},
+      success: {type: "boolean"}
+    },
+    required: ["contentItems", "success"],
+    title: "DynamicToolCallResponse",
+    type: "object"
+  },
+  DynamicToolCallOutputContentItem: {
+    oneOf: [
+      {
+        properties: {text: {type: "string"}, type: {enum: ["inputText"], type: "string"}},
+        required: ["text", "type"],
+        title: "InputTextDynamicToolCallOutputContentItem",
+        type: "object"
+      },
+      {
+        properties: {imageUrl: {type: "string"}, type: {enum: ["inputImage"], type: "string"}},
+        required: ["imageUrl", "type"],
+        title: "InputImageDynamicToolCallOutputContentItem",
+        type: "object"
+      },
+      {
+        properties: {audioUrl: {type: "string"}, type: {enum: ["inputAudio"], type: "string"}},
+        required: ["audioUrl", "type"],
+        title: "InputAudioDynamicToolCallOutputContentItem",
+        type: "object"
+      }
+    ]
+  },
   ToolRequestUserInputParams: {
-    properties: {itemId: {type: "string"}, threadId: {type: "string"}, turnId: {type: "string"}},
-    required: ["itemId", "threadId", "turnId"],
+    properties: {
+      isBlocking: {type: "boolean"},
+      itemId: {type: "string"},
+      questions: {items: {}, type: "array"},
+      threadId: {type: "string"},
+      turnId: {type: "string"}
+    },
+    required: ["isBlocking", "itemId", "questions", "threadId", "turnId"],
+    type: "object"
+  },
+  ToolRequestUserInputResponse: {
+    properties: {answers: {additionalProperties: {"$ref": "#/definitions/ToolRequestUserInputAnswer"}, type: "object"}},
+    required: ["answers"],
+    title: "ToolRequestUserInputResponse",
+    type: "object"
+  },
+  ToolRequestUserInputAnswer: {
+    properties: {answers: {items: {type: "string"}, type: "array"}},
+    required: ["answers"],
     type: "object"
   },
   McpServerElicitationRequestParams: {
     oneOf: [
-      {properties: {mode: {enum: ["form"], type: "string"}}, required: ["mode"], type: "object"},
+      {properties: {_meta: true, mode: {enum: ["form"], type: "string"}}, required: ["mode"], type: "object"},
       {
-        properties: {mode: {enum: ["url"], type: "string"}, url: {type: "string"}},
+        properties: {_meta: true, mode: {enum: ["url"], type: "string"}, url: {type: "string"}},
         required: ["mode", "url"],
         type: "object"
       }
@@ -651,7 +812,14 @@ const definitions: Record<string, Node> = {
     },
     required: ["serverName", "threadId"],
     type: "object"
-  }
+  },
+  McpServerElicitationRequestResponse: {
+    properties: {_meta: {}, action: {"$ref": "#/definitions/McpServerElicitationAction"}, content: {}},
+    required: ["action"],
+    title: "McpServerElicitationRequestResponse",
+    type: "object"
+  },
+  McpServerElicitationAction: {enum: ["accept", "decline", "cancel"], type: "string"}
 }
 
 const base: Fixture = {
@@ -682,7 +850,11 @@ const base: Fixture = {
     "item/started": "ItemStartedNotification",
     "item/completed": "ItemCompletedNotification",
     "item/agentMessage/delta": "AgentMessageDeltaNotification",
-    "serverRequest/resolved": "ServerRequestResolvedNotification"
+    "serverRequest/resolved": "ServerRequestResolvedNotification",
+    "thread/archived": "ThreadArchivedNotification",
+    "thread/closed": "ThreadClosedNotification",
+    "hook/started": "HookStartedNotification",
+    "hook/completed": "HookCompletedNotification"
   },
   serverRequests: {
     "item/commandExecution/requestApproval": "CommandExecutionRequestApprovalParams",
@@ -931,6 +1103,111 @@ describe("protocol check against a fabricated generated schema", () => {
     ])
   })
 
+  it("[protocol] a server-request params field we read that the binary dropped is reported", () => {
+    const problems = check((g) => {
+      const params = g.definitions["DynamicToolCallParams"]
+      delete params.properties.callId
+      params.required = params.required.filter((r: string) => r !== "callId")
+    })
+    expect(problems).toEqual([{
+      kind: "FieldMissing",
+      where: "item/tool/call params.callId",
+      message: "we read this field but theirs has no such field"
+    }])
+  })
+
+  it("[protocol] a decision we send that the binary no longer accepts is reported on the response", () => {
+    const problems = check((g) => {
+      const decision = g.definitions["CommandExecutionApprovalDecision"]
+      decision.oneOf = decision.oneOf.filter((v: Node) => v.enum?.[0] !== "acceptForSession")
+      g.definitions["PermissionGrantScope"].enum = ["turn"]
+    })
+    expectOnly(problems, "LiteralNotInEnum")
+    expect(lines(problems)).toEqual([
+      `item/commandExecution/requestApproval response.decision: "acceptForSession" is not among theirs ("accept", "decline", "cancel")`,
+      `item/permissions/requestApproval response.scope: "session" is not among theirs ("turn")`
+    ])
+  })
+
+  it("[protocol] a response field the binary now requires, or no longer has, is reported on the response", () => {
+    const problems = check((g) => {
+      g.definitions["DynamicToolCallResponse"].required = ["contentItems", "success", "durationMs"]
+      delete g.definitions["McpServerElicitationRequestResponse"].properties.content
+    })
+    expect(problems).toEqual([
+      {
+        kind: "RequiredFieldMissing",
+        where: "item/tool/call response.durationMs",
+        message: "required by theirs but absent from ours"
+      },
+      {
+        kind: "FieldMissing",
+        where: "mcpServer/elicitation/request response.content",
+        message: "we send this field but theirs has no such field"
+      }
+    ])
+  })
+
+  it("[protocol] a tool output item we send whose variant disappeared is reported on its discriminator", () => {
+    const problems = check((g) => {
+      const item = g.definitions["DynamicToolCallOutputContentItem"]
+      item.oneOf = item.oneOf.filter((v: Node) => v.title !== "InputImageDynamicToolCallOutputContentItem")
+    })
+    expect(lines(problems)).toEqual([
+      `item/tool/call response.contentItems[].type: "inputImage" is not among theirs ("inputText", "inputAudio")`
+    ])
+  })
+
+  it("[protocol] a missing response definition is reported", () => {
+    const problems = check((g) => delete g.definitions["ToolRequestUserInputResponse"])
+    expect(problems).toEqual([{
+      kind: "DefinitionMissing",
+      where: "item/tool/requestUserInput response",
+      message: "definition ToolRequestUserInputResponse is missing from the generated schema"
+    }])
+  })
+
+  it("[protocol] a server request of a contract of its own: removed is reported once, present is held to the binary's table", () => {
+    const contract: Contract = {
+      clientMethods: {},
+      notifications: {},
+      items: [],
+      serverRequests: {
+        "x/ask": {
+          params: Schema.Struct({ threadId: Schema.String, prompt: Schema.String }),
+          response: Schema.Struct({ answer: Schema.Literal("yes", "no") }),
+          paramsDefinition: "XAskParams",
+          responseDefinition: "XAskResponse"
+        }
+      }
+    }
+    // the binary dropped the method: neither params nor response is looked at
+    expect(check(() => {}, contract)).toEqual([{
+      kind: "ServerRequestRemoved",
+      where: "x/ask",
+      message: "we handle this server request but the binary no longer sends it"
+    }])
+    // the binary's own method table names the params definition (ours, XAskParams, is absent)
+    const problems = check((g) => {
+      g.serverRequests["x/ask"] = "XAskParamsV2"
+      g.definitions["XAskParamsV2"] = {
+        type: "object",
+        properties: { threadId: { type: "string" }, prompt: { type: ["string", "null"] } },
+        required: ["threadId"]
+      }
+      g.definitions["XAskResponse"] = {
+        type: "object",
+        properties: { answer: { enum: ["yes"], type: "string" } },
+        required: ["answer"]
+      }
+    }, contract)
+    expect(lines(problems)).toEqual([
+      "x/ask params.prompt: required in ours but optional in theirs",
+      "x/ask params.prompt: may be null in theirs but our schema does not accept null",
+      `x/ask response.answer: "no" is not among theirs ("yes")`
+    ])
+  })
+
   it("[protocol] initialize is checked against the v1 definitions", () => {
     const problems = check((g) => {
       g.definitions["ClientInfo"].properties.version = { type: "integer" }
@@ -983,7 +1260,7 @@ describe("protocol check against a fabricated generated schema", () => {
       },
       notifications: {},
       items: [],
-      serverRequests: []
+      serverRequests: {}
     }
     const problems = check((g) => {
       g.clientRequests["x/do"] = "XParams"

@@ -4,11 +4,12 @@
 // steering keeps its messages for ONE next turn; the refusal is remembered for that run only, never for later runs.
 // It never drops a message silently: every message ends in a turn (its own, a later one, or the running one it was
 // steered into) or, when explicitly cancelled or the layer closes, its waiters are interrupted. State exists only for
-// sessions with a run or a queue; every fiber belongs to the layer's scope.
-import { Context, Deferred, Duration, Effect, Exit, type Fiber, FiberId, FiberSet, Layer, Schema } from "effect"
+// sessions with a run or a queue; every fiber belongs to the layer's scope (FiberMaps for each session's driver, turn
+// and quiet-window timer, a FiberSet for flushes), and every waiter is a Deferred completed through Effect.
+import { Context, Deferred, Duration, Effect, Exit, Fiber, FiberMap, FiberSet, Layer, Schema } from "effect"
 import type { QueueMode } from "../../schemas/config.js"
-import { CodexHarness, type HarnessError, type SteerOutcome, type TurnResult } from "../harness/CodexHarness.js"
-import type { EventSink } from "./TurnRunner.js"
+import type { EventSink } from "../turn/TurnEvent.js"
+import { CodexHarness, type HarnessError, type SteerOutcome, type TurnResult } from "./CodexHarness.js"
 
 export type { QueueMode } from "../../schemas/config.js"
 
@@ -130,6 +131,7 @@ interface Run {
   turnId: string | undefined
   /** false once this run's turn refused steering: its later steer messages wait for the next run */
   steerable: boolean
+  /** set as soon as the run's turn is forked */
   fiber: Fiber.RuntimeFiber<TurnResult, HarnessError> | undefined
 }
 
@@ -138,8 +140,6 @@ interface SessionQueue {
   /** waiting messages, in arrival (seq) order */
   pending: Array<Message>
   run: Run | undefined
-  /** the quiet-window timer of steer messages */
-  timer: Fiber.RuntimeFiber<void> | undefined
   /** serializes steer flushes and the step from one run to the next */
   readonly lock: Effect.Semaphore
   /** done when the state is removed (the session went idle with nothing queued) */
@@ -150,10 +150,8 @@ const joinTexts = (messages: ReadonlyArray<Message>) => messages.map((m) => m.te
 
 const bySeq = (a: Message, b: Message) => a.seq - b.seq
 
-const interruptMessage = (message: Message) => {
-  Deferred.unsafeDone(message.reply, Exit.interrupt(FiberId.none))
-  Deferred.unsafeDone(message.carried, Exit.interrupt(FiberId.none))
-}
+const interruptMessage = (message: Message) =>
+  Deferred.interrupt(message.reply).pipe(Effect.zipRight(Deferred.interrupt(message.carried)), Effect.asVoid)
 
 type FlushOutcome = SteerOutcome | { readonly _tag: "Failed" }
 
@@ -170,86 +168,88 @@ export const make = (options: SteeringQueueOptions = {}) =>
     let nextSeq = 0
     let closed = false
 
-    // registered before the FiberSet, so it runs after every fiber is gone: whoever still waits is interrupted
+    // registered before the fibers' maps, so it runs after every fiber is gone: whoever still waits is interrupted
     yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
         closed = true
-        for (const state of sessions.values()) {
-          for (const message of state.pending) interruptMessage(message)
-          for (const message of state.run?.messages ?? []) interruptMessage(message)
-          Deferred.unsafeDone(state.idle, Exit.void)
-        }
+        const states = [...sessions.values()]
         sessions.clear()
+        return Effect.forEach(
+          states,
+          (state) =>
+            Effect.forEach([...state.pending, ...(state.run?.messages ?? [])], interruptMessage, { discard: true }).pipe(
+              Effect.zipRight(Deferred.done(state.idle, Exit.void))
+            ),
+          { discard: true }
+        )
       })
     )
-    const fork = yield* FiberSet.makeRuntime<never>()
+    // per session: its driver (one run after the other), its running turn and its quiet-window timer; a new timer for
+    // a session replaces (interrupts) the previous one. Flushes get fibers of their own.
+    const drivers = yield* FiberMap.make<string>()
+    const turns = yield* FiberMap.make<string, TurnResult, HarnessError>()
+    const timers = yield* FiberMap.make<string>()
+    const flushes = yield* FiberSet.make()
 
     const modeOf = (sessionId: string) => modes.get(sessionId) ?? defaultMode
 
-    /** Takes the next group of waiting messages and starts its run; removes the state when nothing waits. Sync, under the lock. */
-    const startNext = (state: SessionQueue): void => {
-      state.run = undefined
-      const head = state.pending[0]
-      if (head === undefined) {
-        if (state.timer !== undefined) fork(Effect.asVoid(state.timer.interruptAsFork(FiberId.none)))
-        state.timer = undefined
-        if (sessions.get(state.sessionId) === state) sessions.delete(state.sessionId)
-        Deferred.unsafeDone(state.idle, Exit.void)
-        return
-      }
-      // followup: one message; steer (batched or held) and collect: the consecutive messages of that mode
-      let count = 1
-      if (head.mode !== "followup") {
-        while (count < state.pending.length && state.pending[count]!.mode === head.mode) count++
-      }
-      const group = state.pending.splice(0, count)
-      const prompt = joinTexts(group)
-      const run: Run = {
-        messages: group,
-        started: Deferred.unsafeMake<void>(FiberId.none),
-        turnId: undefined,
-        steerable: true,
-        fiber: undefined
-      }
-      state.run = run
-      for (const message of group) Deferred.unsafeDone(message.carried, Exit.succeed<Carried>({ _tag: "Turn", prompt }))
-      const onEvent = head.options.onEvent
-      const model = head.options.model
-      const collaboration = head.options.collaboration
-      run.fiber = fork(
-        harness
-          .runTurn({
-            sessionId: state.sessionId,
-            prompt,
-            ...(model !== undefined ? { model } : {}),
-            ...(collaboration !== undefined ? { collaboration } : {}),
-            onEvent: (event) => {
-              if (event.type === "turn.started") {
-                run.turnId = event.turnId
-                Deferred.unsafeDone(run.started, Exit.void)
+    /** Takes the next group of waiting messages and starts its run; removes the state when nothing waits. Under the lock. */
+    const startNext = (state: SessionQueue): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        state.run = undefined
+        const head = state.pending[0]
+        if (head === undefined) {
+          yield* FiberMap.remove(timers, state.sessionId)
+          if (sessions.get(state.sessionId) === state) sessions.delete(state.sessionId)
+          yield* Deferred.done(state.idle, Exit.void)
+          return
+        }
+        // followup: one message; steer (batched or held) and collect: the consecutive messages of that mode
+        let count = 1
+        if (head.mode !== "followup") {
+          while (count < state.pending.length && state.pending[count]!.mode === head.mode) count++
+        }
+        const group = state.pending.splice(0, count)
+        const prompt = joinTexts(group)
+        const started = yield* Deferred.make<void>()
+        for (const message of group) yield* Deferred.succeed(message.carried, { _tag: "Turn", prompt } as Carried)
+        const { collaboration, model, onEvent } = head.options
+        const run: Run = { messages: group, started, turnId: undefined, steerable: true, fiber: undefined }
+        state.run = run
+        run.fiber = yield* FiberMap.run(
+          turns,
+          state.sessionId,
+          harness
+            .runTurn({
+              sessionId: state.sessionId,
+              prompt,
+              ...(model !== undefined ? { model } : {}),
+              ...(collaboration !== undefined ? { collaboration } : {}),
+              onEvent: (event) => {
+                const seen = event._tag === "TurnStarted"
+                  ? Effect.sync(() => void (run.turnId = event.turnId)).pipe(Effect.zipRight(Deferred.succeed(started, undefined)))
+                  : Effect.void
+                return onEvent === undefined ? seen : Effect.zipRight(seen, onEvent(event))
               }
-              return onEvent === undefined ? Effect.void : onEvent(event)
-            }
-          })
-          .pipe(
-            Effect.ensuring(Deferred.succeed(run.started, undefined)),
-            Effect.withSpan("SteeringQueue.run", { attributes: { sessionId: state.sessionId, messages: group.length } })
-          )
-      )
-    }
+            })
+            .pipe(
+              Effect.ensuring(Deferred.succeed(started, undefined)),
+              Effect.withSpan("SteeringQueue.run", { attributes: { sessionId: state.sessionId, messages: group.length } })
+            )
+        )
+      })
 
     /** One session's runs, one after the other, until nothing waits. */
     const drive = (state: SessionQueue): Effect.Effect<void> =>
       Effect.gen(function* () {
-        yield* state.lock.withPermits(1)(Effect.sync(() => startNext(state)))
+        yield* state.lock.withPermits(1)(startNext(state))
         while (state.run !== undefined) {
           const run = state.run
           const exit = yield* run.fiber!.await
           yield* state.lock.withPermits(1)(
-            Effect.sync(() => {
-              for (const message of run.messages) Deferred.unsafeDone(message.reply, exit)
-              startNext(state)
-            })
+            Effect.forEach(run.messages, (message) => Deferred.done(message.reply, exit), { discard: true }).pipe(
+              Effect.zipRight(startNext(state))
+            )
           )
         }
       }).pipe(Effect.annotateLogs({ sessionId: state.sessionId }))
@@ -284,9 +284,7 @@ export const make = (options: SteeringQueueOptions = {}) =>
           )
           switch (outcome._tag) {
             case "Steered":
-              for (const message of batch) {
-                Deferred.unsafeDone(message.carried, Exit.succeed<Carried>({ _tag: "Steered", turnId: outcome.turnId }))
-              }
+              for (const message of batch) yield* Deferred.succeed(message.carried, { _tag: "Steered", turnId: outcome.turnId } as Carried)
               run.messages.push(...batch)
               return
             case "NotSteerable":
@@ -301,22 +299,11 @@ export const make = (options: SteeringQueueOptions = {}) =>
         })
       ).pipe(Effect.annotateLogs({ sessionId: state.sessionId }), Effect.withSpan("SteeringQueue.flush"))
 
-    const restartWindow = (state: SessionQueue) => {
-      const previous = state.timer
-      const timer: Fiber.RuntimeFiber<void> = fork(
-        Effect.sleep(quietWindow).pipe(
-          Effect.zipRight(
-            Effect.sync(() => {
-              if (state.timer === timer) state.timer = undefined
-              // the flush gets its own fiber: a later message restarting the window must not interrupt a turn/steer
-              fork(flush(state))
-            })
-          )
-        )
+    // the flush gets its own fiber: a later message restarting the window must not interrupt a turn/steer
+    const restartWindow = (state: SessionQueue) =>
+      FiberMap.run(timers, state.sessionId, Effect.sleep(quietWindow).pipe(Effect.zipRight(FiberSet.run(flushes, flush(state))))).pipe(
+        Effect.asVoid
       )
-      state.timer = timer
-      if (previous !== undefined) fork(Effect.asVoid(previous.interruptAsFork(FiberId.none)))
-    }
 
     /** a message that answered the running turn's question: carried at once, its reply is that turn's */
     const answered = (run: Run, mode: QueueMode): Submitted => ({
@@ -337,46 +324,37 @@ export const make = (options: SteeringQueueOptions = {}) =>
       }).pipe(Effect.withSpan("SteeringQueue.submit", { attributes: { sessionId } }))
 
     const enqueue = (sessionId: string, text: string, submitOptions: SubmitOptions) =>
-      Effect.suspend((): Effect.Effect<Submitted, QueueFull> => {
-        if (closed) return Effect.interrupt
+      Effect.gen(function* () {
+        // made first: what follows checks and changes the session's state in one synchronous step
+        const reply = yield* Deferred.make<TurnResult, HarnessError>()
+        const carried = yield* Deferred.make<Carried>()
+        const idle = yield* Deferred.make<void>()
+        const lock = yield* Effect.makeSemaphore(1)
+        if (closed) return yield* Effect.interrupt
         const existing = sessions.get(sessionId)
         if (existing !== undefined && existing.pending.length >= maxQueued) {
-          return Effect.fail(new QueueFull({ sessionId, limit: maxQueued }))
+          return yield* new QueueFull({ sessionId, limit: maxQueued })
         }
         const mode = modeOf(sessionId)
-        const message: Message = {
-          seq: nextSeq++,
-          text,
-          mode,
-          options: submitOptions,
-          reply: Deferred.unsafeMake<TurnResult, HarnessError>(FiberId.none),
-          carried: Deferred.unsafeMake<Carried>(FiberId.none)
-        }
+        const message: Message = { seq: nextSeq++, text, mode, options: submitOptions, reply, carried }
         let disposition: Submitted["disposition"]
         if (existing === undefined) {
-          const state: SessionQueue = {
-            sessionId,
-            pending: [message],
-            run: undefined,
-            timer: undefined,
-            lock: Effect.unsafeMakeSemaphore(1),
-            idle: Deferred.unsafeMake<void>(FiberId.none)
-          }
+          const state: SessionQueue = { sessionId, pending: [message], run: undefined, lock, idle }
           sessions.set(sessionId, state)
-          fork(drive(state))
+          yield* FiberMap.run(drivers, sessionId, drive(state))
           disposition = "start"
         } else {
           existing.pending.push(message)
           disposition = mode === "steer" ? "steer" : "queue"
-          if (mode === "steer") restartWindow(existing)
+          if (mode === "steer") yield* restartWindow(existing)
         }
-        return Effect.succeed({
+        return {
           seq: message.seq,
           disposition,
           mode,
-          carried: Deferred.await(message.carried),
-          reply: Deferred.await(message.reply)
-        })
+          carried: Deferred.await(carried),
+          reply: Deferred.await(reply)
+        } satisfies Submitted
       })
 
     const drain = (sessionId: string) =>
@@ -407,16 +385,17 @@ export const make = (options: SteeringQueueOptions = {}) =>
       interrupt: (sessionId) =>
         Effect.suspend(() => {
           const fiber = sessions.get(sessionId)?.run?.fiber
-          return fiber === undefined ? Effect.succeed(false) : Effect.as(fiber.interruptAsFork(FiberId.none), true)
+          return fiber === undefined ? Effect.succeed(false) : Effect.as(Fiber.interruptFork(fiber), true)
         }),
       cancelQueued: (sessionId) =>
-        Effect.sync(() => {
+        Effect.suspend(() => {
           const state = sessions.get(sessionId)
-          if (state === undefined) return []
+          if (state === undefined) return Effect.succeed([])
           const withdrawn = state.pending
           state.pending = []
-          for (const message of withdrawn) interruptMessage(message)
-          return withdrawn.map(({ mode, seq, text }) => ({ seq, text, mode }))
+          return Effect.forEach(withdrawn, interruptMessage, { discard: true }).pipe(
+            Effect.as(withdrawn.map(({ mode, seq, text }) => ({ seq, text, mode })))
+          )
         }),
       sessions: Effect.sync(() => [...sessions.keys()])
     }

@@ -1,14 +1,18 @@
-// Extension points of a turn, for the rooms that plug into it (approvals, hook relay, embedder tools): tools served on
-// the session's threads, thread-level config, and per-turn installs (server-request routes) scoped to the turn.
-// CodexHarness reads them; it never needs to know which rooms exist.
+// Extension points of a turn, for the rooms that plug into it (approvals, hook relay, questions, tools, observations):
+// tools served on the session's threads, thread-level config, and per-turn installs (server-request routes,
+// notification consumers) scoped to the turn. The harness runs them in order; it never needs to know which rooms exist.
 import { Context, type Effect, type Scope } from "effect"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import type { LifecycleEvent } from "../ports/PluginHooks.js"
-import type { HarnessTool } from "../tools/ToolCatalog.js"
+import type { HarnessTool } from "../ports/DynamicTools.js"
+
+/** User turns and heartbeat turns (S19). */
+export type TurnKind = "user" | "heartbeat"
 
 export interface TurnContext {
   readonly sessionId: string
   readonly threadId: string
+  readonly kind: TurnKind
   readonly connection: AppServerConnection
   /** hands a lifecycle observation to the PluginHooks observers (bounded, asynchronous; never blocks) */
   readonly observe: (event: LifecycleEvent) => Effect.Effect<void>
@@ -26,7 +30,16 @@ export interface TurnExtension {
   readonly answer?: ((sessionId: string, text: string) => Effect.Effect<boolean>) | undefined
 }
 
+/** The extensions the harness runs, in order (later server-request routes win). */
 export class TurnExtensions extends Context.Tag("codex-harness/TurnExtensions")<
   TurnExtensions,
   ReadonlyArray<TurnExtension>
 >() {}
+
+/**
+ * Optional: turn extensions an embedder adds after the harness's own (its own server-request routes, observers or
+ * tools). The default adds none.
+ */
+export class EmbedderExtensions extends Context.Reference<EmbedderExtensions>()("codex-harness/EmbedderExtensions", {
+  defaultValue: (): ReadonlyArray<TurnExtension> => []
+}) {}

@@ -1,0 +1,226 @@
+// The client requests the harness makes, with their params and results, and the contract table `request<M>` is typed
+// by. Each is held to the binary's generated schema by `npm run protocol:check`.
+import { Schema } from "effect"
+import { ApprovalsReviewer, AskForApproval, optionalNullable, Personality, SandboxMode, SandboxPolicy } from "./common.js"
+import { Thread, Turn, UserInput } from "./items.js"
+
+// ---- initialize (v1) ----
+export const ClientInfo = Schema.Struct({
+  name: Schema.String,
+  title: optionalNullable(Schema.String),
+  version: Schema.String
+})
+export const InitializeCapabilities = Schema.Struct({
+  experimentalApi: Schema.optional(Schema.Boolean),
+  optOutNotificationMethods: optionalNullable(Schema.Array(Schema.String))
+})
+export const InitializeParams = Schema.Struct({
+  clientInfo: ClientInfo,
+  capabilities: optionalNullable(InitializeCapabilities)
+})
+export type InitializeParams = typeof InitializeParams.Type
+export const InitializeResponse = Schema.Struct({
+  userAgent: Schema.String,
+  codexHome: Schema.String,
+  platformFamily: Schema.String,
+  platformOs: Schema.String
+})
+export type InitializeResponse = typeof InitializeResponse.Type
+
+// ---- dynamic tools (experimental API) ----
+export const DynamicToolFunction = Schema.Struct({
+  type: Schema.Literal("function"),
+  name: Schema.String,
+  description: Schema.String,
+  inputSchema: Schema.Unknown,
+  deferLoading: Schema.optional(Schema.Boolean)
+})
+export type DynamicToolFunction = typeof DynamicToolFunction.Type
+export const DynamicToolNamespace = Schema.Struct({
+  type: Schema.Literal("namespace"),
+  name: Schema.String,
+  description: Schema.String,
+  tools: Schema.Array(DynamicToolFunction)
+})
+export const DynamicToolSpec = Schema.Union(DynamicToolFunction, DynamicToolNamespace)
+export type DynamicToolSpec = typeof DynamicToolSpec.Type
+
+// ---- collaboration mode (experimental API) ----
+export const CollaborationMode = Schema.Struct({
+  mode: Schema.Literal("plan", "default"),
+  settings: Schema.Struct({
+    model: Schema.String,
+    reasoning_effort: optionalNullable(Schema.String),
+    developer_instructions: optionalNullable(Schema.String)
+  })
+})
+export type CollaborationMode = typeof CollaborationMode.Type
+
+// ---- thread/start, thread/resume, thread/fork ----
+const threadOptions = {
+  model: optionalNullable(Schema.String),
+  modelProvider: optionalNullable(Schema.String),
+  cwd: optionalNullable(Schema.String),
+  approvalPolicy: optionalNullable(AskForApproval),
+  approvalsReviewer: optionalNullable(ApprovalsReviewer),
+  sandbox: optionalNullable(SandboxMode),
+  personality: optionalNullable(Personality),
+  serviceTier: optionalNullable(Schema.String),
+  baseInstructions: optionalNullable(Schema.String),
+  developerInstructions: optionalNullable(Schema.String),
+  config: optionalNullable(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}
+export const ThreadStartParams = Schema.Struct({
+  ...threadOptions,
+  ephemeral: optionalNullable(Schema.Boolean),
+  dynamicTools: optionalNullable(Schema.Array(DynamicToolSpec))
+})
+export type ThreadStartParams = typeof ThreadStartParams.Type
+export const ThreadResumeParams = Schema.Struct({
+  ...threadOptions,
+  threadId: Schema.String,
+  excludeTurns: Schema.optional(Schema.Boolean)
+})
+export type ThreadResumeParams = typeof ThreadResumeParams.Type
+
+const threadOpened = {
+  thread: Thread,
+  model: Schema.String,
+  modelProvider: Schema.String,
+  cwd: Schema.String,
+  approvalPolicy: Schema.Unknown,
+  sandbox: Schema.Unknown
+}
+export const ThreadStartResponse = Schema.Struct(threadOpened)
+export type ThreadStartResponse = typeof ThreadStartResponse.Type
+export const ThreadResumeResponse = Schema.Struct(threadOpened)
+export type ThreadResumeResponse = typeof ThreadResumeResponse.Type
+
+/** A fork never carries model or provider here: the probe pins the snapshot with Codex's own pair (S15). */
+export const ThreadForkParams = Schema.Struct({
+  threadId: Schema.String,
+  ephemeral: Schema.optional(Schema.Boolean),
+  excludeTurns: Schema.optional(Schema.Boolean),
+  lastTurnId: optionalNullable(Schema.String)
+})
+export const ThreadForkResponse = Schema.Struct(threadOpened)
+export type ThreadForkResponse = typeof ThreadForkResponse.Type
+
+// ---- turn/start, turn/interrupt, turn/steer ----
+export const TurnStartParams = Schema.Struct({
+  threadId: Schema.String,
+  input: Schema.Array(UserInput),
+  model: optionalNullable(Schema.String),
+  cwd: optionalNullable(Schema.String),
+  approvalPolicy: optionalNullable(AskForApproval),
+  approvalsReviewer: optionalNullable(ApprovalsReviewer),
+  personality: optionalNullable(Personality),
+  serviceTier: optionalNullable(Schema.String),
+  sandboxPolicy: optionalNullable(SandboxPolicy),
+  collaborationMode: optionalNullable(CollaborationMode)
+})
+export type TurnStartParams = typeof TurnStartParams.Type
+export const TurnStartResponse = Schema.Struct({ turn: Turn })
+export type TurnStartResponse = typeof TurnStartResponse.Type
+
+export const TurnInterruptParams = Schema.Struct({ threadId: Schema.String, turnId: Schema.String })
+export const TurnInterruptResponse = Schema.Struct({})
+
+export const TurnSteerParams = Schema.Struct({
+  threadId: Schema.String,
+  expectedTurnId: Schema.String,
+  input: Schema.Array(UserInput)
+})
+export const TurnSteerResponse = Schema.Struct({ turnId: Schema.String })
+
+// ---- thread/read (metadata only: a passive status read) ----
+export const ThreadReadParams = Schema.Struct({ threadId: Schema.String, includeTurns: Schema.optional(Schema.Boolean) })
+export const ThreadReadResponse = Schema.Struct({ thread: Thread })
+
+// ---- supervision (S14-S16): catalog listing, turn history, injection, archive ----
+export const ThreadSourceKind = Schema.Literal(
+  "cli",
+  "vscode",
+  "exec",
+  "appServer",
+  "subAgent",
+  "subAgentReview",
+  "subAgentCompact",
+  "subAgentThreadSpawn",
+  "subAgentOther",
+  "unknown"
+)
+export const ThreadListParams = Schema.Struct({
+  cursor: optionalNullable(Schema.String),
+  limit: optionalNullable(Schema.Number),
+  archived: optionalNullable(Schema.Boolean),
+  parentThreadId: optionalNullable(Schema.String),
+  ancestorThreadId: optionalNullable(Schema.String),
+  includedThreadIds: optionalNullable(Schema.Array(Schema.String)),
+  sourceKinds: optionalNullable(Schema.Array(ThreadSourceKind)),
+  /** without it Codex lists only the connection's default provider's threads; `[]` lists every provider's (S14) */
+  modelProviders: optionalNullable(Schema.Array(Schema.String))
+})
+export type ThreadListParams = typeof ThreadListParams.Type
+export const ThreadListResponse = Schema.Struct({
+  data: Schema.Array(Thread),
+  nextCursor: optionalNullable(Schema.String)
+})
+export type ThreadListResponse = typeof ThreadListResponse.Type
+
+export const ThreadTurnsListParams = Schema.Struct({
+  threadId: Schema.String,
+  cursor: optionalNullable(Schema.String),
+  limit: optionalNullable(Schema.Number),
+  sortDirection: optionalNullable(Schema.Literal("asc", "desc")),
+  itemsView: optionalNullable(Schema.Literal("notLoaded", "summary", "full"))
+})
+export const ThreadTurnsListResponse = Schema.Struct({
+  data: Schema.Array(Turn),
+  nextCursor: optionalNullable(Schema.String)
+})
+export type ThreadTurnsListResponse = typeof ThreadTurnsListResponse.Type
+
+/** Raw Responses API items appended to a thread's model-visible history. */
+export const ThreadInjectItemsParams = Schema.Struct({ threadId: Schema.String, items: Schema.Array(Schema.Unknown) })
+export const ThreadInjectItemsResponse = Schema.Struct({})
+export const ThreadIdParams = Schema.Struct({ threadId: Schema.String })
+export const EmptyResponse = Schema.Struct({})
+export const ThreadUnsubscribeResponse = Schema.Struct({
+  status: Schema.Literal("notLoaded", "notSubscribed", "unsubscribed")
+})
+
+// ---- the contract: which methods we call, with their generated-schema names ----
+export interface MethodContract {
+  readonly params: Schema.Schema.AnyNoContext
+  readonly result: Schema.Schema.AnyNoContext
+  /** definition names in the generated JSON schema */
+  readonly paramsDefinition: string
+  readonly resultDefinition: string
+}
+
+const method = <P extends Schema.Schema.AnyNoContext, R extends Schema.Schema.AnyNoContext>(
+  params: P,
+  result: R,
+  paramsDefinition: string,
+  resultDefinition: string
+) => ({ params, result, paramsDefinition, resultDefinition })
+
+export const ClientMethods = {
+  initialize: method(InitializeParams, InitializeResponse, "InitializeParams", "InitializeResponse"),
+  "thread/start": method(ThreadStartParams, ThreadStartResponse, "ThreadStartParams", "ThreadStartResponse"),
+  "thread/resume": method(ThreadResumeParams, ThreadResumeResponse, "ThreadResumeParams", "ThreadResumeResponse"),
+  "turn/start": method(TurnStartParams, TurnStartResponse, "TurnStartParams", "TurnStartResponse"),
+  "turn/interrupt": method(TurnInterruptParams, TurnInterruptResponse, "TurnInterruptParams", "TurnInterruptResponse"),
+  "turn/steer": method(TurnSteerParams, TurnSteerResponse, "TurnSteerParams", "TurnSteerResponse"),
+  "thread/read": method(ThreadReadParams, ThreadReadResponse, "ThreadReadParams", "ThreadReadResponse"),
+  "thread/compact/start": method(ThreadIdParams, EmptyResponse, "ThreadCompactStartParams", "ThreadCompactStartResponse"),
+  "thread/list": method(ThreadListParams, ThreadListResponse, "ThreadListParams", "ThreadListResponse"),
+  "thread/turns/list": method(ThreadTurnsListParams, ThreadTurnsListResponse, "ThreadTurnsListParams", "ThreadTurnsListResponse"),
+  "thread/fork": method(ThreadForkParams, ThreadForkResponse, "ThreadForkParams", "ThreadForkResponse"),
+  "thread/inject_items": method(ThreadInjectItemsParams, ThreadInjectItemsResponse, "ThreadInjectItemsParams", "ThreadInjectItemsResponse"),
+  "thread/archive": method(ThreadIdParams, EmptyResponse, "ThreadArchiveParams", "ThreadArchiveResponse"),
+  "thread/delete": method(ThreadIdParams, EmptyResponse, "ThreadDeleteParams", "ThreadDeleteResponse"),
+  "thread/unsubscribe": method(ThreadIdParams, ThreadUnsubscribeResponse, "ThreadUnsubscribeParams", "ThreadUnsubscribeResponse")
+} as const satisfies Record<string, MethodContract>
+export type ClientMethod = keyof typeof ClientMethods

@@ -1,0 +1,177 @@
+// How a chat turn looks: streamed reply text, a one-line progress indicator on stderr while the agent works, and a
+// Delivery that counts replies and does not print a streamed final text twice. With --json, one JSON event per line.
+import { type Context, Effect, type Scope } from "effect"
+import { Delivery, type Reply } from "../../ports/Delivery.js"
+import type { EventSink } from "../../turn/TurnEvent.js"
+import * as TerminalDelivery from "../TerminalDelivery.js"
+import { turnEventJson } from "../turnJson.js"
+
+const spinnerFrames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
+
+/** A one-line progress indicator on stderr; a no-op unless enabled (stderr is a terminal). */
+const makeSpinner = (enabled: boolean) => {
+  let timer: ReturnType<typeof setInterval> | undefined
+  let label = ""
+  let frame = 0
+  // held while a question or an approval waits for a typed line, so the line is not drawn over
+  let held = false
+  const draw = () => void process.stderr.write(`\r\x1b[2K${spinnerFrames[frame++ % spinnerFrames.length]} ${label}`)
+  const clear = () => {
+    if (timer === undefined) return
+    clearInterval(timer)
+    timer = undefined
+    process.stderr.write("\r\x1b[2K")
+  }
+  return {
+    hold: (on: boolean) => {
+      held = on
+      if (on) clear()
+    },
+    show: (text: string) => {
+      if (!enabled || held) return
+      label = text
+      if (timer === undefined) timer = setInterval(draw, 100)
+      draw()
+    },
+    clear
+  }
+}
+
+const short = (text: string, max = 60) => {
+  const line = text.replace(/\s+/g, " ").trim()
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line
+}
+
+/** What the progress line says while an item runs; undefined for items that are not waits worth naming. */
+const progressLabel = (item: Record<string, unknown>): string | undefined => {
+  switch (item.type) {
+    case "commandExecution": {
+      const command = Array.isArray(item.command) ? item.command.join(" ") : String(item.command ?? "a command")
+      return `running ${short(command)}`
+    }
+    case "dynamicToolCall":
+      return `running ${String(item.tool ?? "a tool")}`
+    case "mcpToolCall":
+      return `running ${[item.server, item.tool].filter((p) => typeof p === "string").join(".") || "a tool"}`
+    case "webSearch":
+      return "searching the web"
+    case "fileChange":
+      return "editing files"
+    default:
+      return undefined
+  }
+}
+
+export interface ViewOptions {
+  readonly json: boolean
+  /** stream assistant text as it arrives (terminal mode, and never when replies are private) */
+  readonly stream: boolean
+  /** show the progress line (terminal mode with stderr a terminal) */
+  readonly progress: boolean
+}
+
+export interface TurnView {
+  readonly delivery: Context.Tag.Service<Delivery>
+  readonly onEvent: EventSink
+  /** resets the per-turn state and shows the progress line */
+  readonly begin: Effect.Effect<void>
+  /** clears the progress line and ends a half-written line; the number of replies the turn delivered */
+  readonly end: Effect.Effect<number>
+  /** while a typed answer is awaited: no progress line over it */
+  readonly asking: (on: boolean) => void
+}
+
+/**
+ * Chat's view of its turns: a Delivery wrapping the terminal one (counting replies and, when the text was already
+ * streamed, not printing the same final text twice; media lines and notices still show) and the turn's event sink
+ * (JSON lines, or streamed text and the progress line).
+ */
+export const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const terminal = yield* Effect.provide(Delivery, TerminalDelivery.layer({ json: options.json }))
+    const spinner = makeSpinner(options.progress)
+    yield* Effect.addFinalizer(() => Effect.sync(spinner.clear))
+    // per turn
+    let replies = 0
+    const streamed = new Set<string>() // item ids whose text was streamed
+    const shown = new Set<string>() // their completed texts
+    let atLineStart = true
+
+    const write = (text: string) => {
+      if (text === "") return
+      spinner.clear()
+      process.stdout.write(text)
+      atLineStart = text.endsWith("\n")
+    }
+    const endLine = () => {
+      if (!atLineStart) write("\n")
+    }
+    const progress = (label: string) => {
+      // never over a half-written line of reply text
+      if (atLineStart) spinner.show(label)
+    }
+
+    const delivery: TurnView["delivery"] = {
+      deliver: (reply: Reply) =>
+        Effect.suspend(() => {
+          if (reply.source !== "notice") replies++
+          spinner.clear()
+          endLine()
+          if (options.stream && reply.source === "final" && reply.text !== undefined && shown.has(reply.text)) {
+            return reply.media.length === 0 ? Effect.void : terminal.deliver({ ...reply, text: undefined })
+          }
+          return terminal.deliver(reply)
+        })
+    }
+
+    const onEvent: EventSink = (event) =>
+      Effect.sync(() => {
+        if (options.json) {
+          process.stdout.write(JSON.stringify(turnEventJson(event)) + "\n")
+          return
+        }
+        if (event._tag === "TurnCompleted") {
+          spinner.clear()
+          endLine()
+          return
+        }
+        if (event._tag !== "Notification") return
+        const n = event.notification
+        if (n._tag === "AgentMessageDelta") {
+          if (!options.stream) return
+          streamed.add(n.params.itemId)
+          write(n.params.delta)
+        } else if (n._tag === "ItemStarted") {
+          const label = progressLabel(n.params.item as unknown as Record<string, unknown>)
+          if (label !== undefined) progress(label)
+        } else if (n._tag === "ItemCompleted") {
+          const item = n.params.item as unknown as Record<string, unknown>
+          if (item.type === "agentMessage" && typeof item.id === "string" && streamed.has(item.id)) {
+            if (typeof item.text === "string") shown.add(item.text)
+            endLine()
+          }
+          if (item.type === "agentMessage" || progressLabel(item) !== undefined) progress("thinking…")
+        }
+      })
+
+    return {
+      delivery,
+      onEvent,
+      begin: Effect.sync(() => {
+        replies = 0
+        streamed.clear()
+        shown.clear()
+        atLineStart = true
+        progress("thinking…")
+      }),
+      end: Effect.sync(() => {
+        spinner.clear()
+        endLine()
+        return replies
+      }),
+      asking: (on) => {
+        spinner.hold(on)
+        if (on) endLine()
+      }
+    }
+  })

@@ -1,0 +1,61 @@
+// The harness as one composition of Layers, shared by the Live layer (the real app-server over stdio, a file-backed
+// session store) and the Test layer (the in-memory MockAppServer, a memory store): only the transport, the store and
+// the Delivery port differ, so service tests run the production services in the production extension order.
+import { Layer } from "effect"
+import * as HookRelay from "../approvals/HookRelay.js"
+import * as ClientPool from "../appserver/ClientPool.js"
+import * as Compaction from "../compaction/Compaction.js"
+import * as CompactionFence from "../compaction/CompactionFence.js"
+import { type HarnessSettings, Settings } from "../config/Settings.js"
+import * as SessionRuntime from "../session/SessionRuntime.js"
+import * as TranscriptMirror from "../session/TranscriptMirror.js"
+import * as LifecycleBus from "../turn/LifecycleBus.js"
+import * as LiveTurns from "../turn/LiveTurns.js"
+import * as CodexHarness from "./CodexHarness.js"
+import * as DefaultExtensions from "./defaultExtensions.js"
+import type { ApprovalPrompts } from "../ports/ApprovalPrompts.js"
+import type { Delivery } from "../ports/Delivery.js"
+import type { DynamicTools } from "../ports/DynamicTools.js"
+import type { HookPolicy } from "../ports/HookPolicy.js"
+import type { PluginHooks } from "../ports/PluginHooks.js"
+import type { Questions } from "../ports/Questions.js"
+import type { EmbedderExtensions } from "../turn/TurnExtension.js"
+import * as SteeringQueue from "./SteeringQueue.js"
+import * as ThreadSetup from "./ThreadSetup.js"
+
+/** The port the embedder must provide: how replies reach people. */
+export type RequiredPorts = Delivery
+
+/**
+ * The ports an embedder may provide (each a `Context.Reference` with a declining default): who answers approvals and
+ * questions, its dynamic tools, lifecycle observers, native-hook decisions and extra turn extensions.
+ */
+export type OptionalPorts = ApprovalPrompts | Questions | DynamicTools | PluginHooks | HookPolicy | EmbedderExtensions
+
+/**
+ * Every harness service for these settings. It needs a `Transport` (how app-servers are reached), a `SessionStore`
+ * (where session records live) and the `Delivery` port; the optional ports (ApprovalPrompts, Questions, DynamicTools,
+ * PluginHooks, HookPolicy, EmbedderExtensions) are read when provided and decline or do nothing otherwise.
+ */
+export const layer = (settings: HarnessSettings, pool: ClientPool.ClientPoolOptions = { idleTimeToLive: settings.idleTimeToLive }) => {
+  const base = Layer.mergeAll(
+    Layer.succeed(Settings, settings),
+    LiveTurns.layer,
+    LifecycleBus.layer,
+    CompactionFence.layer,
+    HookRelay.reportsLayer
+  )
+  const session = Layer.mergeAll(SessionRuntime.layer, TranscriptMirror.layer)
+  const front = Layer.mergeAll(
+    Compaction.layer({ timeout: settings.compactionTimeout, interruptGrace: settings.interruptGrace }),
+    SteeringQueue.layer({ mode: settings.queueMode, quietWindow: settings.quietWindow })
+  )
+  return front.pipe(
+    Layer.provideMerge(CodexHarness.layer),
+    Layer.provideMerge(ThreadSetup.layer),
+    Layer.provideMerge(DefaultExtensions.layer),
+    Layer.provideMerge(session),
+    Layer.provideMerge(ClientPool.layer(pool)),
+    Layer.provideMerge(base)
+  )
+}

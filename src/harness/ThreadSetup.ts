@@ -1,0 +1,69 @@
+// What a session's threads start with: the tools of every turn extension (advertised as dynamic tools, S11), the
+// thread-level developer instructions (S6-S10) and the extensions' thread config (per-thread hooks, S20). A supervised
+// branch starts its canonical thread with the same (S15).
+import { Context, Effect, Layer } from "effect"
+import * as fs from "node:fs/promises"
+import { Settings } from "../config/Settings.js"
+import type { HarnessTool } from "../ports/DynamicTools.js"
+import { dynamicToolSpecs } from "../tools/ToolCatalog.js"
+import * as Instructions from "../turn/Instructions.js"
+import { type TurnKind, TurnExtensions } from "../turn/TurnExtension.js"
+import type { ThreadExtras } from "../turn/TurnRunner.js"
+
+export interface ThreadSetup {
+  readonly tools: ReadonlyArray<HarnessTool>
+  readonly instructions: Instructions.TurnInstructions
+  readonly extras: ThreadExtras
+}
+
+export interface ThreadSetupService {
+  readonly forSession: (sessionId: string, kind?: TurnKind) => Effect.Effect<ThreadSetup>
+}
+
+export class ThreadSetups extends Context.Tag("codex-harness/ThreadSetups")<ThreadSetups, ThreadSetupService>() {}
+
+const readCronScratch = (file: string | undefined) =>
+  file === undefined
+    ? Effect.succeed(undefined)
+    : Effect.promise(() => fs.readFile(file, "utf8").catch(() => undefined)).pipe(
+      Effect.map((text) => (text === undefined || text.trim() === "" ? undefined : text))
+    )
+
+export const make = Effect.gen(function* () {
+  const settings = yield* Settings
+  const extensions = yield* TurnExtensions
+  const visibleReplies = settings.visibleReplies ?? "automatic"
+
+  const forSession = (sessionId: string, kind: TurnKind = "user") =>
+    Effect.gen(function* () {
+      const tools = extensions.flatMap((e) => e.tools?.(sessionId) ?? [])
+      const extensionConfig = yield* Effect.forEach(extensions, (e) => e.threadConfig?.(sessionId) ?? Effect.succeed({}))
+      const workspace = yield* Instructions.readWorkspace(settings.cwd)
+      const cronScratch = kind === "heartbeat" ? yield* readCronScratch(settings.cronScratchPath) : undefined
+      const instructions = Instructions.buildTurnInstructions({
+        route: settings.route ?? "native",
+        turnKind: kind,
+        policyRestricted: settings.policyRestricted ?? false,
+        workspace,
+        tools: {
+          dynamicToolNames: tools.map((t) => t.name),
+          memoryToolsAvailable: false,
+          sessionsYieldAvailable: false,
+          messageToolMode: visibleReplies === "message_tool"
+        },
+        delivery: { channel: settings.channel ?? "terminal", visibleReplies },
+        ...(kind === "heartbeat" ? { heartbeat: cronScratch !== undefined ? { cronScratch } : {} } : {})
+      })
+      const threadConfig = Object.assign({}, instructions.threadStart.config, ...extensionConfig)
+      const extras: ThreadExtras = {
+        developerInstructions: instructions.threadStart.developerInstructions,
+        config: Object.keys(threadConfig).length > 0 ? threadConfig : undefined,
+        dynamicTools: dynamicToolSpecs(tools)
+      }
+      return { tools, instructions, extras } satisfies ThreadSetup
+    }).pipe(Effect.withSpan("ThreadSetup.forSession", { attributes: { sessionId, kind } }))
+
+  return { forSession } satisfies ThreadSetupService
+})
+
+export const layer: Layer.Layer<ThreadSetups, never, Settings | TurnExtensions> = Layer.effect(ThreadSetups, make)

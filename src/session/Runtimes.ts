@@ -1,0 +1,81 @@
+// Pure rules for session runtimes: which runtime a new session of some settings gets, the app-server client spec a
+// recorded runtime is leased with, and a supervised chat's private connection. The service that applies them to a
+// session is SessionRuntime; nothing here reads a file or spawns anything.
+import { Effect } from "effect"
+import * as path from "node:path"
+import type { SessionRuntime } from "../../schemas/session.js"
+import * as CodexArgs from "../appserver/CodexArgs.js"
+import type { ClientSpec } from "../appserver/ClientPool.js"
+import type { HarnessSettings, SupervisionSettings } from "../config/Settings.js"
+import { SupervisionDisabled } from "./errors.js"
+
+/** The pool key of an ordinary runtime: one shared client per (CODEX_HOME, provider). */
+export const ordinaryPoolKey = (codexHome: string, providerUrl: string | undefined): string =>
+  `stdio|${codexHome}|${providerUrl ?? "codex"}`
+
+/** The pool key of a supervised chat's private connection. */
+export const supervisedPoolKey = (sessionId: string): string => `supervision:${sessionId}`
+
+/** The runtime a new session of these settings gets; `userHome` is the user's own CODEX_HOME. Pure. */
+export const runtimeFor = (settings: HarnessSettings, userHome: string): SessionRuntime => {
+  const providerUrl = settings.providerUrl
+  const codexHome = path.resolve(
+    settings.codexHome ?? (providerUrl !== undefined ? path.join(settings.stateDir, "codex-home") : userHome)
+  )
+  return {
+    transport: "stdio",
+    codexHome,
+    ...(providerUrl !== undefined ? { providerUrl } : {}),
+    poolKey: ordinaryPoolKey(codexHome, providerUrl),
+    locked: false
+  }
+}
+
+/** The client an ordinary runtime is leased with: its own home and provider, the settings' binary and MCP servers. Pure. */
+export const clientSpecFor = (runtime: SessionRuntime, settings: HarnessSettings): ClientSpec => ({
+  codexBin: settings.codexBin,
+  codexHome: runtime.codexHome,
+  args: [
+    ...(runtime.providerUrl !== undefined ? CodexArgs.providerArgs(runtime.providerUrl, settings.model) : []),
+    ...CodexArgs.mcpServerArgs(settings.mcpServers ?? {})
+  ],
+  env: runtime.providerUrl !== undefined ? CodexArgs.providerEnv() : undefined,
+  requestTimeout: settings.requestTimeout
+})
+
+/** The CODEX_HOME supervision uses, or SupervisionDisabled; `userHome` is the user's own CODEX_HOME. */
+export const supervisionHome = (
+  settings: SupervisionSettings | undefined,
+  userHome: string
+): Effect.Effect<string, SupervisionDisabled> =>
+  settings?.enabled === true
+    ? Effect.succeed(path.resolve(settings.codexHome ?? userHome))
+    : Effect.fail(
+      new SupervisionDisabled({ reason: settings?.disabledReason ?? "set supervision.enabled to use native thread supervision" })
+    )
+
+/** The client spec of a supervision connection (discovery and private branch connections alike). */
+export const supervisionClientSpec = (
+  settings: SupervisionSettings | undefined,
+  userHome: string
+): Effect.Effect<ClientSpec, SupervisionDisabled> =>
+  Effect.map(supervisionHome(settings, userHome), (codexHome) => ({
+    codexBin: settings?.codexBin,
+    // explicit even for the user's own home, so a recorded binding can be compared with it
+    codexHome,
+    args: settings?.providerUrl !== undefined ? CodexArgs.providerArgs(settings.providerUrl, settings.model) : [],
+    env: settings?.providerUrl !== undefined ? CodexArgs.providerEnv() : undefined,
+    requestTimeout: settings?.requestTimeout
+  }))
+
+/** The runtime a supervised chat's binding records: its private connection under the supervision home. Pure. */
+export const supervisedRuntime = (sessionId: string, codexHome: string, providerUrl: string | undefined): SessionRuntime => ({
+  transport: "stdio",
+  codexHome,
+  ...(providerUrl !== undefined ? { providerUrl } : {}),
+  poolKey: supervisedPoolKey(sessionId),
+  locked: true
+})
+
+/** How a runtime is named in notices and refusals. */
+export const describeProvider = (runtime: SessionRuntime): string => runtime.providerUrl ?? "Codex's own provider configuration"

@@ -1,0 +1,147 @@
+// Where a session's work runs, and the one way to its connection (S12, S13, S15). A session's runtime (its app-server
+// transport, CODEX_HOME, provider, pool key and model lock) is recorded with its binding; every operation on the
+// session (turn, steer, compaction, branch, interrupt) leases its connection through `lease` from that record, never
+// from the flags of the call. Settings that disagree with the record are either followed-around (left unset: the
+// record wins, with a one-line notice) or refused (set to something else: one line naming the difference). A
+// supervised (locked) session runs only on its private connection under the supervision home; any drift fails closed.
+import { Config, Context, Effect, Layer, Option, type Scope } from "effect"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { SessionRuntime as Runtime } from "../../schemas/session.js"
+import type { AppServerConnection } from "../appserver/AppServerConnection.js"
+import { type ClientSpec, ClientPool, type LeaseError } from "../appserver/ClientPool.js"
+import { Settings } from "../config/Settings.js"
+import { Delivery } from "../ports/Delivery.js"
+import { RuntimeMismatch, SupervisedBindingDrift, type SupervisionDisabled } from "./errors.js"
+import * as Runtimes from "./Runtimes.js"
+import type { SessionState } from "./SessionState.js"
+
+export type RuntimeRefusal = RuntimeMismatch | SupervisionDisabled | SupervisedBindingDrift
+
+export interface Resolved {
+  readonly runtime: Runtime
+  readonly spec: ClientSpec
+  /** said once per session when the record wins over settings that were left unset */
+  readonly notice: string | undefined
+}
+
+export interface Leased {
+  readonly connection: AppServerConnection
+  readonly runtime: Runtime
+}
+
+export interface SessionRuntimeService {
+  /** the user's own CODEX_HOME ($CODEX_HOME, else ~/.codex) */
+  readonly userCodexHome: string
+  /** the runtime a new session gets under these settings */
+  readonly fresh: Runtime
+  /** the session's runtime: the recorded one (checked against the settings), else `fresh` for a new session */
+  readonly resolve: (sessionId: string, state: SessionState) => Effect.Effect<Resolved, RuntimeRefusal>
+  /** resolves and leases the session's connection for the Scope; a follow-the-record notice is delivered once */
+  readonly lease: (sessionId: string, state: SessionState) => Effect.Effect<Leased, RuntimeRefusal | LeaseError, Scope.Scope>
+  /** a lease on a known runtime (a branch's private connection, before its binding exists) */
+  readonly leaseRuntime: (runtime: Runtime, spec: ClientSpec) => Effect.Effect<AppServerConnection, LeaseError, Scope.Scope>
+  /** fails everything on the runtime's current client; the next lease gets a fresh one */
+  readonly retire: (runtime: Runtime, reason: string) => Effect.Effect<void>
+  /** the client spec of supervision connections (discovery, and private branch connections) */
+  readonly supervisionSpec: Effect.Effect<ClientSpec, SupervisionDisabled>
+}
+
+export class SessionRuntime extends Context.Tag("codex-harness/SessionRuntime")<SessionRuntime, SessionRuntimeService>() {}
+
+/** $CODEX_HOME as the codex CLI resolves it, else ~/.codex. */
+export const userCodexHomeConfig = Config.string("CODEX_HOME").pipe(
+  Config.option,
+  Config.map(Option.filter((home) => home !== "")),
+  Config.map(Option.match({ onNone: () => path.join(os.homedir(), ".codex"), onSome: (home) => path.resolve(home) }))
+)
+
+export const make = Effect.gen(function* () {
+  const settings = yield* Settings
+  const pool = yield* ClientPool
+  const delivery = yield* Delivery
+  const userCodexHome = yield* userCodexHomeConfig.pipe(Effect.orDie)
+  const fresh = Runtimes.runtimeFor(settings, userCodexHome)
+  // sessions already told that their record wins; a notice is worth one line per process, not one per turn
+  const noticed = new Set<string>()
+
+  const ordinary = (sessionId: string, recorded: Runtime): Effect.Effect<Resolved, RuntimeMismatch> => {
+    const providerDiffers = recorded.providerUrl !== fresh.providerUrl
+    if (providerDiffers && settings.providerUrl !== undefined) {
+      return Effect.fail(
+        new RuntimeMismatch({
+          sessionId,
+          what: "provider",
+          recorded: Runtimes.describeProvider(recorded),
+          requested: Runtimes.describeProvider(fresh)
+        })
+      )
+    }
+    if (recorded.codexHome !== fresh.codexHome && settings.codexHome !== undefined) {
+      return Effect.fail(
+        new RuntimeMismatch({ sessionId, what: "CODEX_HOME", recorded: recorded.codexHome, requested: fresh.codexHome })
+      )
+    }
+    const differs = providerDiffers || recorded.codexHome !== fresh.codexHome
+    return Effect.succeed({
+      runtime: recorded,
+      spec: Runtimes.clientSpecFor(recorded, settings),
+      notice: differs
+        ? `session ${sessionId} continues where it was made: provider ${Runtimes.describeProvider(recorded)}, CODEX_HOME ${recorded.codexHome}`
+        : undefined
+    })
+  }
+
+  const supervised = (sessionId: string, recorded: Runtime): Effect.Effect<Resolved, SupervisionDisabled | SupervisedBindingDrift> =>
+    Effect.gen(function* () {
+      const drift = (reason: string) => new SupervisedBindingDrift({ sessionId, reason })
+      if (recorded.poolKey !== Runtimes.supervisedPoolKey(sessionId)) {
+        return yield* drift(`it names connection ${recorded.poolKey}, not this session's`)
+      }
+      const spec = yield* Runtimes.supervisionClientSpec(settings.supervision, userCodexHome)
+      if (recorded.codexHome !== spec.codexHome) {
+        return yield* drift(`it was made under CODEX_HOME ${recorded.codexHome}, supervision now uses ${spec.codexHome}`)
+      }
+      return { runtime: recorded, spec, notice: undefined }
+    })
+
+  const resolve = (sessionId: string, state: SessionState): Effect.Effect<Resolved, RuntimeRefusal> => {
+    const recorded = state.runtime
+    if (recorded === undefined) {
+      // a new session, or one whose file predates recorded runtimes: it gets (and will record) these settings' runtime
+      if (state.binding?.locked === true) {
+        return Effect.fail(new SupervisedBindingDrift({ sessionId, reason: "the binding records no private connection" }))
+      }
+      return Effect.succeed({ runtime: fresh, spec: Runtimes.clientSpecFor(fresh, settings), notice: undefined })
+    }
+    return recorded.locked ? supervised(sessionId, recorded) : ordinary(sessionId, recorded)
+  }
+
+  const leaseRuntime = (runtime: Runtime, spec: ClientSpec) =>
+    pool.lease(runtime.poolKey, spec).pipe(Effect.withSpan("SessionRuntime.lease", { attributes: { poolKey: runtime.poolKey } }))
+
+  const lease = (sessionId: string, state: SessionState) =>
+    Effect.gen(function* () {
+      const resolved = yield* resolve(sessionId, state)
+      if (resolved.notice !== undefined && !noticed.has(sessionId)) {
+        noticed.add(sessionId)
+        yield* delivery.deliver({ sessionId, text: resolved.notice, media: [], source: "notice" }).pipe(
+          Effect.catchAll((error) => Effect.logWarning(error.message))
+        )
+      }
+      const connection = yield* leaseRuntime(resolved.runtime, resolved.spec)
+      return { connection, runtime: resolved.runtime } satisfies Leased
+    })
+
+  return {
+    userCodexHome,
+    fresh,
+    resolve,
+    lease,
+    leaseRuntime,
+    retire: (runtime, reason) => pool.retire(runtime.poolKey, reason),
+    supervisionSpec: Runtimes.supervisionClientSpec(settings.supervision, userCodexHome)
+  } satisfies SessionRuntimeService
+})
+
+export const layer: Layer.Layer<SessionRuntime, never, Settings | ClientPool | Delivery> = Layer.effect(SessionRuntime, make)

@@ -1,0 +1,197 @@
+// The transcript mirror (S39, S40): the harness's own records of a session, written through the SessionStore. Codex
+// keeps the canonical thread; this mirrors what the harness saw and did: prompts, bindings with their runtime, final
+// texts (delivered or private), reasoning, plans, media, compaction start and terminal status, heartbeats, notices and
+// turn outcomes. It never invents a summary and never touches Codex-native records.
+import { Context, Effect, Layer } from "effect"
+import type { ThreadItem, TurnStatus } from "../../schemas/protocol.js"
+import type { SessionRecord, SessionRuntime } from "../../schemas/session.js"
+import { type InvalidSessionId, type SessionContents, SessionStore, type SessionStoreError } from "./SessionStore.js"
+import { type SessionState, sessionState } from "./SessionState.js"
+
+export type MirrorError = SessionStoreError | InvalidSessionId
+
+/** Where in Codex a record belongs. */
+export interface TurnRef {
+  readonly threadId: string
+  readonly turnId: string
+}
+
+/** What a turn produced, as far as the transcript cares. */
+export interface TurnRecordOutcome extends TurnRef {
+  readonly status: TurnStatus
+  readonly finalText: string | undefined
+  readonly items: ReadonlyArray<ThreadItem>
+  readonly error: string | undefined
+}
+
+export interface BindingFacts {
+  readonly threadId: string
+  readonly model: string
+  readonly modelProvider: string
+  readonly runtime: SessionRuntime
+}
+
+export type CompactionStatus = "started" | "completed" | "failed" | "interrupted"
+
+export interface TranscriptMirrorService {
+  /** the session's records and the state they imply; corrupt lines are logged (with their line numbers) and skipped */
+  readonly read: (sessionId: string) => Effect.Effect<{ readonly contents: SessionContents; readonly state: SessionState }, MirrorError>
+  /** the user's message, written before anything is sent so a failed turn never loses it */
+  readonly prompt: (sessionId: string, text: string, kind?: "user" | "heartbeat") => Effect.Effect<void, MirrorError>
+  readonly modelChoice: (sessionId: string, model: string) => Effect.Effect<void, MirrorError>
+  readonly binding: (sessionId: string, facts: BindingFacts) => Effect.Effect<void, MirrorError>
+  readonly detached: (sessionId: string, threadId: string, reason: string) => Effect.Effect<void, MirrorError>
+  readonly notice: (sessionId: string, text: string) => Effect.Effect<void, MirrorError>
+  /** a final text: `delivered` false when it stayed private (message_tool mode) */
+  readonly reply: (sessionId: string, ref: TurnRef, text: string, delivered: boolean) => Effect.Effect<void, MirrorError>
+  readonly message: (sessionId: string, ref: TurnRef, text: string) => Effect.Effect<void, MirrorError>
+  readonly heartbeat: (
+    sessionId: string,
+    ref: TurnRef,
+    outcome: "quiet" | "notify",
+    message: string | undefined
+  ) => Effect.Effect<void, MirrorError>
+  readonly compaction: (sessionId: string, ref: TurnRef, status: CompactionStatus) => Effect.Effect<void, MirrorError>
+  /**
+   * A finished turn: its final text, what its items say (reasoning, plans, compaction, media) and the turn record.
+   * `openCompaction` is the terminal status of a compaction that started in the turn and never completed.
+   */
+  readonly turnEnded: (
+    sessionId: string,
+    outcome: TurnRecordOutcome,
+    options: { readonly delivered: boolean; readonly openCompaction?: CompactionStatus | undefined }
+  ) => Effect.Effect<void, MirrorError>
+  /** a turn that ended by interruption or failure before it produced an outcome */
+  readonly turnAborted: (
+    sessionId: string,
+    ref: TurnRef,
+    status: "interrupted" | "failed",
+    error: string | undefined
+  ) => Effect.Effect<void, MirrorError>
+  /** any other record (a branch's probe state, say) */
+  readonly append: (sessionId: string, record: SessionRecord) => Effect.Effect<void, MirrorError>
+}
+
+export class TranscriptMirror extends Context.Tag("codex-harness/TranscriptMirror")<TranscriptMirror, TranscriptMirrorService>() {}
+
+const now = () => new Date().toISOString()
+
+const textOf = (item: ThreadItem, field: "text" | "summary"): string | undefined => {
+  const value = (item as Record<string, unknown>)[field]
+  if (typeof value === "string") return value
+  if (Array.isArray(value)) return value.filter((v) => typeof v === "string").join("\n")
+  return undefined
+}
+
+/** Transcript records for what a turn emitted besides the final text: reasoning, plans, compaction, media (S39, S41). Pure. */
+export const itemRecords = (ref: TurnRef, items: ReadonlyArray<ThreadItem>, at: string): ReadonlyArray<SessionRecord> => {
+  const where = { at, threadId: ref.threadId, turnId: ref.turnId }
+  const records: Array<SessionRecord> = []
+  for (const item of items) {
+    switch (item.type) {
+      case "reasoning": {
+        const text = textOf(item, "summary")
+        if (text !== undefined && text !== "") records.push({ _tag: "reasoning", ...where, text })
+        break
+      }
+      case "plan": {
+        const text = textOf(item, "text")
+        if (text !== undefined) records.push({ _tag: "plan", ...where, text })
+        break
+      }
+      case "contextCompaction":
+        records.push({ _tag: "compaction", ...where, status: "completed" })
+        break
+      case "imageGeneration": {
+        const saved = (item as { savedPath?: unknown }).savedPath
+        if (typeof saved === "string") records.push({ _tag: "media", ...where, path: saved })
+        break
+      }
+    }
+  }
+  return records
+}
+
+/** The files of native image-generation items with a savedPath, forwarded as reply media (S41). Pure. */
+export const mediaOf = (items: ReadonlyArray<ThreadItem>): ReadonlyArray<string> =>
+  items.flatMap((item) => {
+    const saved = item.type === "imageGeneration" ? (item as { savedPath?: unknown }).savedPath : undefined
+    return typeof saved === "string" ? [saved] : []
+  })
+
+export const make = Effect.gen(function* () {
+  const store = yield* SessionStore
+  const append = (sessionId: string, record: SessionRecord) => store.append(sessionId, record)
+
+  const service: TranscriptMirrorService = {
+    read: (sessionId) =>
+      Effect.gen(function* () {
+        const contents = yield* store.read(sessionId)
+        for (const bad of contents.corrupt) {
+          yield* Effect.logWarning(`${store.locate(sessionId)}:${bad.line}: skipped a corrupt record (${bad.reason})`)
+        }
+        return { contents, state: sessionState(contents.records) }
+      }),
+    prompt: (sessionId, text, kind = "user") =>
+      append(sessionId, { _tag: "user", at: now(), text, ...(kind !== "user" ? { kind } : {}) }),
+    modelChoice: (sessionId, model) => append(sessionId, { _tag: "model", at: now(), model }),
+    binding: (sessionId, facts) =>
+      append(sessionId, {
+        _tag: "binding",
+        at: now(),
+        threadId: facts.threadId,
+        model: facts.model,
+        modelProvider: facts.modelProvider,
+        ...(facts.runtime.locked ? { locked: true } : {}),
+        runtime: facts.runtime
+      }),
+    detached: (sessionId, threadId, reason) => append(sessionId, { _tag: "detached", at: now(), threadId, reason }),
+    notice: (sessionId, text) => append(sessionId, { _tag: "notice", at: now(), text }),
+    reply: (sessionId, ref, text, delivered) =>
+      append(sessionId, { _tag: "assistant", at: now(), threadId: ref.threadId, turnId: ref.turnId, text, delivered }),
+    message: (sessionId, ref, text) => append(sessionId, { _tag: "message", at: now(), threadId: ref.threadId, turnId: ref.turnId, text }),
+    heartbeat: (sessionId, ref, outcome, message) =>
+      append(sessionId, {
+        _tag: "heartbeat",
+        at: now(),
+        threadId: ref.threadId,
+        turnId: ref.turnId,
+        outcome,
+        ...(message !== undefined ? { message } : {})
+      }),
+    compaction: (sessionId, ref, status) =>
+      append(sessionId, { _tag: "compaction", at: now(), threadId: ref.threadId, turnId: ref.turnId, status }),
+    turnEnded: (sessionId, outcome, options) =>
+      Effect.gen(function* () {
+        const at = now()
+        const ref = { threadId: outcome.threadId, turnId: outcome.turnId }
+        if (outcome.finalText !== undefined) {
+          yield* append(sessionId, { _tag: "assistant", at, ...ref, text: outcome.finalText, delivered: options.delivered })
+        }
+        for (const record of itemRecords(ref, outcome.items, at)) yield* append(sessionId, record)
+        if (options.openCompaction !== undefined) {
+          yield* append(sessionId, { _tag: "compaction", at, ...ref, status: options.openCompaction })
+        }
+        yield* append(sessionId, {
+          _tag: "turn",
+          at,
+          ...ref,
+          status: outcome.status,
+          ...(outcome.error !== undefined ? { error: outcome.error } : {})
+        })
+      }),
+    turnAborted: (sessionId, ref, status, error) =>
+      append(sessionId, {
+        _tag: "turn",
+        at: now(),
+        threadId: ref.threadId,
+        turnId: ref.turnId,
+        status,
+        ...(error !== undefined ? { error } : {})
+      }),
+    append
+  }
+  return service
+})
+
+export const layer: Layer.Layer<TranscriptMirror, never, SessionStore> = Layer.effect(TranscriptMirror, make)
