@@ -10,6 +10,7 @@ import * as Connection from "../../src/appserver/AppServerConnection.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
 import * as CodexArgs from "../../src/appserver/CodexArgs.js"
 import { NodeTransportLive, Transport } from "../../src/appserver/Transport.js"
+import { Compaction } from "../../src/compaction/Compaction.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { type HarnessSettings } from "../../src/config/Settings.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
@@ -78,17 +79,29 @@ const start = (settings: HarnessSettings) =>
       discovery: Context.get(context, Discovery),
       branching: Context.get(context, Branching),
       guard: Context.get(context, ArchiveGuard),
+      compaction: Context.get(context, Compaction),
       stop: Scope.close(scope, Exit.void)
     }
   })
 
+/** `-c` overrides for a Responses provider under another id than the harness's own */
+const providerArgsAs = (id: string, url: string, model: string) => [
+  "-c",
+  `model_provider="${id}"`,
+  "-c",
+  `model_providers.${id}={name="${id}",base_url="${url}",wire_api="responses",env_key="${CodexArgs.providerKeyEnv}"}`,
+  "-c",
+  `model="${model}"`
+]
+
 /** Another app-server client (say, the Codex CLI) on the same native home, in its own scope. */
-const otherClient = (home: string, url: string, model: string) =>
+const otherClient = (home: string, url: string, model: string, providerId: string = CodexArgs.providerId) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
     const connection = yield* Effect.gen(function* () {
       const transport = yield* Transport
-      const handle = yield* transport.spawn({ codexHome: home, args: CodexArgs.providerArgs(url, model), env: CodexArgs.providerEnv() })
+      const args = providerId === CodexArgs.providerId ? CodexArgs.providerArgs(url, model) : providerArgsAs(providerId, url, model)
+      const handle = yield* transport.spawn({ codexHome: home, args, env: CodexArgs.providerEnv() })
       return yield* Connection.make(handle)
     }).pipe(Effect.provide(NodeTransportLive), Scope.extend(scope), Effect.orDie)
     const settings: TurnRunner.ThreadSettings = { cwd: home, approvalPolicy: "never", sandbox: "read-only" }
@@ -274,6 +287,47 @@ describe("supervision on the real app-server", () => {
       expect((yield* h.catalog.list).rows.map((r) => r.threadId)).not.toContain(parent)
       expect((yield* h.catalog.inspect(parent)).archived).toBe(true)
 
+      yield* h.stop
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }))
+
+  it.scopedLive("[S14] the catalog lists the threads of every model provider, not only the discovery connection's default", () =>
+    Effect.gen(function* () {
+      const f = yield* setup({ fallback: reply.text("noted") })
+      const ours = yield* otherClient(f.nativeHome, f.model.url, "source-model")
+      const mine = yield* ours.newThread
+      yield* ours.turn(mine, "under the harness's provider id")
+      yield* ours.stop
+      const theirs = yield* otherClient(f.nativeHome, f.model.url, "source-model", "second_provider")
+      const other = yield* theirs.newThread
+      yield* theirs.turn(other, "under another provider")
+      yield* theirs.stop
+
+      const h = yield* start(f.settings)
+      const rows = (yield* h.catalog.list).rows
+      expect(rows.find((r) => r.threadId === mine)?.modelProvider).toBe(CodexArgs.providerId)
+      expect(rows.find((r) => r.threadId === other)?.modelProvider).toBe("second_provider")
+      yield* h.stop
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }))
+
+  it.scopedLive("[S37][S15] compact of a supervised chat runs on its private connection under the supervision home", () =>
+    Effect.gen(function* () {
+      const f = yield* setup({ fallback: reply.text("noted") })
+      const other = yield* otherClient(f.nativeHome, f.model.url, "source-model")
+      const source = yield* other.newThread
+      yield* other.turn(source, "a source worth continuing")
+      yield* other.stop
+      const h = yield* start(f.settings)
+      yield* h.branching.branch(source, { sessionId: "sup" })
+      const compacted = yield* h.compaction.compact("sup")
+      expect(compacted).toMatchObject({ sessionId: "sup" })
+      const requests = yield* f.model.requests
+      expect(requests.at(-1)!.body).toContain("CONTEXT CHECKPOINT COMPACTION")
+      // only the chat's private client was ever leased by the harness: never the ordinary one of these settings
+      expect(yield* h.pool.keys).toEqual([supervisedPoolKey("sup")])
+      const statuses = (yield* h.store.read("sup")).records.flatMap((r) => (r._tag === "compaction" ? [r.status] : []))
+      expect(statuses).toEqual(["started", "completed"])
       yield* h.stop
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }))
