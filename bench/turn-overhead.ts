@@ -14,7 +14,7 @@
 // collect garbage before each sample.
 //
 // Build and run: npx tsc -p tsconfig.json && node dist/bench/turn-overhead.js [--turns N] [--warmup N] [--breakdown]
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeFileSystem, NodeRuntime } from "@effect/platform-node"
 import { Context, Effect, Layer, Scope } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { performance } from "node:perf_hooks"
@@ -416,4 +416,4 @@ const program = Effect.gen(function* () {
 })
 
 // runMain: Ctrl-C interrupts the program, so every scope still closes; exit code 0 on success, 1 on failure
-NodeRuntime.runMain(program)
+NodeRuntime.runMain(program.pipe(Effect.provide(NodeFileSystem.layer)))

@@ -1,6 +1,7 @@
 // The production composition: the real `codex app-server` over stdio and a file-backed session store under the state
 // dir. The embedder supplies Delivery, and may supply the optional ports (ApprovalPrompts, Questions, DynamicTools,
 // PluginHooks, HookPolicy, EmbedderExtensions); the CLI uses its terminal ones.
+import { NodeFileSystem } from "@effect/platform-node"
 import { Layer } from "effect"
 import type { ClientPoolOptions } from "../src/appserver/ClientPool.js"
 import { NodeTransportLive } from "../src/appserver/Transport.js"
@@ -13,5 +14,6 @@ export type { OptionalPorts } from "../src/harness/Composition.js"
 export const layer = (settings: HarnessSettings, pool?: ClientPoolOptions) =>
   Composition.layer(settings, pool).pipe(
     Layer.provideMerge(SessionStore.fileLayer(settings.stateDir)),
-    Layer.provideMerge(NodeTransportLive)
+    Layer.provideMerge(NodeTransportLive),
+    Layer.provideMerge(NodeFileSystem.layer)
   )

@@ -1,6 +1,7 @@
 // The test composition: the production composition (`Composition.layer`) over the in-memory MockAppServer (no process,
 // no network, TestClock-safe), with an in-memory session store and a recording Delivery. The mock's control handle
 // (`MockAppServer`) and `Transport` stay visible.
+import { NodeFileSystem } from "@effect/platform-node"
 import { Layer } from "effect"
 import type { ClientPoolOptions } from "../src/appserver/ClientPool.js"
 import type { HarnessSettings } from "../src/config/Settings.js"
@@ -30,6 +31,8 @@ export const layer = (options: TestLayerOptions = {}) => {
   return Composition.layer(effective, options.pool ?? { idleTimeToLive: effective.idleTimeToLive }).pipe(
     Layer.provideMerge(SessionStore.memoryLayer),
     Layer.provideMerge(MockAppServer.layer(options.script)),
-    Layer.provideMerge(RecordingDelivery.layer)
+    Layer.provideMerge(RecordingDelivery.layer),
+    // the workspace files and the hook relay's socket directory are real: a missing workspace simply reads as empty
+    Layer.provideMerge(NodeFileSystem.layer)
   )
 }

@@ -1,6 +1,7 @@
 // `node dist/scripts/protocol-check.js [codex-binary]`: runs protocol-check/ to hold schemas/protocol.ts to the JSON
 // schema the pinned codex binary generates. Prints one summary line, or one line per problem and exits 1; a failure
 // to run the check is one line too, never a stack.
+import { NodeFileSystem } from "@effect/platform-node"
 import { Cause, Effect, Exit } from "effect"
 import { resolve } from "../src/appserver/CodexBinary.js"
 import { runCheck, summarize } from "./protocol-check/index.js"
@@ -18,7 +19,8 @@ const program = resolve(process.argv[2]).pipe(
     lines.forEach((l) => console.error(l))
     return 1
   }),
-  Effect.catchAll((error) => Effect.sync(() => (console.error(`protocol check failed: ${error.message}`), 1)))
+  Effect.catchAll((error) => Effect.sync(() => (console.error(`protocol check failed: ${error.message}`), 1))),
+  Effect.provide(NodeFileSystem.layer)
 )
 
 Effect.runPromiseExit(program).then((exit) => {

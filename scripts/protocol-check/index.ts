@@ -1,6 +1,7 @@
 // The protocol contract check's public API: holds our hand-written protocol schemas (schemas/protocol.ts) to the JSON
 // schema the pinned codex binary generates, so an upgrade that renames, drops or retypes something we send or read
 // fails loudly here instead of at runtime. Owns `runCheck` (generate, load, compare) and the report it summarizes.
+import { NodeFileSystem } from "@effect/platform-node"
 import { type Duration, Effect } from "effect"
 import { type CodexBinaryNotFound, type CodexCommand, resolve } from "../../src/appserver/CodexBinary.js"
 import { checkContract } from "./compare.js"
@@ -56,7 +57,7 @@ export const runCheck = (
 ): Effect.Effect<ProtocolCheckReport, CodexBinaryNotFound | SchemaGenerationFailed | GeneratedSchemaInvalid> =>
   Effect.scoped(
     Effect.gen(function*() {
-      const codex = codexCommand ?? (yield* resolve())
+      const codex = codexCommand ?? (yield* resolve().pipe(Effect.provide(NodeFileSystem.layer)))
       const dir = yield* scopedTempDir("codex-protocol-check-")
       yield* generateSchema(codex, dir, options.timeout)
       const generated = yield* loadGenerated(dir)

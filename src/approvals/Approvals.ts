@@ -6,11 +6,13 @@
 import { Duration, Effect, Layer, Option, Stream } from "effect"
 import type {
   CommandApprovalParams,
+  CommandApprovalResponse,
   ElicitationRequestParams,
+  ElicitationResponse,
   FileChangeApprovalParams,
+  FileChangeApprovalResponse,
   PermissionsApprovalParams,
-  ServerRequestMethod,
-  ServerRequestResponse
+  PermissionsApprovalResponse
 } from "../../schemas/protocol.js"
 import { Settings } from "../config/Settings.js"
 import {
@@ -50,17 +52,15 @@ const mcpToolOf = (params: ElicitationRequestParams) => {
   return { toolName, toolDescription: str(meta.tool_description), toolParams: meta.tool_params, message }
 }
 
-type Response<M extends ServerRequestMethod> = ServerRequestResponse<M>
-
 /** The wire answers. Pure. */
 export const responses = {
-  command: (allowed: boolean): Response<"item/commandExecution/requestApproval"> => ({ decision: allowed ? "accept" : "decline" }),
-  fileChange: (allowed: boolean): Response<"item/fileChange/requestApproval"> => ({ decision: allowed ? "accept" : "decline" }),
+  command: (allowed: boolean): typeof CommandApprovalResponse.Type => ({ decision: allowed ? "accept" : "decline" }),
+  fileChange: (allowed: boolean): typeof FileChangeApprovalResponse.Type => ({ decision: allowed ? "accept" : "decline" }),
   /** a permissions grant has no decision field: allowing grants what was asked, declining grants nothing */
   permissions: (
     allowed: boolean,
     requested: { readonly network?: unknown; readonly fileSystem?: unknown }
-  ): Response<"item/permissions/requestApproval"> => ({
+  ): typeof PermissionsApprovalResponse.Type => ({
     permissions: allowed
       ? {
           ...(requested.network != null ? { network: requested.network } : {}),
@@ -69,7 +69,7 @@ export const responses = {
       : {},
     scope: "turn"
   }),
-  mcpTool: (allowed: boolean): Response<"mcpServer/elicitation/request"> =>
+  mcpTool: (allowed: boolean): typeof ElicitationResponse.Type =>
     allowed ? { action: "accept", content: {}, _meta: null } : { action: "decline", content: null, _meta: null }
 }
 

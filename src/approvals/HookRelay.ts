@@ -13,9 +13,9 @@
 // decision (S22). PermissionRequest answers only an explicit allow or deny from ApprovalPrompts; anything else is no
 // decision, which Codex treats as "ask the usual way", never as an allow (S27). Stop never blocks when
 // `stop_hook_active` is set, so a Stop hook can continue a turn at most once in a row.
+import { FileSystem } from "@effect/platform"
 import { Clock, Context, type Duration, Effect, Layer, Option, type Scope } from "effect"
 import * as crypto from "node:crypto"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { NativeHookEvent } from "../../schemas/config.js"
@@ -263,15 +263,17 @@ export const threadHookConfig = (
 }
 
 /** `node <repo>/bin/codex-harness.js hook-relay`: the package's own command, found from this module. */
-export const defaultRelayCommand = (): ReadonlyArray<string> => {
-  let dir = path.dirname(fileURLToPath(import.meta.url))
+export const defaultRelayCommand: Effect.Effect<ReadonlyArray<string>, never, FileSystem.FileSystem> = Effect.gen(function* () {
+  const fs = yield* FileSystem.FileSystem
+  const here = path.dirname(fileURLToPath(import.meta.url))
+  let dir = here
   for (let i = 0; i < 6; i++) {
     const bin = path.join(dir, "bin", "codex-harness.js")
-    if (fs.existsSync(bin)) return [process.execPath, bin, "hook-relay"]
+    if (yield* fs.exists(bin).pipe(Effect.orElseSucceed(() => false))) return [process.execPath, bin, "hook-relay"]
     dir = path.dirname(dir)
   }
-  return [process.execPath, path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../bin/codex-harness.js"), "hook-relay"]
-}
+  return [process.execPath, path.resolve(here, "../../../bin/codex-harness.js"), "hook-relay"]
+})
 
 /**
  * The Stop hook's command when no HookPolicy decides Stop: the relay could only answer "no decision" (exit 0, no
@@ -411,7 +413,7 @@ const statusMessages: Readonly<Record<NativeHookEvent, string>> = {
  */
 export const makeExtension = (
   options: HookRelayOptions = {}
-): Effect.Effect<TurnExtension, HookRelayServerError, Settings | HookReports | Scope.Scope> =>
+): Effect.Effect<TurnExtension, HookRelayServerError, Settings | HookReports | Scope.Scope | FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const policy = yield* HookPolicy
@@ -420,7 +422,7 @@ export const makeExtension = (
     const services: RelayServices = { policy, prompts, reports, promptTimeout: options.promptTimeout ?? "5 minutes" }
     const server = yield* makeServer({ parentDir: options.socketParentDir, handle: handle(services) })
     const events = options.events ?? defaultNativeHookEvents(settings.approvalPolicy)
-    const prefix = options.relayCommand ?? defaultRelayCommand()
+    const prefix = options.relayCommand ?? (yield* defaultRelayCommand)
     const threadConfig = (sessionId: string) =>
       Effect.sync(() => {
         const token = server.tokenFor(sessionId)

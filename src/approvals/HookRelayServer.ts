@@ -1,14 +1,18 @@
 // The native hook relay's socket (S20): one Unix-domain socket per harness process, in a private directory (0700), that
 // the `codex-harness hook-relay` command Codex runs for each hook connects to. A request is one JSON line
 // `{token, event, payload}`; the reply is one JSON line, `{ok: true, output}` or `{ok: false, error}`. Each session gets
-// a random token of its own: a request with an unknown token is refused. Closing the scope closes the server and
-// removes the socket and its directory.
-import { Effect, Runtime, Schema, type Scope } from "effect"
+// a random token of its own: a request with an unknown token is refused. The platform's socket server runs each
+// connection's handler in a fiber of this scope, so closing the scope interrupts hooks still waiting on a decision,
+// closes the server and removes the socket and its directory.
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import * as Socket from "@effect/platform/Socket"
+import { NodeSocketServer } from "@effect/platform-node"
+import { Deferred, Effect, Schema, type Scope } from "effect"
 import * as crypto from "node:crypto"
-import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { describeFileError } from "../platform/fileErrors.js"
 
 /** Codex's hook event names as the relay passes them */
 export type HookEventName = "PreToolUse" | "PostToolUse" | "PermissionRequest" | "Stop"
@@ -56,23 +60,19 @@ export interface HookRelayServerOptions {
 /** requests larger than this are refused (a hook payload is a few KB) */
 export const maxRequestBytes = 4 * 1024 * 1024
 
-const reasonOf = (e: unknown) => (e instanceof Error ? e.message : String(e))
+const newline = 0x0a
+const failed = (e: PlatformError) => new HookRelayServerError({ reason: describeFileError(e) })
 
-export const make = (options: HookRelayServerOptions): Effect.Effect<HookRelayServer, HookRelayServerError, Scope.Scope> =>
+export const make = (
+  options: HookRelayServerOptions
+): Effect.Effect<HookRelayServer, HookRelayServerError, Scope.Scope | FileSystem.FileSystem> =>
   Effect.gen(function* () {
-    const runtime = yield* Effect.runtime<never>()
-    const runPromise = Runtime.runPromise(runtime)
-    const dir = yield* Effect.acquireRelease(
-      Effect.try({
-        try: () => {
-          const made = fs.mkdtempSync(path.join(options.parentDir ?? os.tmpdir(), "codex-hr-"))
-          fs.chmodSync(made, 0o700)
-          return made
-        },
-        catch: (e) => new HookRelayServerError({ reason: reasonOf(e) })
-      }),
-      (made) => Effect.sync(() => fs.rmSync(made, { recursive: true, force: true }))
+    const fs = yield* FileSystem.FileSystem
+    // removed with everything in it when the scope closes (after the server, whose finalizer runs first)
+    const dir = yield* fs.makeTempDirectoryScoped({ directory: options.parentDir ?? os.tmpdir(), prefix: "codex-hr-" }).pipe(
+      Effect.mapError(failed)
     )
+    yield* fs.chmod(dir, 0o700).pipe(Effect.mapError(failed))
     const socketPath = path.join(dir, "relay.sock")
     const sessionsByToken = new Map<string, string>()
     const tokensBySession = new Map<string, string>()
@@ -85,58 +85,57 @@ export const make = (options: HookRelayServerOptions): Effect.Effect<HookRelaySe
       return token
     }
 
-    const answer = async (line: string): Promise<RelayReply> => {
+    const answer = (line: string): Effect.Effect<RelayReply> => {
       let request: unknown
       try {
         request = JSON.parse(line)
       } catch {
-        return { ok: false, error: "the request is not JSON" }
+        return Effect.succeed({ ok: false, error: "the request is not JSON" })
       }
-      if (typeof request !== "object" || request === null) return { ok: false, error: "the request is not an object" }
+      if (typeof request !== "object" || request === null) return Effect.succeed({ ok: false, error: "the request is not an object" })
       const { event, payload, token } = request as Record<string, unknown>
       const sessionId = typeof token === "string" ? sessionsByToken.get(token) : undefined
-      if (sessionId === undefined) return { ok: false, error: "refused: unknown token" }
-      if (!isHookEventName(event)) return { ok: false, error: `unknown hook event ${JSON.stringify(event)}` }
-      const output = await runPromise(options.handle({ sessionId, event, payload }))
-      return { ok: true, output }
+      if (sessionId === undefined) return Effect.succeed({ ok: false, error: "refused: unknown token" })
+      if (!isHookEventName(event)) return Effect.succeed({ ok: false, error: `unknown hook event ${JSON.stringify(event)}` })
+      return options.handle({ sessionId, event, payload }).pipe(
+        Effect.map((output): RelayReply => ({ ok: true, output })),
+        Effect.catchAllDefect((defect) => Effect.succeed<RelayReply>({ ok: false, error: String(defect) }))
+      )
     }
 
-    const open = new Set<net.Socket>()
-    const onConnection = (socket: net.Socket) => {
-      open.add(socket)
-      socket.on("close", () => open.delete(socket))
-      let buffer = ""
-      let done = false
-      socket.setEncoding("utf8")
-      socket.on("error", () => socket.destroy())
-      socket.on("data", (chunk: string) => {
-        if (done) return
-        buffer += chunk
-        const end = buffer.indexOf("\n")
-        if (end < 0 && buffer.length <= maxRequestBytes) return
-        done = true
-        const reply: Promise<RelayReply> = end < 0
-          ? Promise.resolve({ ok: false, error: "the request is too large" })
-          : answer(buffer.slice(0, end)).catch((e: unknown) => ({ ok: false, error: reasonOf(e) }))
-        void reply.then((r) => socket.end(JSON.stringify(r) + "\n"))
-      })
-    }
+    // one connection: read up to the first newline (bounded), answer with one line, close
+    const serve = (socket: Socket.Socket) =>
+      Effect.gen(function* () {
+        const write = yield* socket.writer
+        const request = yield* Deferred.make<string | undefined>()
+        const chunks: Array<Uint8Array> = []
+        let size = 0
+        yield* socket
+          .run((chunk: Uint8Array) => {
+            const end = chunk.indexOf(newline)
+            chunks.push(end < 0 ? chunk : chunk.subarray(0, end))
+            size += end < 0 ? chunk.length : end
+            if (end >= 0) return Deferred.succeed(request, Buffer.concat(chunks).toString("utf8"))
+            return size > maxRequestBytes ? Deferred.succeed(request, undefined) : Effect.void
+          })
+          .pipe(
+            // the peer went away before a whole line arrived
+            Effect.ensuring(Deferred.succeed(request, undefined)),
+            Effect.ignore,
+            Effect.forkScoped
+          )
+        const line = yield* Deferred.await(request)
+        const reply: RelayReply = line === undefined
+          ? { ok: false, error: size > maxRequestBytes ? "the request is too large" : "no request" }
+          : yield* answer(line)
+        yield* write(JSON.stringify(reply) + "\n")
+        yield* write(new Socket.CloseEvent())
+      }).pipe(Effect.scoped, Effect.ignore)
 
-    yield* Effect.acquireRelease(
-      Effect.async<net.Server, HookRelayServerError>((resume) => {
-        const server = net.createServer(onConnection)
-        server.once("error", (e) => resume(Effect.fail(new HookRelayServerError({ reason: reasonOf(e) }))))
-        server.listen(socketPath, () => {
-          fs.chmodSync(socketPath, 0o600)
-          resume(Effect.succeed(server))
-        })
-      }),
-      (server) =>
-        Effect.async<void>((resume) => {
-          server.close(() => resume(Effect.void))
-          // connections still open (a hook waiting on a prompt) must not keep the scope from closing
-          for (const socket of open) socket.destroy()
-        }).pipe(Effect.timeout("2 seconds"), Effect.ignore, Effect.zipRight(Effect.sync(() => fs.rmSync(socketPath, { force: true }))))
+    const server = yield* NodeSocketServer.make({ path: socketPath }).pipe(
+      Effect.mapError((e) => new HookRelayServerError({ reason: e.message }))
     )
+    yield* fs.chmod(socketPath, 0o600).pipe(Effect.mapError(failed))
+    yield* server.run(serve).pipe(Effect.ignore, Effect.forkScoped)
     return { socketPath, tokenFor } satisfies HookRelayServer
   })

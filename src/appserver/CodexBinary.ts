@@ -1,7 +1,7 @@
 // Finds the codex executable: an explicit path wins; otherwise the native binary from the platform package that
 // `@openai/codex` installs (no resident Node wrapper, faster start); otherwise the npm wrapper script.
+import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 
@@ -60,16 +60,17 @@ export const candidates = (): ReadonlyArray<CodexCommand> => {
 }
 
 /** Resolves the command to run; `explicit` (a --codex-bin path) must exist. */
-export const resolve = (explicit?: string): Effect.Effect<CodexCommand, CodexBinaryNotFound> =>
-  Effect.suspend(() => {
+export const resolve = (explicit?: string): Effect.Effect<CodexCommand, CodexBinaryNotFound, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const exists = (file: string) => fs.exists(file).pipe(Effect.orElseSucceed(() => false))
     if (explicit !== undefined) {
-      return existsSync(explicit)
-        ? Effect.succeed({ command: explicit, prefixArgs: [] })
-        : Effect.fail(new CodexBinaryNotFound({ searched: [explicit] }))
+      if (yield* exists(explicit)) return { command: explicit, prefixArgs: [] }
+      return yield* new CodexBinaryNotFound({ searched: [explicit] })
     }
     const all = candidates()
-    const hit = all.find((c) => existsSync(c.prefixArgs[0] ?? c.command))
-    return hit !== undefined
-      ? Effect.succeed(hit)
-      : Effect.fail(new CodexBinaryNotFound({ searched: all.map((c) => c.prefixArgs[0] ?? c.command) }))
+    for (const candidate of all) {
+      if (yield* exists(candidate.prefixArgs[0] ?? candidate.command)) return candidate
+    }
+    return yield* new CodexBinaryNotFound({ searched: all.map((c) => c.prefixArgs[0] ?? c.command) })
   })

@@ -1,10 +1,12 @@
 // Owns the app-server child process: spawning it in its own process group, framing its stdout into lines, keeping a
 // bounded stderr tail, and the shutdown sequence (end stdin, wait for the exit, then kill the group). It never parses
 // JSON-RPC; that is the connection's job.
+import { FileSystem } from "@effect/platform"
 import { NodeStream } from "@effect/platform-node"
 import { Context, Deferred, Duration, Effect, Layer, Option, Scope, Stream } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
-import { ensureDirSync } from "../platform/ensureDir.js"
+import { ensureDir } from "../platform/ensureDir.js"
+import { describeFileError } from "../platform/fileErrors.js"
 import * as CodexBinary from "./CodexBinary.js"
 import { SpawnFailed } from "./errors.js"
 import { type FramedLine, LineFramer } from "./LineFramer.js"
@@ -94,10 +96,14 @@ const spawnProcess = (options: TransportOptions) =>
     const env: Record<string, string | undefined> = { ...process.env, ...options.env }
     if (options.codexHome !== undefined) {
       const home = options.codexHome
-      yield* Effect.try({
-        try: () => ensureDirSync(home),
-        catch: (e) => new SpawnFailed({ command: codex.command, reason: `cannot create CODEX_HOME ${home}: ${describe(e)}` })
-      })
+      yield* ensureDir(home).pipe(
+        Effect.mapError((e) =>
+          new SpawnFailed({
+            command: codex.command,
+            reason: `cannot create CODEX_HOME ${home}: ${e._tag === "NotADirectory" ? e.message : describeFileError(e)}`
+          })
+        )
+      )
       env.CODEX_HOME = home
     }
     const argv = [...codex.prefixArgs, ...(options.args ?? []), "app-server"]
@@ -126,6 +132,7 @@ const spawnProcess = (options: TransportOptions) =>
           proc.stdin.on("error", () => {})
           resume(Effect.succeed(proc))
         })
+        // bridge: Node's exit callback runs outside any fiber; completing the Deferred is all it does
         proc.once("exit", (code, signal) => Deferred.unsafeDone(exitDeferred, Effect.succeed({ exitCode: code, signal })))
         proc.stderr.setEncoding("utf8")
         proc.stderr.on("data", (text: string) => {
@@ -181,4 +188,9 @@ const describe = (error: unknown): string =>
   error instanceof Error ? ((error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : error.message) : String(error)
 
 /** The real thing: `codex app-server` over stdio. */
-export const NodeTransportLive = Layer.succeed(Transport, { spawn: spawnProcess })
+export const NodeTransportLive: Layer.Layer<Transport, never, FileSystem.FileSystem> = Layer.effect(
+  Transport,
+  Effect.map(FileSystem.FileSystem, (fs) => ({
+    spawn: (options: TransportOptions) => spawnProcess(options).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+  }))
+)

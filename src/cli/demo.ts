@@ -1,8 +1,8 @@
 // `codex-harness demo`: an offline conversation with a tool call. A scripted Responses server on 127.0.0.1 plays the
 // model; everything else is real: the codex app-server, the harness, the session file.
 import { Command } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
 import { Console, Context, Effect, Layer, Option } from "effect"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Live from "../../layers/Live.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
@@ -39,8 +39,9 @@ export const command = Command.make("demo", GlobalOptions.global, (options) =>
     Effect.gen(function* () {
       const model = yield* ScriptedModel.make({ replies: conversation.flatMap((turn) => turn.replies) })
       const workspace = yield* TempDir.scoped("codex-harness-demo-work-")
-      fs.writeFileSync(path.join(workspace, "notes.txt"), "open: README, CI\n")
-      fs.writeFileSync(path.join(workspace, "plan.md"), "ship on Friday\n")
+      const fs = yield* FileSystem.FileSystem
+      yield* fs.writeFileString(path.join(workspace, "notes.txt"), "open: README, CI\n")
+      yield* fs.writeFileString(path.join(workspace, "plan.md"), "ship on Friday\n")
       const base = yield* GlobalOptions.toSettings(options)
       const keepState = Option.isSome(options.stateDir)
       const stateDir = keepState ? base.stateDir : yield* TempDir.scoped("codex-harness-demo-state-")

@@ -1,7 +1,7 @@
 // The options every command accepts, and how they become HarnessSettings.
 import { Options } from "@effect/cli"
-import { Duration, Effect, Option, Schema } from "effect"
-import * as fs from "node:fs"
+import { FileSystem } from "@effect/platform"
+import { Config, Duration, Effect, Option, Schema } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as CodexArgs from "../appserver/CodexArgs.js"
@@ -58,10 +58,19 @@ export class BadOption extends Schema.TaggedError<BadOption>()("BadOption", { op
   }
 }
 
-export const defaultStateDir = (): string =>
-  process.env.CODEX_HARNESS_HOME !== undefined && process.env.CODEX_HARNESS_HOME !== ""
-    ? path.resolve(process.env.CODEX_HARNESS_HOME)
-    : path.join(os.homedir(), ".codex-harness")
+/** A variable from the environment; unset and empty are the same. */
+const fromEnv = (name: string) =>
+  Config.string(name).pipe(Config.option, Config.map(Option.filter((value) => value !== "")))
+
+/** `$CODEX_HARNESS_HOME`, else `~/.codex-harness`. */
+export const defaultStateDir: Effect.Effect<string> = fromEnv("CODEX_HARNESS_HOME").pipe(
+  Config.map(Option.match({ onNone: () => path.join(os.homedir(), ".codex-harness"), onSome: (dir) => path.resolve(dir) })),
+  Effect.orDie
+)
+
+/** `--state-dir`, else the default. */
+export const stateDirOf = (flag: Option.Option<string>): Effect.Effect<string> =>
+  Option.match(flag, { onNone: () => defaultStateDir, onSome: (dir) => Effect.succeed(path.resolve(dir)) })
 
 /** `--config PATH`: a named file must exist; without it `<state-dir>/config.json` is read when present. */
 export const configOption = global.config
@@ -71,9 +80,7 @@ export const loadFor = (options: { readonly config: Option.Option<string>; reado
   Option.match(options.config, {
     onSome: (file) => HarnessConfig.load(path.resolve(file), { required: true }),
     onNone: () =>
-      HarnessConfig.load(HarnessConfig.defaultPath(Option.match(options.stateDir, { onNone: defaultStateDir, onSome: (d) => path.resolve(d) })), {
-        required: false
-      })
+      Effect.flatMap(stateDirOf(options.stateDir), (dir) => HarnessConfig.load(HarnessConfig.defaultPath(dir), { required: false }))
   })
 
 /** Env values that turn supervision off for the CLI. */
@@ -92,24 +99,28 @@ const supervisionSettings = (
     readonly codexBin?: string
     readonly supervision: { readonly enabled: boolean; readonly codexHome?: string }
   }
-): SupervisionSettings => {
-  const env = process.env.CODEX_HARNESS_SUPERVISION_HOME
-  const home = Option.getOrUndefined(flag) ?? (env !== undefined && env !== "" ? env : undefined) ?? effective.supervision.codexHome
-  const envOff = offValues.has((process.env.CODEX_HARNESS_SUPERVISION ?? "").trim().toLowerCase())
-  return {
-    enabled: effective.supervision.enabled && !envOff,
-    codexHome: home !== undefined ? path.resolve(home) : undefined,
-    providerUrl: effective.providerUrl,
-    model: effective.model,
-    codexBin: effective.codexBin,
-    disabledReason: envOff
-      ? "CODEX_HARNESS_SUPERVISION is off; unset it to supervise native threads"
-      : "supervision.enabled is false in the config file"
-  }
-}
+): Effect.Effect<SupervisionSettings> =>
+  Effect.gen(function* () {
+    const env = Option.getOrUndefined(yield* fromEnv("CODEX_HARNESS_SUPERVISION_HOME"))
+    const home = Option.getOrUndefined(flag) ?? env ?? effective.supervision.codexHome
+    const switched = Option.getOrElse(yield* fromEnv("CODEX_HARNESS_SUPERVISION"), () => "")
+    const envOff = offValues.has(switched.trim().toLowerCase())
+    return {
+      enabled: effective.supervision.enabled && !envOff,
+      codexHome: home !== undefined ? path.resolve(home) : undefined,
+      providerUrl: effective.providerUrl,
+      model: effective.model,
+      codexBin: effective.codexBin,
+      disabledReason: envOff
+        ? "CODEX_HARNESS_SUPERVISION is off; unset it to supervise native threads"
+        : "supervision.enabled is false in the config file"
+    }
+  }).pipe(Effect.orDie)
 
 /** Flags over the config file over the defaults, as the settings the harness runs with. */
-export const toSettings = (options: GlobalOptions): Effect.Effect<HarnessSettings, BadOption | HarnessConfig.ConfigError> =>
+export const toSettings = (
+  options: GlobalOptions
+): Effect.Effect<HarnessSettings, BadOption | HarnessConfig.ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const file = yield* loadFor(options)
     const effective = HarnessConfig.merge(file, {
@@ -124,11 +135,14 @@ export const toSettings = (options: GlobalOptions): Effect.Effect<HarnessSetting
       if (problem !== undefined) return yield* Effect.fail(new BadOption({ option: "provider-url", reason: problem }))
     }
     const cwd = path.resolve(Option.getOrElse(options.cwd, () => process.cwd()))
-    if (!fs.existsSync(cwd) || !fs.statSync(cwd).isDirectory()) {
-      return yield* Effect.fail(new BadOption({ option: "cwd", reason: `not a directory: ${cwd}` }))
-    }
+    const fs = yield* FileSystem.FileSystem
+    const kind = yield* fs.stat(cwd).pipe(
+      Effect.map((info) => info.type),
+      Effect.orElseSucceed(() => undefined)
+    )
+    if (kind !== "Directory") return yield* Effect.fail(new BadOption({ option: "cwd", reason: `not a directory: ${cwd}` }))
     return {
-      stateDir: Option.match(options.stateDir, { onNone: defaultStateDir, onSome: (d) => path.resolve(d) }),
+      stateDir: yield* stateDirOf(options.stateDir),
       cwd,
       codexHome: effective.codexHome,
       codexBin: effective.codexBin,
@@ -152,6 +166,6 @@ export const toSettings = (options: GlobalOptions): Effect.Effect<HarnessSetting
       interruptGrace: Duration.seconds(effective.compaction.interruptGraceSeconds),
       questionTimeout: Duration.seconds(effective.questions.timeoutSeconds),
       mcpServers: effective.mcpServers,
-      supervision: supervisionSettings(options.supervisionHome, effective)
+      supervision: yield* supervisionSettings(options.supervisionHome, effective)
     }
   })

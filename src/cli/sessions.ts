@@ -1,13 +1,13 @@
 // `codex-harness sessions list|show ID`: the sessions under the state dir, their bindings and transcripts.
 import { Args, Command } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
 import { Console, Effect, Option, Schema } from "effect"
-import * as fs from "node:fs/promises"
-import * as path from "node:path"
 import type { SessionRecord } from "../../schemas/session.js"
+import { describeFileError, isNotFound } from "../platform/fileErrors.js"
 import { checkSessionId, fileStore, SessionStoreError } from "../session/SessionStore.js"
 import { sessionState } from "../session/SessionState.js"
 import { checkDeletable } from "../supervision/SessionGuard.js"
-import { defaultStateDir, global } from "./options.js"
+import { global, stateDirOf } from "./options.js"
 
 export class SessionNotFound extends Schema.TaggedError<SessionNotFound>()("SessionNotFound", {
   sessionId: Schema.String,
@@ -20,16 +20,14 @@ export class SessionNotFound extends Schema.TaggedError<SessionNotFound>()("Sess
 
 const options = { stateDir: global.stateDir, json: global.json }
 
-const storeFor = (stateDir: Option.Option<string>) => {
-  const dir = Option.match(stateDir, { onNone: defaultStateDir, onSome: (d) => path.resolve(d) })
-  return { dir, store: fileStore(dir) }
-}
+const storeFor = (stateDir: Option.Option<string>) =>
+  Effect.flatMap(stateDirOf(stateDir), (dir) => Effect.map(fileStore(dir), (store) => ({ dir, store })))
 
 const turnsOf = (records: ReadonlyArray<SessionRecord>) => records.filter((r) => r._tag === "turn").length
 
 const list = Command.make("list", options, ({ json, stateDir }) =>
   Effect.gen(function* () {
-    const { store } = storeFor(stateDir)
+    const { store } = yield* storeFor(stateDir)
     const sessions = yield* store.list
     const rows = yield* Effect.forEach(sessions, (s) =>
       store.read(s.sessionId).pipe(
@@ -121,14 +119,18 @@ const show = Command.make(
   { ...options, sessionId: Args.text({ name: "ID" }).pipe(Args.withDescription("the session id")) },
   ({ json, sessionId, stateDir }) =>
     Effect.gen(function* () {
-      const { dir, store } = storeFor(stateDir)
+      const { dir, store } = yield* storeFor(stateDir)
       const id = yield* checkSessionId(sessionId)
       const known = yield* store.list
       if (!known.some((s) => s.sessionId === id)) return yield* Effect.fail(new SessionNotFound({ sessionId: id, stateDir: dir }))
       const { corrupt, records } = yield* store.read(id)
       if (corrupt.length > 0) {
         // the store's reason is a schema error naming the whole record union; the line itself says more
-        const raw = yield* Effect.promise(() => fs.readFile(store.locate(id), "utf8").then((body) => body.split("\n"), () => []))
+        const fs = yield* FileSystem.FileSystem
+        const raw = yield* fs.readFileString(store.locate(id)).pipe(
+          Effect.map((body) => body.split("\n")),
+          Effect.orElseSucceed((): Array<string> => [])
+        )
         for (const bad of corrupt) yield* Console.error(`line ${bad.line}: skipped (${corruptReason(raw[bad.line - 1], bad.reason)})`)
       }
       if (json) {
@@ -151,16 +153,17 @@ const remove = Command.make(
   { stateDir: global.stateDir, sessionId: Args.text({ name: "ID" }).pipe(Args.withDescription("the session id")) },
   ({ sessionId, stateDir }) =>
     Effect.gen(function* () {
-      const { dir, store } = storeFor(stateDir)
+      const { dir, store } = yield* storeFor(stateDir)
       const id = yield* checkSessionId(sessionId)
       const known = yield* store.list
       if (!known.some((s) => s.sessionId === id)) return yield* Effect.fail(new SessionNotFound({ sessionId: id, stateDir: dir }))
       yield* checkDeletable(id, (yield* store.read(id)).records)
       const file = store.locate(id)
-      yield* Effect.tryPromise({
-        try: () => fs.rm(file, { force: true }),
-        catch: (e) => new SessionStoreError({ path: file, reason: e instanceof Error ? e.message : String(e) })
-      })
+      const fs = yield* FileSystem.FileSystem
+      yield* fs.remove(file).pipe(
+        Effect.catchIf(isNotFound, () => Effect.void),
+        Effect.mapError((e) => new SessionStoreError({ path: file, reason: describeFileError(e) }))
+      )
       yield* Console.log(`deleted: ${id}`)
     })
 ).pipe(Command.withDescription("delete a session's file; a supervised chat that still holds its native thread is refused"))

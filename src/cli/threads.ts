@@ -3,7 +3,6 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Layer, Option } from "effect"
 import * as Live from "../../layers/Live.js"
-import { NodeTransportLive } from "../appserver/Transport.js"
 import { ArchiveGuard } from "../supervision/ArchiveGuard.js"
 import { Branching } from "../supervision/Branching.js"
 import { Catalog, type CatalogRow } from "../supervision/Catalog.js"
@@ -28,8 +27,7 @@ const withSupervision = <A, E>(
               Layer.provide(TerminalDelivery.layer({ json: options.json })),
               Layer.provide(ApprovalPromptsCli.fixed(options.approvals))
             )
-          ),
-          Layer.provide(NodeTransportLive)
+          )
         )
       )
     ))

@@ -1,11 +1,12 @@
 // The harness config file: load, decode with errors that name the field, and merge with command-line flags.
 // Owns the precedence (flags > file > defaults). Never writes the file; `~` in a path value is the only thing taken from outside it.
+import { FileSystem } from "@effect/platform"
 import { Effect, Either, JSONSchema, ParseResult, Schema } from "effect"
-import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as ConfigSchema from "../../schemas/config.js"
 import type { AskForApproval, SandboxMode } from "../../schemas/protocol.js"
+import { describeFileError, isNotFound } from "../platform/fileErrors.js"
 
 export { HarnessConfig } from "../../schemas/config.js"
 export type { HarnessConfig as HarnessConfigFile } from "../../schemas/config.js"
@@ -144,17 +145,18 @@ export const resolvePaths = (config: File, baseDir: string): File => ({
  * Reads and decodes the config file at `file`, with its path values made absolute. A missing file is the empty config unless
  * `required` (the user named it with --config).
  */
-export const load = (file: string, options: { readonly required: boolean }): Effect.Effect<File, ConfigError> =>
+export const load = (
+  file: string,
+  options: { readonly required: boolean }
+): Effect.Effect<File, ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function* () {
-    const text = yield* Effect.tryPromise({
-      try: () => fs.readFile(file, "utf8"),
-      catch: (e) => e as NodeJS.ErrnoException
-    }).pipe(
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs.readFileString(file).pipe(
       Effect.map((t): string | undefined => t),
       Effect.catchAll((e): Effect.Effect<string | undefined, ConfigNotFound | ConfigUnreadable> => {
-        if (e.code === "ENOENT") return options.required ? Effect.fail(new ConfigNotFound({ file })) : Effect.succeed(undefined)
-        const reason = e.code === "EISDIR" ? "it is a directory" : typeof e.message === "string" ? e.message : String(e)
-        return Effect.fail(new ConfigUnreadable({ file, reason }))
+        if (isNotFound(e)) return options.required ? Effect.fail(new ConfigNotFound({ file })) : Effect.succeed(undefined)
+        const directory = e._tag === "SystemError" && /EISDIR/.test(e.description ?? "")
+        return Effect.fail(new ConfigUnreadable({ file, reason: directory ? "it is a directory" : describeFileError(e) }))
       })
     )
     if (text === undefined) return {}

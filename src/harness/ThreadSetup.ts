@@ -1,14 +1,15 @@
 // What a session's threads start with: the tools of every turn extension (advertised as dynamic tools, S11), the
 // thread-level developer instructions (S6-S10) and the extensions' thread config (per-thread hooks, S20). A supervised
 // branch starts its canonical thread with the same (S15).
+import { FileSystem } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
-import * as fs from "node:fs/promises"
 import { Settings } from "../config/Settings.js"
 import type { HarnessTool } from "../ports/DynamicTools.js"
 import { dynamicToolSpecs } from "../tools/ToolCatalog.js"
 import * as Instructions from "../turn/Instructions.js"
 import { type TurnKind, TurnExtensions } from "../turn/TurnExtension.js"
 import type { ThreadExtras } from "../turn/TurnRunner.js"
+import { readWorkspace } from "../turn/Workspace.js"
 
 export interface ThreadSetup {
   readonly tools: ReadonlyArray<HarnessTool>
@@ -22,23 +23,25 @@ export interface ThreadSetupService {
 
 export class ThreadSetups extends Context.Tag("codex-harness/ThreadSetups")<ThreadSetups, ThreadSetupService>() {}
 
-const readCronScratch = (file: string | undefined) =>
-  file === undefined
-    ? Effect.succeed(undefined)
-    : Effect.promise(() => fs.readFile(file, "utf8").catch(() => undefined)).pipe(
-      Effect.map((text) => (text === undefined || text.trim() === "" ? undefined : text))
-    )
-
 export const make = Effect.gen(function* () {
   const settings = yield* Settings
   const extensions = yield* TurnExtensions
+  const fs = yield* FileSystem.FileSystem
+  // the scratch is bounded when the instructions are built; a missing or unreadable one is simply absent
+  const readCronScratch = (file: string | undefined) =>
+    file === undefined
+      ? Effect.succeed(undefined)
+      : fs.readFileString(file).pipe(
+        Effect.map((text) => (text.trim() === "" ? undefined : text)),
+        Effect.orElseSucceed(() => undefined)
+      )
   const visibleReplies = settings.visibleReplies ?? "automatic"
 
   const forSession = (sessionId: string, kind: TurnKind = "user") =>
     Effect.gen(function* () {
       const tools = extensions.flatMap((e) => e.tools?.(sessionId) ?? [])
       const extensionConfig = yield* Effect.forEach(extensions, (e) => e.threadConfig?.(sessionId) ?? Effect.succeed({}))
-      const workspace = yield* Instructions.readWorkspace(settings.cwd)
+      const workspace = yield* readWorkspace(settings.cwd).pipe(Effect.provideService(FileSystem.FileSystem, fs))
       const cronScratch = kind === "heartbeat" ? yield* readCronScratch(settings.cronScratchPath) : undefined
       const instructions = Instructions.buildTurnInstructions({
         route: settings.route ?? "native",
@@ -66,4 +69,7 @@ export const make = Effect.gen(function* () {
   return { forSession } satisfies ThreadSetupService
 })
 
-export const layer: Layer.Layer<ThreadSetups, never, Settings | TurnExtensions> = Layer.effect(ThreadSetups, make)
+export const layer: Layer.Layer<ThreadSetups, never, Settings | TurnExtensions | FileSystem.FileSystem> = Layer.effect(
+  ThreadSetups,
+  make
+)

@@ -2,6 +2,7 @@
 // (message, heartbeat_respond), the embedder's dynamic tools, native tool observations, the native hook relay (S20),
 // questions (S30-S34), approvals (S27-S29), then the embedder's own extensions. The optional ports they read
 // (DynamicTools, PluginHooks, HookPolicy, Questions, ApprovalPrompts) decline or do nothing when not provided.
+import type { FileSystem } from "@effect/platform"
 import { Duration, Effect, Layer } from "effect"
 import * as Approvals from "../approvals/Approvals.js"
 import * as HookRelay from "../approvals/HookRelay.js"
@@ -14,7 +15,11 @@ import * as ReplyTools from "../tools/ReplyTools.js"
 import * as ToolObservations from "../tools/ToolObservations.js"
 import { EmbedderExtensions, TurnExtensions } from "../turn/TurnExtension.js"
 
-export const layer: Layer.Layer<TurnExtensions, never, Settings | Delivery | TranscriptMirror | HookRelay.HookReports> = Layer.scoped(
+export const layer: Layer.Layer<
+  TurnExtensions,
+  never,
+  Settings | Delivery | TranscriptMirror | HookRelay.HookReports | FileSystem.FileSystem
+> = Layer.scoped(
   TurnExtensions,
   Effect.gen(function* () {
     const settings = yield* Settings

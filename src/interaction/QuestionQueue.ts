@@ -4,7 +4,7 @@
 // the owner's key (`answer`). `serverRequest/resolved` (matched by the JSON-RPC id, string and integer kept apart),
 // a timeout, or the turn's end cancel the current owner; a late answer finds a different key and resolves nothing.
 // A plain-text reply reports whether it was taken, so the caller can send it on elsewhere rather than lose it.
-import { Deferred, Duration, Effect, Exit, FiberId, Option, type Scope } from "effect"
+import { Deferred, Duration, Effect, Option, type Scope } from "effect"
 import type { RequestId } from "../../schemas/jsonrpc.js"
 import { cancelled, type QuestionPrompt, type QuestionReply, type QuestionsService } from "../ports/Questions.js"
 
@@ -81,21 +81,21 @@ export const make = (
     let closed = false
 
     yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
         closed = true
-        for (const signal of resolvedSignals.values()) Deferred.unsafeDone(signal, Exit.void)
+        return Effect.forEach(resolvedSignals.values(), (signal) => Deferred.succeed(signal, undefined), { discard: true })
       })
     )
 
-    const signalFor = (key: string) => {
-      let signal = resolvedSignals.get(key)
-      if (signal === undefined) {
-        signal = Deferred.unsafeMake<void>(FiberId.none)
-        if (closed) Deferred.unsafeDone(signal, Exit.void)
-        resolvedSignals.set(key, signal)
-      }
-      return signal
-    }
+    // the Deferred is made first; finding or registering it is then one synchronous step
+    const signalFor = (key: string) =>
+      Effect.flatMap(Deferred.make<void>(), (fresh) =>
+        Effect.suspend(() => {
+          const known = resolvedSignals.get(key)
+          if (known !== undefined) return Effect.succeed(known)
+          resolvedSignals.set(key, fresh)
+          return closed ? Effect.as(Deferred.succeed(fresh, undefined), fresh) : Effect.succeed(fresh)
+        }))
 
     const ask = (key: string, signal: Deferred.Deferred<void>) => (prompt: Omit<QuestionPrompt, "key">) => {
       let mine: Owner | undefined
@@ -148,11 +148,11 @@ export const make = (
       use: (ask: (prompt: Omit<QuestionPrompt, "key">) => Effect.Effect<PromptOutcome>) => Effect.Effect<A>
     ): Effect.Effect<Option.Option<A>> => {
       const key = requestKey(id)
-      const signal = signalFor(key)
-      const run = slot.withPermits(1)(Effect.suspend(() => use(ask(key, signal))))
-      return Effect.raceFirst(
-        Effect.map(run, Option.some),
-        Effect.as(Deferred.await(signal), Option.none<A>())
+      return Effect.flatMap(signalFor(key), (signal) =>
+        Effect.raceFirst(
+          Effect.map(slot.withPermits(1)(Effect.suspend(() => use(ask(key, signal)))), Option.some),
+          Effect.as(Deferred.await(signal), Option.none<A>())
+        )
       ).pipe(Effect.ensuring(Effect.sync(() => resolvedSignals.delete(key))))
     }
 

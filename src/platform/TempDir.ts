@@ -1,8 +1,8 @@
-// A temporary directory as a Scoped resource: created on acquire, removed (recursively) by its finalizer.
+// A temporary directory as a Scoped resource, through the platform FileSystem: created on acquire, removed
+// (recursively) by its finalizer.
+import { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
+import { describeFileError } from "./fileErrors.js"
 
 export class TempDirFailed extends Schema.TaggedError<TempDirFailed>()("TempDirFailed", { reason: Schema.String }) {
   override get message() {
@@ -11,10 +11,5 @@ export class TempDirFailed extends Schema.TaggedError<TempDirFailed>()("TempDirF
 }
 
 export const scoped = (prefix: string) =>
-  Effect.acquireRelease(
-    Effect.try({
-      try: () => fs.mkdtempSync(path.join(os.tmpdir(), prefix)),
-      catch: (e) => new TempDirFailed({ reason: e instanceof Error ? e.message : String(e) })
-    }),
-    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-  )
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    fs.makeTempDirectoryScoped({ prefix }).pipe(Effect.mapError((e) => new TempDirFailed({ reason: describeFileError(e) }))))

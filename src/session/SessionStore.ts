@@ -1,10 +1,12 @@
 // Where session records live. The file-backed store keeps one JSONL file per session under `<stateDir>/sessions`;
 // the in-memory store is for tests and embedders that keep their own. A corrupt line never hides the rest of a file.
-import { Context, Effect, Layer, Schema } from "effect"
-import * as fs from "node:fs/promises"
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import * as path from "node:path"
 import { SessionRecord } from "../../schemas/session.js"
-import { ensureDirSync } from "../platform/ensureDir.js"
+import { ensureDir, type NotADirectory } from "../platform/ensureDir.js"
+import { describeFileError, isNotFound } from "../platform/fileErrors.js"
 
 export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("SessionStoreError", {
   path: Schema.String,
@@ -109,65 +111,72 @@ export const parseLines = (body: string): SessionContents => {
   return { records, corrupt }
 }
 
-export const fileStore = (stateDir: string): SessionStoreService => {
-  const dir = path.join(stateDir, "sessions")
-  let dirReady = false
-  const locate = (sessionId: string) => path.join(dir, `${sessionId}.jsonl`)
-  const fail = (file: string) => (e: unknown) =>
-    new SessionStoreError({ path: file, reason: e instanceof Error ? e.message.replace(/^[A-Z]+: /, "") : String(e) })
-  return {
-    locate,
-    append: (sessionId, record) =>
-      checkSessionId(sessionId).pipe(
-        Effect.flatMap((id) => {
-          const file = locate(id)
-          return Effect.tryPromise({
-            try: async () => {
-              if (!dirReady) {
-                ensureDirSync(dir)
-                dirReady = true
-              }
-              // one write per record with O_APPEND: a crash can only tear the last line, which reading skips, so the
-              // previous binding always survives; bindings are also fsynced so a restart finds the thread it had
-              const handle = await fs.open(file, "a", 0o600)
-              try {
-                await handle.write(encodeRecord(record) + "\n")
-                if (durableTags.has(record._tag)) await handle.sync()
-              } finally {
-                await handle.close()
-              }
-            },
-            catch: fail(file)
+const newline = 0x0a
+const encoder = new TextEncoder()
+
+/**
+ * The file-backed store: one JSONL file per session. An append is one write of one whole line with O_APPEND; a write
+ * that fails (or is cut short and cannot be finished, on a full disk) fails the append, so the operation that wanted
+ * the record fails before anything is sent. A file whose last line was torn (a crash mid-write) gets a newline first,
+ * so the new record never glues onto the fragment: the fragment is skipped as one corrupt line, the record is kept.
+ */
+export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, never, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const dir = path.join(stateDir, "sessions")
+    let dirReady = false
+    const locate = (sessionId: string) => path.join(dir, `${sessionId}.jsonl`)
+    const fail = (file: string) => (e: PlatformError | NotADirectory) =>
+      new SessionStoreError({ path: file, reason: e._tag === "NotADirectory" ? e.message : describeFileError(e) })
+
+    const write = (file: string, record: SessionRecord) =>
+      Effect.gen(function* () {
+        if (!dirReady) {
+          yield* ensureDir(dir).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+          dirReady = true
+        }
+        const handle = yield* fs.open(file, { flag: "a+", mode: 0o600 })
+        const size = Number((yield* handle.stat).size)
+        let torn = false
+        if (size > 0) {
+          const last = new Uint8Array(1)
+          yield* handle.seek(size - 1, "start")
+          torn = Number(yield* handle.read(last)) === 1 && last[0] !== newline
+        }
+        yield* handle.writeAll(encoder.encode(`${torn ? "\n" : ""}${encodeRecord(record)}\n`))
+        // bindings and model choices are what a restart needs to find its thread: on disk before we go on
+        if (durableTags.has(record._tag)) yield* handle.sync
+      }).pipe(Effect.scoped, Effect.mapError(fail(file)))
+
+    return {
+      locate,
+      append: (sessionId, record) => checkSessionId(sessionId).pipe(Effect.flatMap((id) => write(locate(id), record))),
+      read: (sessionId) =>
+        checkSessionId(sessionId).pipe(
+          Effect.flatMap((id) => {
+            const file = locate(id)
+            return fs.readFileString(file).pipe(
+              Effect.catchIf(isNotFound, () => Effect.succeed("")),
+              Effect.mapError(fail(file)),
+              Effect.map(parseLines)
+            )
           })
-        })
-      ),
-    read: (sessionId) =>
-      checkSessionId(sessionId).pipe(
-        Effect.flatMap((id) => {
-          const file = locate(id)
-          return Effect.tryPromise({
-            try: () => fs.readFile(file, "utf8").catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? "" : Promise.reject(e))),
-            catch: fail(file)
-          }).pipe(Effect.map(parseLines))
-        })
-      ),
-    list: Effect.tryPromise({
-      try: async () => {
-        const names = await fs.readdir(dir).catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? [] : Promise.reject(e)))
-        const sessions = await Promise.all(
-          names
-            .filter((name) => name.endsWith(".jsonl"))
-            .map(async (name) => ({
+        ),
+      list: Effect.gen(function* () {
+        const names = yield* fs.readDirectory(dir).pipe(Effect.catchIf(isNotFound, () => Effect.succeed([] as Array<string>)))
+        const sessions = yield* Effect.forEach(
+          names.filter((name) => name.endsWith(".jsonl")),
+          (name) =>
+            Effect.map(fs.stat(path.join(dir, name)), (info) => ({
               sessionId: name.slice(0, -".jsonl".length),
-              updatedAt: (await fs.stat(path.join(dir, name))).mtime
-            }))
+              updatedAt: Option.getOrElse(info.mtime, () => new Date(0))
+            })),
+          { concurrency: 8 }
         )
         return sessions.sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime())
-      },
-      catch: fail(dir)
-    })
-  }
-}
+      }).pipe(Effect.mapError(fail(dir)))
+    } satisfies SessionStoreService
+  })
 
 export const memoryStore = (): SessionStoreService => {
   const sessions = new Map<string, Array<SessionRecord>>()
@@ -193,5 +202,6 @@ export const memoryStore = (): SessionStoreService => {
   }
 }
 
-export const fileLayer = (stateDir: string) => Layer.succeed(SessionStore, fileStore(stateDir))
+export const fileLayer = (stateDir: string): Layer.Layer<SessionStore, never, FileSystem.FileSystem> =>
+  Layer.effect(SessionStore, fileStore(stateDir))
 export const memoryLayer = Layer.sync(SessionStore, memoryStore)

@@ -1,11 +1,8 @@
 // What a turn tells the model, and where each part goes: thread-level developer instructions (thread/start and
 // thread/resume), turn-scoped collaboration-mode developer instructions, plain turn input placed before the prompt, and a
-// suffix for the heartbeat prompt (S6-S10, S18, S19). Pure, except `readWorkspace`, which reads a bounded prefix of a few
-// workspace files. It never restates Codex's own base/model instructions and never loads project docs itself: on a
-// native turn with a filesystem Codex reads AGENTS.md on its own.
-import { Effect } from "effect"
-import * as fs from "node:fs/promises"
-import * as path from "node:path"
+// suffix for the heartbeat prompt (S6-S10, S18, S19). Pure: the workspace files it uses are read by Workspace.ts. It
+// never restates Codex's own base/model instructions and never loads project docs itself: on a native turn with a
+// filesystem Codex reads AGENTS.md on its own.
 import type { UserInput } from "../../schemas/protocol.js"
 
 // ---- bounds (bytes are UTF-8 bytes; every bound includes the truncation marker) ----
@@ -434,63 +431,4 @@ export const collaborationMode = (
       }
     }
 
-// ---- reading the workspace ----
-
-/**
- * Reads at most `maxBytes + 1` bytes of a file and returns it truncated to `maxBytes` (whole characters, with the
- * marker line). Missing, unreadable or blank files give undefined; a read error never fails the turn.
- */
-export const readBounded = (file: string, maxBytes: number): Effect.Effect<string | undefined> =>
-  Effect.acquireUseRelease(
-    Effect.tryPromise(() => fs.open(file, "r")),
-    (handle) =>
-      Effect.tryPromise(async () => {
-        const buffer = Buffer.alloc(maxBytes + 1)
-        let filled = 0
-        while (filled < buffer.length) {
-          const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled)
-          if (bytesRead === 0) break
-          filled += bytesRead
-        }
-        // past the bound the size only feeds the marker; stat it instead of reading on
-        const total = filled > maxBytes ? Math.max((await handle.stat()).size, filled) : filled
-        return truncateUtf8Bytes(buffer.subarray(0, filled), total, maxBytes)
-      }),
-    (handle) => Effect.promise(() => handle.close()).pipe(Effect.ignore)
-  ).pipe(
-    Effect.map((text) => (present(text) ? text : undefined)),
-    Effect.catchAll((error) => {
-      const code = (error.error as { code?: unknown } | undefined)?.code
-      return code === "ENOENT"
-        ? Effect.succeed(undefined)
-        : Effect.logWarning(`cannot read workspace file ${file}: ${String(error.error)}`).pipe(Effect.as(undefined))
-    })
-  )
-
-/**
- * AGENTS.md, MEMORY.md, BOOTSTRAP.md and the `PROFILE_FILE_NAMES` files of a workspace directory, each read with its
- * byte bound applied at read time. Missing or blank files are simply absent.
- */
-export const readWorkspace = (dir: string): Effect.Effect<Workspace> =>
-  Effect.gen(function*() {
-    const read = (name: string, maxBytes: number) => readBounded(path.join(dir, name), maxBytes)
-    const [agentsMd, memoryMd, bootstrapMd, profiles] = yield* Effect.all(
-      [
-        read("AGENTS.md", AGENTS_MD_MAX_BYTES),
-        read("MEMORY.md", MEMORY_MD_MAX_BYTES),
-        read("BOOTSTRAP.md", BOOTSTRAP_MD_MAX_BYTES),
-        Effect.forEach(PROFILE_FILE_NAMES, (name) =>
-          read(name, PROFILE_FILE_MAX_BYTES).pipe(Effect.map((content) => ({ name, content }))), { concurrency: 4 })
-      ],
-      { concurrency: 4 }
-    )
-    const profileFiles = profiles.flatMap((f): Array<WorkspaceFile> =>
-      f.content === undefined ? [] : [{ name: f.name, content: f.content }]
-    )
-    return {
-      ...(agentsMd !== undefined ? { agentsMd } : {}),
-      ...(memoryMd !== undefined ? { memoryMd } : {}),
-      ...(bootstrapMd !== undefined ? { bootstrapMd } : {}),
-      ...(profileFiles.length > 0 ? { profileFiles } : {})
-    }
-  })
+export { readBounded, readWorkspace } from "./Workspace.js"

@@ -1,4 +1,5 @@
 // Holds schemas/protocol.ts to the JSON schema that the pinned codex binary generates right now.
+import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { existsSync } from "node:fs"
@@ -24,7 +25,7 @@ describe("protocol check against the pinned codex binary", () => {
 
   it.effect("[protocol] the generation directory is a scoped resource, gone once the scope closes", () =>
     Effect.gen(function*() {
-      const codex = yield* resolve()
+      const codex = yield* resolve().pipe(Effect.provide(NodeFileSystem.layer))
       const dir = yield* Effect.scoped(
         Effect.gen(function*() {
           const dir = yield* scopedTempDir("codex-protocol-check-test-")

@@ -1,6 +1,7 @@
 // Supervision on the real app-server (S14-S17): threads made by another app-server client in a private CODEX_HOME are
 // listed (archived ones hidden), continued as a model-locked branch without touching the source, and archived only
 // when nothing known runs on them or their spawned descendants. The scripted model stands in for the provider.
+import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Duration, Effect, Exit, Fiber, Layer, Schedule, Scope } from "effect"
 import * as fs from "node:fs"
@@ -66,8 +67,7 @@ const start = (settings: HarnessSettings) =>
     const context = yield* Layer.buildWithScope(
       Supervision.layer.pipe(
         Layer.provideMerge(Live.layer(settings)),
-        Layer.provideMerge(RecordingDelivery.layer),
-        Layer.provide(NodeTransportLive)
+        Layer.provideMerge(RecordingDelivery.layer)
       ),
       scope
     )
@@ -103,7 +103,7 @@ const otherClient = (home: string, url: string, model: string, providerId: strin
       const args = providerId === CodexArgs.providerId ? CodexArgs.providerArgs(url, model) : providerArgsAs(providerId, url, model)
       const handle = yield* transport.spawn({ codexHome: home, args, env: CodexArgs.providerEnv() })
       return yield* Connection.make(handle)
-    }).pipe(Effect.provide(NodeTransportLive), Scope.extend(scope), Effect.orDie)
+    }).pipe(Effect.provide(NodeTransportLive), Effect.provide(NodeFileSystem.layer), Scope.extend(scope), Effect.orDie)
     const settings: TurnRunner.ThreadSettings = { cwd: home, approvalPolicy: "never", sandbox: "read-only" }
     const newThread = connection
       .request("thread/start", { cwd: home, approvalPolicy: "never", sandbox: "read-only", personality: "none" })

@@ -1,7 +1,8 @@
 // The stdio transport with stand-in executables: the shutdown sequence (end stdin, grace, SIGKILL of the group) on the
 // TestClock, the bounded stderr tail, a private CODEX_HOME, and spawn failures as typed errors.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Scope, Stream, TestClock } from "effect"
+import { NodeFileSystem } from "@effect/platform-node"
+import { Effect, Exit, Fiber, Layer, Scope, Stream, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Connection from "../../src/appserver/AppServerConnection.js"
@@ -45,7 +46,7 @@ describe("Transport (stdio child process)", () => {
       yield* Fiber.join(closing)
       expect(isAlive(pid)).toBe(false)
       expect(groupAlive(pid)).toBe(false)
-    }).pipe(Effect.provide(NodeTransportLive))
+    }).pipe(Effect.provide(NodeTransportLive.pipe(Layer.provide(NodeFileSystem.layer))))
   )
 
   it.scoped("[S1] an exit carries the exit code and a bounded stderr tail to every pending request", () =>
@@ -63,7 +64,7 @@ describe("Transport (stdio child process)", () => {
       expect(exited.exitCode).toBe(3)
       expect(exited.stderrTail.length).toBeLessThanOrEqual(2_000)
       expect(exited.message).toContain("fatal: config is broken")
-    }).pipe(Effect.provide(NodeTransportLive))
+    }).pipe(Effect.provide(NodeTransportLive.pipe(Layer.provide(NodeFileSystem.layer))))
   )
 
   it.scoped("[S1] a private CODEX_HOME is created and handed to the process", () =>
@@ -75,7 +76,7 @@ describe("Transport (stdio child process)", () => {
       const [line] = yield* handle.incoming.pipe(Stream.take(1), Stream.runCollect)
       expect(line).toEqual({ _tag: "Line", text: home })
       expect(fs.statSync(home).isDirectory()).toBe(true)
-    }).pipe(Effect.provide(NodeTransportLive))
+    }).pipe(Effect.provide(NodeTransportLive.pipe(Layer.provide(NodeFileSystem.layer))))
   )
 
   it.scoped("[cli] a codex-bin that cannot be executed is a typed SpawnFailed with a readable reason", () =>
@@ -86,6 +87,6 @@ describe("Transport (stdio child process)", () => {
       const error = yield* spawn({ codexBin: notExecutable }).pipe(Effect.flip)
       expect(error).toBeInstanceOf(SpawnFailed)
       expect(error.message).toContain(notExecutable)
-    }).pipe(Effect.provide(NodeTransportLive))
+    }).pipe(Effect.provide(NodeTransportLive.pipe(Layer.provide(NodeFileSystem.layer))))
   )
 })

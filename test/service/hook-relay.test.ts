@@ -1,5 +1,6 @@
 // The relay socket (S20): one JSON line in, one out; an unknown token is refused; the socket (and its private
 // directory) are gone once the scope closes.
+import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Scope } from "effect"
 import * as fs from "node:fs"
@@ -50,7 +51,7 @@ describe("hook relay server", () => {
       expect(fs.existsSync(path.dirname(server.socketPath))).toBe(false)
       const after = yield* Effect.either(roundTrip(server.socketPath, JSON.stringify({ token, event: "Stop", payload: {} })))
       expect(after._tag).toBe("Left")
-    })
+    }).pipe(Effect.provide(NodeFileSystem.layer))
   )
 
   it.live("closing the scope does not wait for a hook still waiting on a decision", () =>
@@ -65,14 +66,15 @@ describe("hook relay server", () => {
       expect(Date.now() - started).toBeLessThan(1500)
       yield* pending.await
       expect(fs.existsSync(server.socketPath)).toBe(false)
-    })
+    }).pipe(Effect.provide(NodeFileSystem.layer))
   )
 
   it.scoped("[S20] without a Stop policy the Stop hook answers no decision without a process; with one it is relayed", () =>
     Effect.gen(function* () {
-      const settings = Layer.merge(
+      const settings = Layer.mergeAll(
         Layer.succeed(Settings, { stateDir: "/tmp", cwd: "/tmp", approvalPolicy: "never", sandbox: "read-only" }),
-        HookRelay.reportsLayer
+        HookRelay.reportsLayer,
+        NodeFileSystem.layer
       )
       const commandOf = (config: Readonly<Record<string, unknown>>, event: string) =>
         ((config[`hooks.${event}`] as ReadonlyArray<{ hooks: ReadonlyArray<{ command: string }> }>)[0]!.hooks[0]!.command)

@@ -1,4 +1,5 @@
 // Shared test wiring: a temporary state dir, a ScriptedModel, and the live harness layer pointed at it.
+import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as Live from "../../layers/Live.js"
@@ -10,7 +11,8 @@ import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
 
 /** A temporary directory removed by the scope's finalizer. */
-export const tempDir = (prefix = "codex-harness-test-") => TempDir.scoped(prefix).pipe(Effect.orDie)
+export const tempDir = (prefix = "codex-harness-test-") =>
+  TempDir.scoped(prefix).pipe(Effect.provide(NodeFileSystem.layer), Effect.orDie)
 
 export { isAlive } from "../../src/platform/processAlive.js"
 

@@ -1,6 +1,6 @@
 // The harness config file: decoding with one-line errors that name the field, loading, merging, the JSON Schema, the CLI.
 import { Command } from "@effect/cli"
-import { NodeContext } from "@effect/platform-node"
+import { NodeContext, NodeFileSystem } from "@effect/platform-node"
 import { afterEach, describe, expect, it, vi } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
 import * as fs from "node:fs"
@@ -187,7 +187,7 @@ describe("HarnessConfig", () => {
       const unreadable = yield* Effect.flip(HarnessConfig.load(file, { required: false }))
       expect(unreadable).toMatchObject({ _tag: "ConfigUnreadable", file })
       expect(unreadable.message).toBe(`${file}: cannot read the config file: it is a directory`)
-    })
+    }).pipe(Effect.provide(NodeFileSystem.layer))
   )
 
   it.effect("[config] load reports the file's path in every error, and reads path values relative to the file", () =>
@@ -218,7 +218,7 @@ describe("HarnessConfig", () => {
       })
       fs.writeFileSync(file, JSON.stringify({ codexHome: "/abs/home" }))
       expect(yield* HarnessConfig.load(file, { required: true })).toEqual({ codexHome: "/abs/home" })
-    })
+    }).pipe(Effect.provide(NodeFileSystem.layer))
   )
 
   it("[config] merge: flags win over the file, the file wins over the defaults", () => {

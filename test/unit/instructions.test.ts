@@ -1,4 +1,5 @@
 // Instructions: where each piece of harness context goes for a turn, and the size bounds. Pure, except readWorkspace.
+import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import * as fs from "node:fs"
@@ -473,5 +474,5 @@ describe("Instructions: readWorkspace", () => {
       expect(fileContent(out.threadStart.developerInstructions ?? "", "AGENTS.md")).toBe(ws.agentsMd)
 
       expect(yield* readWorkspace(path.join(dir, "does-not-exist"))).toEqual({})
-    }))
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
 })

@@ -46,12 +46,15 @@ export const interactive = (
             if (!pendingAnswer.secret || text.includes("\n")) echo(text.includes("\n") && pendingAnswer.secret ? "\n" : text)
           }
         }
+        // bridge: readline's callbacks run outside any fiber; each only offers its event to the unbounded queue
         rl.on("line", (line) => {
           if (pendingAnswer.secret && echoing.history?.[0] === line) echoing.history.shift()
           Queue.unsafeOffer(events, { _tag: "line", line })
         })
         // with a SIGINT listener readline reports Ctrl-C here instead of closing itself
+        // bridge: as above
         rl.on("SIGINT", () => Queue.unsafeOffer(events, { _tag: "ctrl-c" }))
+        // bridge: as above
         rl.on("close", () => Queue.unsafeOffer(events, { _tag: "eof" }))
         return rl
       }),
