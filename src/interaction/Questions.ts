@@ -104,7 +104,10 @@ export const makeExtension = (
             const checked = Elicitation.acceptGroup(plan, questions, result.answers)
             if (Either.isLeft(checked)) problem = checked.left.message
             else {
-              for (const question of questions) answers[question.id] = result.answers[question.id] ?? []
+              // own answers only: an unanswered question id `constructor` must not pick up Object.prototype's
+              for (const question of questions) {
+                answers[question.id] = (Object.hasOwn(result.answers, question.id) ? result.answers[question.id] : undefined) ?? []
+              }
               accepted = true
             }
           }

@@ -6,7 +6,7 @@
  * rule, else the next queued reply, else the fallback. Replies are streamed as
  * server-sent events in the shape Codex parses (see APP-SERVER-FACTS.md).
  */
-import { Deferred, Effect, FiberId, FiberSet } from "effect"
+import { Effect, FiberSet } from "effect"
 import type { Scope } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
@@ -152,17 +152,15 @@ export const make = (options: ScriptedModelOptions = {}): Effect.Effect<Scripted
     const fallback = options.fallback ?? DEFAULT_FALLBACK
     const log: Array<RecordedRequest> = []
     let totalRequests = 0
-    // Replaced on every request: waiters block on the current one, then re-check the count.
-    let requestArrived = Deferred.unsafeMake<void>(FiberId.none)
+    // Callbacks of waiters for more requests, called from the Node request callback: each re-checks the count itself.
+    const arrivalWaiters = new Set<() => void>()
     let responseCounter = 0
 
     const record = (entry: RecordedRequest): void => {
       log.push(entry)
       if (log.length > MAX_RECORDED_REQUESTS) log.splice(0, log.length - MAX_RECORDED_REQUESTS)
       totalRequests++
-      const signal = requestArrived
-      requestArrived = Deferred.unsafeMake<void>(FiberId.none)
-      Deferred.unsafeDone(signal, Effect.void)
+      for (const wake of [...arrivalWaiters]) wake()
     }
 
     const chooseReply = (body: string): Reply => {
@@ -394,11 +392,23 @@ export const make = (options: ScriptedModelOptions = {}): Effect.Effect<Scripted
 
     const port = (server.address() as AddressInfo).port
 
+    // The count is checked again where the waiter registers, in one synchronous step, so a request arriving after the
+    // first check cannot be missed.
+    const arrivals = (n: number): Effect.Effect<void> =>
+      Effect.async<void>((resume) => {
+        if (totalRequests >= n) return resume(Effect.void)
+        const wake = () => {
+          if (totalRequests < n) return
+          arrivalWaiters.delete(wake)
+          resume(Effect.void)
+        }
+        arrivalWaiters.add(wake)
+        return Effect.sync(() => void arrivalWaiters.delete(wake))
+      })
+
     const waitForRequests = (n: number): Effect.Effect<ReadonlyArray<RecordedRequest>> =>
       Effect.suspend(() =>
-        totalRequests >= n
-          ? Effect.succeed(log.slice())
-          : Deferred.await(requestArrived).pipe(Effect.zipRight(waitForRequests(n)))
+        totalRequests >= n ? Effect.succeed(log.slice()) : arrivals(n).pipe(Effect.zipRight(Effect.sync(() => log.slice())))
       )
 
     return {

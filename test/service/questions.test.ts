@@ -197,6 +197,27 @@ describe("questions extension", () => {
     }).pipe(Effect.provide(harnessWith(port.layer)))
   })
 
+  it.scoped("[S30] field names from the MCP server are data: an unanswered optional field named constructor is left out, __proto__ is an own key", () => {
+    const port = recordingPort((prompt) =>
+      Effect.succeed({
+        _tag: "Answered",
+        answers: Object.fromEntries(prompt.questions.filter((q) => q.header !== "constructor").map((q) => [q.id, ["Ada"]]))
+      }))
+    return Effect.gen(function* () {
+      const reply = yield* elicitOnce("q8", {
+        mode: "form",
+        message: "Who?",
+        requestedSchema: JSON.parse(
+          '{"type":"object","properties":{"__proto__":{"type":"string","title":"__proto__"},"constructor":{"type":"string","title":"constructor"}},"required":["__proto__"]}'
+        )
+      })
+      const result = resultOf(reply) as { action: string; content: Record<string, unknown> }
+      expect(result.action).toBe("accept")
+      expect(JSON.stringify(result.content)).toBe('{"__proto__":"Ada"}')
+      expect(Object.getPrototypeOf(result.content)).toBe(Object.prototype)
+    }).pipe(Effect.provide(harnessWith(port.layer)))
+  })
+
   it.scoped("[S30] an answer that does not validate is asked again with the reason; after the last attempt the form is declined visibly", () => {
     const port = recordingPort((prompt) => Effect.succeed({ _tag: "Answered", answers: { [prompt.questions[0]!.id]: ["eleven"] } }))
     return Effect.gen(function* () {

@@ -492,15 +492,40 @@ describe("elicitation forms", () => {
       fc.property(fc.uniqueArray(fieldName, { minLength: 1, maxLength: 12 }), (names) => {
         const params = form(names.map((n) => [n, { type: "string" }] as const))
         const plan = formPlan(params)
+        // the order the server's object has: integer-like names come first, as JSON.parse and fromEntries give them
+        const order = Object.keys(params.requestedSchema.properties)
         const ids = plan.fields.map((f) => f.questionId)
         for (const id of ids) expect(id).toMatch(/^[a-z0-9_]{1,32}$/)
         expect(new Set(ids).size).toBe(names.length)
         expect(formPlan(params).fields.map((f) => f.questionId)).toEqual(ids)
-        expect(ids.map((id) => plan.fieldNames[id])).toEqual(names)
-        expect(Elicitation.safeIds(names)).toEqual(ids)
+        expect(ids.map((id) => plan.fieldNames[id])).toEqual(order)
+        expect(Elicitation.safeIds(order)).toEqual(ids)
       }),
       { numRuns: 300 }
     )
+  })
+
+  it("[S30] field names `__proto__` and `constructor` come back as own content keys and no prototype changes", () => {
+    const before = Object.getOwnPropertyNames(Object.prototype)
+    // as the wire gives it: JSON.parse makes `__proto__` an own key (a multi-select, so its value is an object)
+    const properties: unknown = JSON.parse(
+      '{"__proto__": {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}}, "constructor": {"type": "integer"}, "0": {"type": "boolean"}}'
+    )
+    const plan = formPlan({ mode: "form", message: "m", requestedSchema: { type: "object", properties, required: ["__proto__"] } })
+    expect(plan.fields.map((f) => f.name)).toEqual(["0", "__proto__", "constructor"])
+    const answers: Answers = { [idOf(plan, "__proto__")]: ["a, b"], [idOf(plan, "constructor")]: ["42"], [idOf(plan, "0")]: ["yes"] }
+    const content = right(Elicitation.accept(plan, answers))
+    expect(Object.getPrototypeOf(content)).toBe(Object.prototype)
+    expect(Object.getOwnPropertyNames(content)).toEqual(["0", "__proto__", "constructor"])
+    expect(Object.getOwnPropertyDescriptor(content, "__proto__")?.value).toEqual(["a", "b"])
+    expect(Object.getOwnPropertyDescriptor(content, "constructor")?.value).toBe(42)
+    expect(JSON.stringify(Elicitation.responses.accept(content).content)).toBe('{"0":true,"__proto__":["a","b"],"constructor":42}')
+    // one group alike; an unanswered optional `constructor` is left out, never read off Object.prototype
+    const group = right(Elicitation.acceptGroup(plan, 0, { [idOf(plan, "__proto__")]: ["b"] }))
+    expect(Object.getPrototypeOf(group)).toBe(Object.prototype)
+    expect(Object.getOwnPropertyNames(group)).toEqual(["__proto__"])
+    expect(Object.getOwnPropertyDescriptor(group, "__proto__")?.value).toEqual(["b"])
+    expect(Object.getOwnPropertyNames(Object.prototype)).toEqual(before)
   })
 
   const violation: fc.Arbitrary<readonly [unknown, RegExp]> = fc.oneof(
