@@ -47,8 +47,9 @@ export const mcpServerArgs = (
     return ["-c", `mcp_servers.${name}={${fields.join(",")}}`]
   })
 
-export const providerEnv = (): Readonly<Record<string, string>> => ({
-  [providerKeyEnv]: process.env[providerKeyEnv] ?? "codex-harness-local"
+/** The environment the provider reads its key from; a local server ignores the key, but Codex wants one set. */
+export const providerEnv = (key?: string | undefined): Readonly<Record<string, string>> => ({
+  [providerKeyEnv]: key ?? "codex-harness-local"
 })
 
 /** A --provider-url must be an absolute http(s) URL; returns a reason when it is not. */

@@ -32,14 +32,14 @@ export const runtimeFor = (settings: HarnessSettings, userHome: string): Session
 }
 
 /** The client an ordinary runtime is leased with: its own home and provider, the settings' binary and MCP servers. Pure. */
-export const clientSpecFor = (runtime: SessionRuntime, settings: HarnessSettings): ClientSpec => ({
+export const clientSpecFor = (runtime: SessionRuntime, settings: HarnessSettings, providerKey?: string | undefined): ClientSpec => ({
   codexBin: settings.codexBin,
   codexHome: runtime.codexHome,
   args: [
     ...(runtime.providerUrl !== undefined ? CodexArgs.providerArgs(runtime.providerUrl, settings.model) : []),
     ...CodexArgs.mcpServerArgs(settings.mcpServers ?? {})
   ],
-  env: runtime.providerUrl !== undefined ? CodexArgs.providerEnv() : undefined,
+  env: runtime.providerUrl !== undefined ? CodexArgs.providerEnv(providerKey) : undefined,
   requestTimeout: settings.requestTimeout
 })
 
@@ -57,14 +57,15 @@ export const supervisionHome = (
 /** The client spec of a supervision connection (discovery and private branch connections alike). */
 export const supervisionClientSpec = (
   settings: SupervisionSettings | undefined,
-  userHome: string
+  userHome: string,
+  providerKey?: string | undefined
 ): Effect.Effect<ClientSpec, SupervisionDisabled> =>
   Effect.map(supervisionHome(settings, userHome), (codexHome) => ({
     codexBin: settings?.codexBin,
     // explicit even for the user's own home, so a recorded binding can be compared with it
     codexHome,
     args: settings?.providerUrl !== undefined ? CodexArgs.providerArgs(settings.providerUrl, settings.model) : [],
-    env: settings?.providerUrl !== undefined ? CodexArgs.providerEnv() : undefined,
+    env: settings?.providerUrl !== undefined ? CodexArgs.providerEnv(providerKey) : undefined,
     requestTimeout: settings?.requestTimeout
   }))
 

@@ -10,6 +10,7 @@ import * as path from "node:path"
 import type { SessionRuntime as Runtime } from "../../schemas/session.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import { type ClientSpec, ClientPool, type LeaseError } from "../appserver/ClientPool.js"
+import * as CodexArgs from "../appserver/CodexArgs.js"
 import { Settings } from "../config/Settings.js"
 import { Delivery } from "../ports/Delivery.js"
 import { RuntimeMismatch, SupervisedBindingDrift, type SupervisionDisabled } from "./errors.js"
@@ -49,6 +50,9 @@ export interface SessionRuntimeService {
 
 export class SessionRuntime extends Context.Tag("codex-harness/SessionRuntime")<SessionRuntime, SessionRuntimeService>() {}
 
+/** The key a harness-defined provider gets ($CODEX_HARNESS_PROVIDER_KEY); a local server needs none. */
+export const providerKeyConfig = Config.string(CodexArgs.providerKeyEnv).pipe(Config.option, Config.map(Option.getOrUndefined))
+
 /** $CODEX_HOME as the codex CLI resolves it, else ~/.codex. */
 export const userCodexHomeConfig = Config.string("CODEX_HOME").pipe(
   Config.option,
@@ -61,6 +65,7 @@ export const make = Effect.gen(function* () {
   const pool = yield* ClientPool
   const delivery = yield* Delivery
   const userCodexHome = yield* userCodexHomeConfig.pipe(Effect.orDie)
+  const providerKey = yield* providerKeyConfig.pipe(Effect.orDie)
   const fresh = Runtimes.runtimeFor(settings, userCodexHome)
   // sessions already told that their record wins; a notice is worth one line per process, not one per turn
   const noticed = new Set<string>()
@@ -85,7 +90,7 @@ export const make = Effect.gen(function* () {
     const differs = providerDiffers || recorded.codexHome !== fresh.codexHome
     return Effect.succeed({
       runtime: recorded,
-      spec: Runtimes.clientSpecFor(recorded, settings),
+      spec: Runtimes.clientSpecFor(recorded, settings, providerKey),
       notice: differs
         ? `session ${sessionId} continues where it was made: provider ${Runtimes.describeProvider(recorded)}, CODEX_HOME ${recorded.codexHome}`
         : undefined
@@ -98,7 +103,7 @@ export const make = Effect.gen(function* () {
       if (recorded.poolKey !== Runtimes.supervisedPoolKey(sessionId)) {
         return yield* drift(`it names connection ${recorded.poolKey}, not this session's`)
       }
-      const spec = yield* Runtimes.supervisionClientSpec(settings.supervision, userCodexHome)
+      const spec = yield* Runtimes.supervisionClientSpec(settings.supervision, userCodexHome, providerKey)
       if (recorded.codexHome !== spec.codexHome) {
         return yield* drift(`it was made under CODEX_HOME ${recorded.codexHome}, supervision now uses ${spec.codexHome}`)
       }
@@ -112,7 +117,7 @@ export const make = Effect.gen(function* () {
       if (state.binding?.locked === true) {
         return Effect.fail(new SupervisedBindingDrift({ sessionId, reason: "the binding records no private connection" }))
       }
-      return Effect.succeed({ runtime: fresh, spec: Runtimes.clientSpecFor(fresh, settings), notice: undefined })
+      return Effect.succeed({ runtime: fresh, spec: Runtimes.clientSpecFor(fresh, settings, providerKey), notice: undefined })
     }
     return recorded.locked ? supervised(sessionId, recorded) : ordinary(sessionId, recorded)
   }
@@ -140,7 +145,7 @@ export const make = Effect.gen(function* () {
     lease,
     leaseRuntime,
     retire: (runtime, reason) => pool.retire(runtime.poolKey, reason),
-    supervisionSpec: Runtimes.supervisionClientSpec(settings.supervision, userCodexHome)
+    supervisionSpec: Runtimes.supervisionClientSpec(settings.supervision, userCodexHome, providerKey)
   } satisfies SessionRuntimeService
 })
 

@@ -6,7 +6,7 @@ import type { ClientSpec } from "../appserver/ClientPool.js"
 import type { SupervisionSettings } from "../config/Settings.js"
 import type { SupervisionDisabled } from "../session/errors.js"
 import * as Runtimes from "../session/Runtimes.js"
-import { userCodexHomeConfig } from "../session/SessionRuntime.js"
+import { providerKeyConfig, userCodexHomeConfig } from "../session/SessionRuntime.js"
 
 export type { SupervisionSettings } from "../config/Settings.js"
 export { supervisedPoolKey, supervisedRuntime } from "../session/Runtimes.js"
@@ -17,4 +17,5 @@ export const supervisionHome = (settings: SupervisionSettings | undefined): Effe
 
 /** The client spec of a supervision connection (discovery and private branch connections alike). */
 export const supervisionClientSpec = (settings: SupervisionSettings | undefined): Effect.Effect<ClientSpec, SupervisionDisabled> =>
-  E.flatMap(E.orDie(userCodexHomeConfig), (userHome) => Runtimes.supervisionClientSpec(settings, userHome))
+  E.flatMap(E.orDie(E.all([userCodexHomeConfig, providerKeyConfig])), ([userHome, key]) =>
+    Runtimes.supervisionClientSpec(settings, userHome, key))
