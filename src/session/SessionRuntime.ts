@@ -97,17 +97,27 @@ export const make = Effect.gen(function* () {
     })
   }
 
-  const supervised = (sessionId: string, recorded: Runtime): Effect.Effect<Resolved, SupervisionDisabled | SupervisedBindingDrift> =>
+  const supervised = (sessionId: string, recorded: Runtime): Effect.Effect<Resolved, RuntimeRefusal> =>
     Effect.gen(function* () {
       const drift = (reason: string) => new SupervisedBindingDrift({ sessionId, reason })
       if (recorded.poolKey !== Runtimes.supervisedPoolKey(sessionId)) {
         return yield* drift(`it names connection ${recorded.poolKey}, not this session's`)
       }
-      const spec = yield* Runtimes.supervisionClientSpec(settings.supervision, userCodexHome, providerKey)
-      if (recorded.codexHome !== spec.codexHome) {
-        return yield* drift(`it was made under CODEX_HOME ${recorded.codexHome}, supervision now uses ${spec.codexHome}`)
+      const base = yield* Runtimes.supervisionClientSpec(settings.supervision, userCodexHome, providerKey)
+      if (recorded.codexHome !== base.codexHome) {
+        return yield* drift(`it was made under CODEX_HOME ${recorded.codexHome}, supervision now uses ${base.codexHome}`)
       }
-      return { runtime: recorded, spec, notice: undefined }
+      // the provider the chat was branched with is part of its runtime: its thread's provider must stay configured
+      const requested = settings.supervision?.providerUrl
+      if (recorded.providerUrl === undefined || recorded.providerUrl === requested) return { runtime: recorded, spec: base, notice: undefined }
+      if (requested !== undefined) {
+        return yield* new RuntimeMismatch({ sessionId, what: "provider", recorded: recorded.providerUrl, requested })
+      }
+      return {
+        runtime: recorded,
+        spec: { ...base, args: CodexArgs.providerArgs(recorded.providerUrl, settings.supervision?.model), env: CodexArgs.providerEnv(providerKey) },
+        notice: `session ${sessionId} continues where it was made: provider ${recorded.providerUrl}, CODEX_HOME ${recorded.codexHome}`
+      }
     })
 
   const resolve = (sessionId: string, state: SessionState): Effect.Effect<Resolved, RuntimeRefusal> => {

@@ -123,6 +123,31 @@ describe("session runtimes", () => {
       expect(yield* mock.requests("thread/start")).toHaveLength(starts)
     }).pipe(Effect.provide(harnessWith({ supervision: { enabled: true, codexHome: "/mock/supervision-home" } }))))
 
+  it.scoped("[S15] a supervised chat keeps the provider it was branched with: left unset it follows the record, another one is refused", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      const runtime = Runtimes.supervisedRuntime("sup", "/mock/supervision-home", "http://127.0.0.1:8080/v1")
+      yield* boundOn("sup", runtime)
+      yield* harness.runTurn({ sessionId: "sup", prompt: "go on" })
+      const resume = (yield* mock.requests("thread/resume"))[0]!
+      const peer = (yield* mock.peers).find((p) => p.index === resume.peer)!
+      expect(peer.options.codexHome).toBe("/mock/supervision-home")
+      expect(peer.options.args?.join(" ")).toContain("http://127.0.0.1:8080/v1")
+    }).pipe(Effect.provide(harnessWith({ supervision: { enabled: true, codexHome: "/mock/supervision-home" } }))))
+
+  it.scoped("[S15] a supervised chat branched with one provider refuses settings that name another", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      yield* boundOn("sup", Runtimes.supervisedRuntime("sup", "/mock/supervision-home", "http://127.0.0.1:8080/v1"))
+      const refused = yield* harness.runTurn({ sessionId: "sup", prompt: "go on" }).pipe(Effect.flip)
+      expect(refused).toMatchObject({ _tag: "RuntimeMismatch", what: "provider", requested: "http://127.0.0.1:9999/v1" })
+    }).pipe(
+      Effect.provide(
+        harnessWith({ supervision: { enabled: true, codexHome: "/mock/supervision-home", providerUrl: "http://127.0.0.1:9999/v1" } })
+      )
+    ))
+
   it.scoped("[S37][S15] compaction of a supervised chat whose supervision home drifted is refused without leasing a client", () =>
     Effect.gen(function* () {
       const mock = yield* MockAppServer
