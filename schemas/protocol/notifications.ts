@@ -12,16 +12,9 @@ export const ThreadClosedNotification = Schema.Struct({ threadId: Schema.String 
 export const TurnStartedNotification = Schema.Struct({ threadId: Schema.String, turn: Turn })
 export const TurnCompletedNotification = Schema.Struct({ threadId: Schema.String, turn: Turn })
 export type TurnCompletedNotification = typeof TurnCompletedNotification.Type
-export const ItemStartedNotification = Schema.Struct({
-  threadId: Schema.String,
-  turnId: Schema.String,
-  item: ThreadItem
-})
-export const ItemCompletedNotification = Schema.Struct({
-  threadId: Schema.String,
-  turnId: Schema.String,
-  item: ThreadItem
-})
+const itemEvent = { threadId: Schema.String, turnId: Schema.String, item: ThreadItem }
+export const ItemStartedNotification = Schema.Struct(itemEvent)
+export const ItemCompletedNotification = Schema.Struct(itemEvent)
 export type ItemCompletedNotification = typeof ItemCompletedNotification.Type
 export const AgentMessageDeltaNotification = Schema.Struct({
   threadId: Schema.String,

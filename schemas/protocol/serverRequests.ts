@@ -5,37 +5,32 @@
 import { Schema } from "effect"
 import { optionalNullable } from "./common.js"
 
+/** the item a request is about, in its thread and turn */
+const itemRef = { threadId: Schema.String, turnId: Schema.String, itemId: Schema.String }
+
 // ---- approvals (S27-S29) ----
 export const CommandApprovalParams = Schema.Struct({
-  threadId: Schema.String,
-  turnId: Schema.String,
-  itemId: Schema.String,
+  ...itemRef,
   /** absent for approvals that are not about a shell command (a network access, say): those are declined */
   command: optionalNullable(Schema.String),
   cwd: optionalNullable(Schema.String),
   reason: optionalNullable(Schema.String)
 })
 export type CommandApprovalParams = typeof CommandApprovalParams.Type
-export const CommandApprovalResponse = Schema.Struct({
-  decision: Schema.Literal("accept", "acceptForSession", "decline", "cancel")
-})
+/** the decisions the harness may send for a command or a file change (it sends only accept and decline) */
+const Decision = Schema.Literal("accept", "acceptForSession", "decline", "cancel")
+export const CommandApprovalResponse = Schema.Struct({ decision: Decision })
 
 export const FileChangeApprovalParams = Schema.Struct({
-  threadId: Schema.String,
-  turnId: Schema.String,
-  itemId: Schema.String,
+  ...itemRef,
   reason: optionalNullable(Schema.String),
   grantRoot: optionalNullable(Schema.String)
 })
 export type FileChangeApprovalParams = typeof FileChangeApprovalParams.Type
-export const FileChangeApprovalResponse = Schema.Struct({
-  decision: Schema.Literal("accept", "acceptForSession", "decline", "cancel")
-})
+export const FileChangeApprovalResponse = Schema.Struct({ decision: Decision })
 
 export const PermissionsApprovalParams = Schema.Struct({
-  threadId: Schema.String,
-  turnId: Schema.String,
-  itemId: Schema.String,
+  ...itemRef,
   cwd: Schema.String,
   reason: optionalNullable(Schema.String),
   permissions: Schema.Struct({
@@ -75,9 +70,7 @@ export type DynamicToolCallResponse = typeof DynamicToolCallResponse.Type
 // ---- questions (S30-S34) ----
 /** request_user_input: its questions are mapped (and checked) by the interaction room, so they stay loose here */
 export const UserInputRequestParams = Schema.Struct({
-  threadId: Schema.String,
-  turnId: Schema.String,
-  itemId: Schema.String,
+  ...itemRef,
   questions: Schema.Array(Schema.Unknown)
 })
 export type UserInputRequestParams = typeof UserInputRequestParams.Type
