@@ -7,13 +7,13 @@ import type { ClientPoolOptions } from "../src/appserver/ClientPool.js"
 import { NodeTransportLive } from "../src/appserver/Transport.js"
 import type { HarnessSettings } from "../src/config/Settings.js"
 import * as Composition from "../src/harness/Composition.js"
-import * as SessionStore from "../src/session/SessionStore.js"
+import * as FileSessionStore from "../src/session/FileSessionStore.js"
 
 export type { OptionalPorts } from "../src/harness/Composition.js"
 
 export const layer = (settings: HarnessSettings, pool?: ClientPoolOptions) =>
   Composition.layer(settings, pool).pipe(
-    Layer.provideMerge(SessionStore.fileLayer(settings.stateDir)),
+    Layer.provideMerge(FileSessionStore.fileLayer(settings.stateDir)),
     Layer.provideMerge(NodeTransportLive),
     Layer.provideMerge(NodeFileSystem.layer)
   )

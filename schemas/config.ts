@@ -13,6 +13,7 @@ export const Defaults = {
   approvals: { allowAlwaysWindowMinutes: 30, allowAlwaysMaxEntries: 512 },
   appServer: { requestTimeoutSeconds: 60, idleTimeToLiveSeconds: 120 },
   questions: { timeoutSeconds: 600 },
+  turns: { timeoutSeconds: 3600, silenceSeconds: 300 },
   supervision: { enabled: true }
 } as const
 
@@ -157,6 +158,19 @@ export const Questions = section({
   })
 })
 
+export const Turns = section({
+  timeoutSeconds: field(positiveInt, {
+    description:
+      "Seconds a turn may take in all; past it the turn is interrupted and reported failed, keeping the reply it completed (--timeout wins).",
+    default: Defaults.turns.timeoutSeconds
+  }),
+  silenceSeconds: field(positiveInt, {
+    description:
+      "Seconds the model provider may send nothing while a turn waits on it (no tool running, no approval or question pending); past it the turn is interrupted and reported failed.",
+    default: Defaults.turns.silenceSeconds
+  })
+})
+
 // a name Codex accepts as a bare TOML key in `-c mcp_servers.<name>=...`
 const mcpServerName = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{1,64}$/))
 
@@ -214,6 +228,7 @@ export const HarnessConfig = section({
   appServer: field(AppServer, { description: "The codex app-server connection." }),
   heartbeat: field(Heartbeat, { description: "Heartbeat turns." }),
   questions: field(Questions, { description: "Questions Codex and MCP servers ask during a turn." }),
+  turns: field(Turns, { description: "Bounds on a turn's time." }),
   supervision: field(Supervision, { description: "Supervision of the native Codex threads of a CODEX_HOME." }),
   mcpServers: field(Schema.Record({ key: mcpServerName, value: McpServer }).pipe(expecting("an object", false)), {
     description: "MCP servers the app-server starts, by name; their tools appear to the agent as mcp__<name>."

@@ -96,6 +96,16 @@ export const TurnRecord = Schema.TaggedStruct("turn", {
   error: Schema.optional(Schema.String)
 })
 
+/**
+ * The prompts since the last turn outcome never got one: their turn failed or was interrupted before it started, or
+ * the harness stopped mid-turn (written when the session is next opened). A prompt is always followed by its outcome.
+ */
+export const SettledRecord = Schema.TaggedStruct("settled", {
+  at,
+  status: Schema.Literal("failed", "interrupted"),
+  reason: Schema.String
+})
+
 export const SessionRecord = Schema.Union(
   UserRecord,
   AssistantRecord,
@@ -110,7 +120,8 @@ export const SessionRecord = Schema.Union(
   ModelChoiceRecord,
   NoticeRecord,
   TurnRecord,
-  ProbeRecord
+  ProbeRecord,
+  SettledRecord
 )
 export type SessionRecord = typeof SessionRecord.Type
 export type SessionRecordTag = SessionRecord["_tag"]

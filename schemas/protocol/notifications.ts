@@ -95,7 +95,17 @@ export interface UnknownNotification {
   readonly problem?: string | undefined
 }
 
-export type ServerNotification = KnownNotification | UnknownNotification
+/**
+ * Not from the app-server's vocabulary: the connection dropped a line over its size limit. Its content, and so its
+ * thread and turn, are unknown; every subscriber sees it, and a turn being followed cannot be followed reliably.
+ */
+export interface DroppedLine {
+  readonly _tag: "DroppedLine"
+  readonly method: "codex-harness/droppedLine"
+  readonly params: { readonly bytes: number }
+}
+
+export type ServerNotification = KnownNotification | UnknownNotification | DroppedLine
 export type NotificationTag = ServerNotification["_tag"]
 /** The notification with this tag. */
 export type NotificationOf<T extends NotificationTag> = Extract<ServerNotification, { readonly _tag: T }>

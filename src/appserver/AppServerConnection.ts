@@ -195,7 +195,10 @@ export const make = (
     const onLine = (line: FramedLine): Effect.Effect<void> => {
       if (line._tag === "Oversized") {
         counters.oversizedLines++
-        return Effect.logWarning(`dropped an oversized line from the app-server (${line.bytes} bytes)`)
+        // the turn it belonged to must learn at once that it lost a message, not go silent
+        return Effect.logWarning(`dropped an oversized line from the app-server (${line.bytes} bytes)`).pipe(
+          Effect.zipRight(PubSub.publish(notifications, Notifications.droppedLine(line.bytes)))
+        )
       }
       let message: unknown
       try {
@@ -313,7 +316,9 @@ export const make = (
           const dequeue = yield* PubSub.subscribe(notifications)
           const threadId = filter?.threadId
           const all = Stream.fromQueue(dequeue)
-          return threadId === undefined ? all : Stream.filter(all, (n) => Notifications.threadIdOf(n) === threadId)
+          return threadId === undefined
+            ? all
+            : Stream.filter(all, (n) => n._tag === "DroppedLine" || Notifications.threadIdOf(n) === threadId)
         }),
       handle: router.install,
       terminated: Deferred.await(terminatedDeferred),

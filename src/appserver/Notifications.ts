@@ -41,9 +41,17 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 /** The thread a notification is about, if it names one. */
 export const threadIdOf = (n: ServerNotification): string | undefined => {
   if (n._tag === "ThreadStarted") return n.params.thread.id
+  if (n._tag === "DroppedLine") return undefined
   if (n._tag === "Unknown") return isRecord(n.params) && typeof n.params.threadId === "string" ? n.params.threadId : undefined
   return n.params.threadId
 }
+
+/** A dropped line over the size limit: it may have been about any thread, so every subscriber gets it. */
+export const droppedLine = (bytes: number): ServerNotification => ({
+  _tag: "DroppedLine",
+  method: "codex-harness/droppedLine",
+  params: { bytes }
+})
 
 /** The turn a notification is about, if it names one. */
 export const turnIdOf = (n: ServerNotification): string | undefined => {

@@ -7,6 +7,7 @@ import * as path from "node:path"
 import * as CodexArgs from "../appserver/CodexArgs.js"
 import * as HarnessConfig from "../config/HarnessConfig.js"
 import type { HarnessSettings, SupervisionSettings } from "../config/Settings.js"
+import { checkPrivate, type UntrustedPath } from "../platform/trust.js"
 
 export const global = {
   cwd: Options.text("cwd").pipe(Options.withDescription("workspace directory for the agent (default: the current directory)"), Options.optional),
@@ -39,6 +40,10 @@ export const global = {
   codexBin: Options.text("codex-bin").pipe(Options.withDescription("path to a codex executable"), Options.optional),
   supervisionHome: Options.text("supervision-home").pipe(
     Options.withDescription("CODEX_HOME whose native threads `threads` supervises (default: $CODEX_HARNESS_SUPERVISION_HOME, else your own)"),
+    Options.optional
+  ),
+  timeout: Options.integer("timeout").pipe(
+    Options.withDescription("seconds a turn may take in all before it is interrupted (default: the config's turns.timeoutSeconds, 3600)"),
     Options.optional
   ),
   json: Options.boolean("json").pipe(Options.withDescription("print one JSON event per line")),
@@ -78,9 +83,18 @@ export const configOption = global.config
 /** Loads the config file that `--config` / `--state-dir` point at. */
 export const loadFor = (options: { readonly config: Option.Option<string>; readonly stateDir: Option.Option<string> }) =>
   Option.match(options.config, {
-    onSome: (file) => HarnessConfig.load(path.resolve(file), { required: true }),
+    onSome: (file) =>
+      checkPrivate("config file", path.resolve(file)).pipe(
+        Effect.zipRight(HarnessConfig.load(path.resolve(file), { required: true }))
+      ),
     onNone: () =>
-      Effect.flatMap(stateDirOf(options.stateDir), (dir) => HarnessConfig.load(HarnessConfig.defaultPath(dir), { required: false }))
+      Effect.gen(function* () {
+        const dir = yield* stateDirOf(options.stateDir)
+        // the state dir and its config are obeyed (the config may declare commands): they must be this user's alone
+        yield* checkPrivate("state dir", dir)
+        yield* checkPrivate("config file", HarnessConfig.defaultPath(dir))
+        return yield* HarnessConfig.load(HarnessConfig.defaultPath(dir), { required: false })
+      })
   })
 
 /** Env values that turn supervision off for the CLI. */
@@ -120,7 +134,7 @@ const supervisionSettings = (
 /** Flags over the config file over the defaults, as the settings the harness runs with. */
 export const toSettings = (
   options: GlobalOptions
-): Effect.Effect<HarnessSettings, BadOption | HarnessConfig.ConfigError, FileSystem.FileSystem> =>
+): Effect.Effect<HarnessSettings, BadOption | HarnessConfig.ConfigError | UntrustedPath, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const file = yield* loadFor(options)
     const effective = HarnessConfig.merge(file, {
@@ -128,8 +142,12 @@ export const toSettings = (
       approvalPolicy: Option.getOrUndefined(options.approvalPolicy),
       sandbox: Option.getOrUndefined(options.sandbox),
       codexHome: Option.getOrUndefined(Option.map(options.codexHome, (d) => path.resolve(d))),
-      codexBin: Option.getOrUndefined(options.codexBin)
+      codexBin: Option.getOrUndefined(options.codexBin),
+      turnTimeoutSeconds: Option.getOrUndefined(options.timeout)
     })
+    if (Option.isSome(options.timeout) && options.timeout.value <= 0) {
+      return yield* Effect.fail(new BadOption({ option: "timeout", reason: `expected a positive number of seconds, got ${options.timeout.value}` }))
+    }
     if (effective.providerUrl !== undefined) {
       const problem = CodexArgs.checkProviderUrl(effective.providerUrl)
       if (problem !== undefined) return yield* Effect.fail(new BadOption({ option: "provider-url", reason: problem }))
@@ -165,6 +183,8 @@ export const toSettings = (
       compactionTimeout: Duration.seconds(effective.compaction.timeoutSeconds),
       interruptGrace: Duration.seconds(effective.compaction.interruptGraceSeconds),
       questionTimeout: Duration.seconds(effective.questions.timeoutSeconds),
+      turnTimeout: Duration.seconds(effective.turns.timeoutSeconds),
+      providerSilence: Duration.seconds(effective.turns.silenceSeconds),
       mcpServers: effective.mcpServers,
       supervision: yield* supervisionSettings(options.supervisionHome, effective)
     }

@@ -4,7 +4,8 @@ import { FileSystem } from "@effect/platform"
 import { Console, Effect, Option, Schema } from "effect"
 import type { SessionRecord } from "../../schemas/session.js"
 import { describeFileError, isNotFound } from "../platform/fileErrors.js"
-import { checkSessionId, fileStore, SessionStoreError } from "../session/SessionStore.js"
+import { fileStore } from "../session/FileSessionStore.js"
+import { checkSessionId, SessionStoreError } from "../session/SessionStore.js"
 import { sessionState } from "../session/SessionState.js"
 import { checkDeletable } from "../supervision/SessionGuard.js"
 import { global, stateDirOf } from "./options.js"
@@ -26,27 +27,28 @@ const storeFor = (stateDir: Option.Option<string>) =>
 const turnsOf = (records: ReadonlyArray<SessionRecord>) => records.filter((r) => r._tag === "turn").length
 
 const list = Command.make("list", options, ({ json, stateDir }) =>
-  Effect.gen(function* () {
+  Effect.scoped(Effect.gen(function* () {
     const { store } = yield* storeFor(stateDir)
     const sessions = yield* store.list
     const rows = yield* Effect.forEach(sessions, (s) =>
       store.read(s.sessionId).pipe(
         Effect.map(({ records }) => {
           const state = sessionState(records)
-          return {
+          return [{
             sessionId: s.sessionId,
             updatedAt: s.updatedAt.toISOString(),
             threadId: state.binding?.threadId ?? null,
             turns: turnsOf(records)
-          }
-        })
-      )
-    )
+          }]
+        }),
+        // one session that cannot be read is named on stderr; the others are still listed
+        Effect.catchAll((error) => Console.error(`codex-harness: skipped session ${s.sessionId}: ${error.message}`).pipe(Effect.as([])))
+      )).pipe(Effect.map((all) => all.flat()))
     if (json) return yield* Console.log(JSON.stringify(rows))
     for (const row of rows) {
       yield* Console.log([row.sessionId, row.updatedAt, row.threadId ?? "-", `${row.turns} turn${row.turns === 1 ? "" : "s"}`].join("  "))
     }
-  })
+  }))
 ).pipe(Command.withDescription("one line per session, most recent first: id, last update, bound thread, turns"))
 
 /** Continuation lines of a multi-line text, indented under the label. */
@@ -83,6 +85,8 @@ export const transcriptLine = (record: SessionRecord): string => {
       return `thread detached: ${record.threadId} (${record.reason})`
     case "probe":
       return `branch probe ${record.threadId} of ${record.sourceThreadId}: ${record.status}${record.reason !== undefined ? ` (${record.reason})` : ""}`
+    case "settled":
+      return `no turn (${record.status}): ${record.reason}`
     default: {
       // a record kind newer than this view: still shown, as its JSON
       const { _tag, at: _at, ...rest } = record as { readonly _tag: string; readonly at?: string }
@@ -118,7 +122,7 @@ const show = Command.make(
   "show",
   { ...options, sessionId: Args.text({ name: "ID" }).pipe(Args.withDescription("the session id")) },
   ({ json, sessionId, stateDir }) =>
-    Effect.gen(function* () {
+    Effect.scoped(Effect.gen(function* () {
       const { dir, store } = yield* storeFor(stateDir)
       const id = yield* checkSessionId(sessionId)
       const known = yield* store.list
@@ -144,7 +148,7 @@ const show = Command.make(
       yield* Console.log(`model choice: ${state.modelChoice ?? "- (the default)"}`)
       yield* Console.log("")
       for (const record of records) yield* Console.log(transcriptLine(record))
-    })
+    }))
 ).pipe(Command.withDescription("a session's binding, model choice and transcript (--json: its records, one per line)"))
 
 // S16: a supervised (model-locked) chat protects its native binding and is refused until that binding is detached
@@ -152,7 +156,7 @@ const remove = Command.make(
   "delete",
   { stateDir: global.stateDir, sessionId: Args.text({ name: "ID" }).pipe(Args.withDescription("the session id")) },
   ({ sessionId, stateDir }) =>
-    Effect.gen(function* () {
+    Effect.scoped(Effect.gen(function* () {
       const { dir, store } = yield* storeFor(stateDir)
       const id = yield* checkSessionId(sessionId)
       const known = yield* store.list
@@ -165,7 +169,7 @@ const remove = Command.make(
         Effect.mapError((e) => new SessionStoreError({ path: file, reason: describeFileError(e) }))
       )
       yield* Console.log(`deleted: ${id}`)
-    })
+    }))
 ).pipe(Command.withDescription("delete a session's file; a supervised chat that still holds its native thread is refused"))
 
 export const command = Command.make("sessions").pipe(

@@ -8,6 +8,7 @@ import type { ServerNotification } from "../../schemas/protocol.js"
 import { AppServerExited, type ConnectionClosed, ConnectionRetired, RpcError } from "../appserver/errors.js"
 import { Settings } from "../config/Settings.js"
 import { SessionRuntime } from "../session/SessionRuntime.js"
+import { SessionStore } from "../session/SessionStore.js"
 import { type CompactionStatus, TranscriptMirror } from "../session/TranscriptMirror.js"
 import { LifecycleBus } from "../turn/LifecycleBus.js"
 import { LiveTurns } from "../turn/LiveTurns.js"
@@ -77,6 +78,7 @@ type Waited =
 export const make = (options: CompactionLayerOptions = {}) =>
   Effect.gen(function* () {
     const runtimes = yield* SessionRuntime
+    const store = yield* SessionStore
     const mirror = yield* TranscriptMirror
     const fence = yield* CompactionFence
     const settings = yield* Settings
@@ -87,6 +89,7 @@ export const make = (options: CompactionLayerOptions = {}) =>
       Effect.gen(function* () {
         const timeout = Duration.decode(callOptions.timeout ?? options.timeout ?? defaults.timeout)
         const grace = Duration.decode(callOptions.interruptGrace ?? options.interruptGrace ?? defaults.interruptGrace)
+        yield* store.hold(sessionId)
         const { state } = yield* mirror.read(sessionId)
         const binding = state.binding
         if (binding === undefined) return yield* new NothingToCompact({ sessionId })
@@ -247,9 +250,10 @@ export const make = (options: CompactionLayerOptions = {}) =>
             }
             accepted = true
             yield* Deferred.await(known)
+            // marked first: should the connection close while the record is written, its terminal status still follows
+            startedRecorded = true
             yield* record("started")
             yield* bus.observe({ type: "before_compaction", sessionId, threadId, turnId: turnId! })
-            startedRecorded = true
             yield* live.register(sessionId, { connection, threadId, turnId: turnId! })
             return { _tag: "Done", terminal: yield* Deferred.await(done) } as Waited
           }).pipe(
@@ -328,5 +332,9 @@ export const make = (options: CompactionLayerOptions = {}) =>
 
 export const layer = (
   options: CompactionLayerOptions = {}
-): Layer.Layer<Compaction, never, SessionRuntime | TranscriptMirror | CompactionFence | Settings | LiveTurns | LifecycleBus> =>
+): Layer.Layer<
+  Compaction,
+  never,
+  SessionRuntime | SessionStore | TranscriptMirror | CompactionFence | Settings | LiveTurns | LifecycleBus
+> =>
   Layer.effect(Compaction, make(options))

@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import type { LeaseError } from "../appserver/ClientPool.js"
 import { AppServerExited, ConnectionRetired, type RequestError } from "../appserver/errors.js"
 import type { RuntimeRefusal } from "../session/SessionRuntime.js"
+import type { SessionHoldError } from "../session/SessionStore.js"
 import type { MirrorError } from "../session/TranscriptMirror.js"
 
 export class NothingToCompact extends Schema.TaggedError<NothingToCompact>()("NothingToCompact", {
@@ -70,4 +71,5 @@ export type CompactionError =
   | LeaseError
   | RequestError
   | MirrorError
+  | SessionHoldError
   | RuntimeRefusal

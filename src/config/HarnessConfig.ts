@@ -1,7 +1,7 @@
 // The harness config file: load, decode with errors that name the field, and merge with command-line flags.
 // Owns the precedence (flags > file > defaults). Never writes the file; `~` in a path value is the only thing taken from outside it.
 import { FileSystem } from "@effect/platform"
-import { Effect, Either, JSONSchema, ParseResult, Schema } from "effect"
+import { Effect, Either, JSONSchema, Option, ParseResult, Schema } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as ConfigSchema from "../../schemas/config.js"
@@ -14,6 +14,9 @@ type File = ConfigSchema.HarnessConfig
 
 /** The documented defaults (also the JSON Schema's `default`s). `nativeHookRelay.events` depends on the approval policy: see `defaultNativeHookEvents`. */
 export const ConfigDefaults = ConfigSchema.Defaults
+
+/** A config file larger than this is refused unread (a real one is a few KiB). */
+export const maxConfigBytes = 1024 * 1024
 
 /** The config file a state directory implies; a missing one is the empty config. */
 export const defaultPath = (stateDir: string): string => path.join(stateDir, "config.json")
@@ -151,6 +154,15 @@ export const load = (
 ): Effect.Effect<File, ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
+    // only a regular file of a sane size is read: a FIFO would block forever, /dev/zero would never end
+    const info = yield* fs.stat(file).pipe(Effect.option)
+    if (Option.isSome(info) && info.value.type !== "File") {
+      const reason = info.value.type === "Directory" ? "it is a directory" : `it is not a regular file (${info.value.type})`
+      return yield* new ConfigUnreadable({ file, reason })
+    }
+    if (Option.isSome(info) && Number(info.value.size) > maxConfigBytes) {
+      return yield* new ConfigUnreadable({ file, reason: `it is larger than ${maxConfigBytes / 1024} KiB` })
+    }
     const text = yield* fs.readFileString(file).pipe(
       Effect.map((t): string | undefined => t),
       Effect.catchAll((e): Effect.Effect<string | undefined, ConfigNotFound | ConfigUnreadable> => {
@@ -172,6 +184,7 @@ export interface CliOverrides {
   readonly sandbox?: SandboxMode | undefined
   readonly codexHome?: string | undefined
   readonly codexBin?: string | undefined
+  readonly turnTimeoutSeconds?: number | undefined
 }
 
 /** Every setting after flags, file and defaults; keys without a default are absent when nobody set them. */
@@ -194,6 +207,7 @@ export interface EffectiveConfig {
   readonly appServer: { readonly requestTimeoutSeconds: number; readonly idleTimeToLiveSeconds: number }
   readonly heartbeat: { readonly cronScratchPath?: string }
   readonly questions: { readonly timeoutSeconds: number }
+  readonly turns: { readonly timeoutSeconds: number; readonly silenceSeconds: number }
   readonly supervision: { readonly enabled: boolean; readonly codexHome?: string }
   readonly mcpServers?: ConfigSchema.HarnessConfig["mcpServers"]
 }
@@ -242,6 +256,10 @@ export const merge = (config: File, cli: CliOverrides = {}): EffectiveConfig => 
     },
     heartbeat: present("cronScratchPath", config.heartbeat?.cronScratchPath),
     questions: { timeoutSeconds: config.questions?.timeoutSeconds ?? d.questions.timeoutSeconds },
+    turns: {
+      timeoutSeconds: cli.turnTimeoutSeconds ?? config.turns?.timeoutSeconds ?? d.turns.timeoutSeconds,
+      silenceSeconds: config.turns?.silenceSeconds ?? d.turns.silenceSeconds
+    },
     supervision: {
       enabled: config.supervision?.enabled ?? d.supervision.enabled,
       ...present("codexHome", config.supervision?.codexHome)

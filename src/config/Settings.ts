@@ -76,6 +76,9 @@ export interface HarnessSettings {
   readonly questionTimeout?: Duration.DurationInput | undefined
   /** MCP servers the app-server starts (stdio), by name; their tools are advertised as `mcp__<name>` */
   readonly mcpServers?: Readonly<Record<string, McpServer>> | undefined
+  /** a turn's deadline (interrupted and reported failed past it) and how long its provider may stay silent */
+  readonly turnTimeout?: Duration.DurationInput | undefined
+  readonly providerSilence?: Duration.DurationInput | undefined
   /** S37: manual compaction timeout and interrupt grace */
   readonly compactionTimeout?: Duration.DurationInput | undefined
   readonly interruptGrace?: Duration.DurationInput | undefined

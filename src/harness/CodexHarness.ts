@@ -3,15 +3,14 @@
 // resumes or starts the bound thread with the resend rules, installs the turn extensions, waits at the compaction
 // fence, follows the turn, delivers what is visible and mirrors it into the transcript. It never talks to the wire
 // itself and knows no capability by name: tools, approvals, hooks and questions plug in as turn extensions.
-import { Cause, Context, Effect, Exit, Layer, Option, Scope } from "effect"
-import type { ServerNotification } from "../../schemas/protocol.js"
+import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
 import type { LeaseError } from "../appserver/ClientPool.js"
 import { type RequestError, RpcError } from "../appserver/errors.js"
 import { CompactionFence } from "../compaction/CompactionFence.js"
 import { Settings } from "../config/Settings.js"
 import { Delivery, type Reply } from "../ports/Delivery.js"
 import { ModelLocked, SupervisedThreadGone } from "../session/errors.js"
-import type { InvalidSessionId, SessionStoreError } from "../session/SessionStore.js"
+import { type InvalidSessionId, type SessionHoldError, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
 import { type RuntimeRefusal, SessionRuntime } from "../session/SessionRuntime.js"
 import type { SessionState } from "../session/SessionState.js"
 import { type MirrorError, mediaOf, TranscriptMirror } from "../session/TranscriptMirror.js"
@@ -23,6 +22,7 @@ import { type TurnKind, TurnExtensions } from "../turn/TurnExtension.js"
 import { threadSettingsFor } from "../turn/ThreadSettings.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { ThreadSetups } from "./ThreadSetup.js"
+import * as TurnFollower from "./TurnFollower.js"
 
 export type { TurnKind } from "../turn/TurnExtension.js"
 
@@ -44,7 +44,14 @@ export interface TurnResult extends TurnRunner.TurnOutcome {
   readonly model: string | undefined
 }
 
-export type HarnessError = LeaseError | RequestError | MirrorError | RuntimeRefusal | ModelLocked | SupervisedThreadGone
+export type HarnessError =
+  | LeaseError
+  | RequestError
+  | MirrorError
+  | SessionHoldError
+  | RuntimeRefusal
+  | ModelLocked
+  | SupervisedThreadGone
 
 /** What became of messages sent into a running turn (S35). */
 export type SteerOutcome =
@@ -69,7 +76,7 @@ export interface CodexHarnessService {
   /** the session's running turn, if any */
   readonly activeTurn: (sessionId: string) => Effect.Effect<LiveTurn | undefined>
   /** records the user's model choice for the session without running a turn (`/model NAME`); refused when locked */
-  readonly chooseModel: (sessionId: string, model: string) => Effect.Effect<void, MirrorError | ModelLocked>
+  readonly chooseModel: (sessionId: string, model: string) => Effect.Effect<void, MirrorError | SessionHoldError | ModelLocked>
 }
 
 export class CodexHarness extends Context.Tag("codex-harness/CodexHarness")<CodexHarness, CodexHarnessService>() {}
@@ -92,6 +99,7 @@ const turnGone = (error: RpcError) => /no active turn|expected active turn id/i.
 export const make = Effect.gen(function* () {
   const settings = yield* Settings
   const runtimes = yield* SessionRuntime
+  const store = yield* SessionStore
   const mirror = yield* TranscriptMirror
   const delivery = yield* Delivery
   const fence = yield* CompactionFence
@@ -109,10 +117,11 @@ export const make = Effect.gen(function* () {
 
   const chooseModel = (sessionId: string, model: string) =>
     Effect.gen(function* () {
+      yield* store.hold(sessionId)
       const { state } = yield* mirror.read(sessionId)
       yield* refuseModelSwitch(sessionId, state, model)
       yield* mirror.modelChoice(sessionId, model)
-    })
+    }).pipe(Effect.scoped)
 
   const steer = (sessionId: string, texts: ReadonlyArray<string>) =>
     Effect.gen(function* () {
@@ -143,6 +152,8 @@ export const make = Effect.gen(function* () {
   const runTurn = ({ collaboration, kind = "user", model: requestedModel, onEvent = () => Effect.void, prompt, sessionId }: TurnRequest) =>
     Effect.scoped(
       Effect.gen(function* () {
+        // one writer per session: a second process is refused here; the state is read once the session is ours
+        yield* store.hold(sessionId)
         const { state } = yield* mirror.read(sessionId)
         const locked = state.runtime?.locked === true || state.binding?.locked === true
         // refusals come before anything is recorded or sent: nothing was asked of Codex
@@ -161,142 +172,105 @@ export const make = Effect.gen(function* () {
         // the prompt is recorded before anything can fail on the Codex side, so it is never lost
         yield* mirror.prompt(sessionId, prompt, kind)
 
-        const threadSettings = threadSettingsFor(settings, state, requestedModel)
-        const { extras, instructions, tools } = yield* setups.forSession(sessionId, kind)
-        const { connection, runtime } = yield* runtimes.lease(sessionId, state)
-        const bound = state.binding !== undefined ? { threadId: state.binding.threadId, locked, replaceIfGone: !locked } : undefined
-        const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, extras).pipe(
-          Effect.catchIf(
-            (error): error is RpcError => locked && TurnRunner.isThreadGone(error),
-            (error) => Effect.fail(new SupervisedThreadGone({ sessionId, threadId: bound?.threadId ?? "", reason: error.rpcMessage }))
+        // from here the prompt has an outcome: its turn's record, or (when no turn started) a settled record
+        let turnRecorded = false
+        return yield* Effect.gen(function* () {
+          const threadSettings = threadSettingsFor(settings, state, requestedModel)
+          const { extras, instructions, tools } = yield* setups.forSession(sessionId, kind)
+          const { connection, runtime } = yield* runtimes.lease(sessionId, state)
+          const bound = state.binding !== undefined ? { threadId: state.binding.threadId, locked, replaceIfGone: !locked } : undefined
+          const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, extras).pipe(
+            Effect.catchIf(
+              (error): error is RpcError => locked && TurnRunner.isThreadGone(error),
+              (error) => Effect.fail(new SupervisedThreadGone({ sessionId, threadId: bound?.threadId ?? "", reason: error.rpcMessage }))
+            )
           )
-        )
-        yield* onEvent(TurnRunner.TurnEvent.ThreadOpened({ thread }))
-        if (thread.replacedThreadId !== undefined) {
-          const text = `The Codex thread ${thread.replacedThreadId} of this session no longer exists; continuing on a new thread.`
-          yield* mirror.notice(sessionId, text)
-          yield* deliver({ sessionId, text, media: [], source: "notice" })
-        }
-        if (state.binding?.threadId !== thread.threadId || state.binding.runtime === undefined) {
-          yield* mirror.binding(sessionId, { threadId: thread.threadId, model: thread.model, modelProvider: thread.modelProvider, runtime })
-        }
-        yield* ToolBridge.install(connection, { sessionId, threadId: thread.threadId, tools })
-        for (const extension of extensions) {
-          if (extension.install !== undefined) {
-            yield* extension.install({ sessionId, threadId: thread.threadId, kind, connection, observe: bus.observe })
+          yield* onEvent(TurnRunner.TurnEvent.ThreadOpened({ thread }))
+          if (thread.replacedThreadId !== undefined) {
+            const text = `The Codex thread ${thread.replacedThreadId} of this session no longer exists; continuing on a new thread.`
+            yield* mirror.notice(sessionId, text)
+            yield* deliver({ sessionId, text, media: [], source: "notice" })
           }
-        }
+          if (state.binding?.threadId !== thread.threadId || state.binding.runtime === undefined) {
+            yield* mirror.binding(sessionId, { threadId: thread.threadId, model: thread.model, modelProvider: thread.modelProvider, runtime })
+          }
+          yield* ToolBridge.install(connection, { sessionId, threadId: thread.threadId, tools })
+          for (const extension of extensions) {
+            if (extension.install !== undefined) {
+              yield* extension.install({ sessionId, threadId: thread.threadId, kind, connection, observe: bus.observe })
+            }
+          }
 
-        // what has completed is kept, so a failure later in the turn cannot drop a finished reply
-        let lastText: { readonly text: string; readonly turnId: string } | undefined
-        // native compaction inside the turn: its start is mirrored when it begins, its end with the turn (S39)
-        const compacting = new Set<string>()
-        const input = Instructions.turnInput(instructions, prompt)
-        let startedTurnId: string | undefined
-        const where = (turnId: string) => ({ sessionId, threadId: thread.threadId, turnId })
-        const follow = (turnScope: Scope.Scope): TurnRunner.EventSink => (event) => {
-          switch (event._tag) {
-            case "TurnStarted": {
-              startedTurnId = event.turnId
-              const registered = Scope.extend(live.register(sessionId, { connection, threadId: thread.threadId, turnId: event.turnId }), turnScope)
-              const observed = bus.observed
-                ? bus.observe({ type: "llm_input", ...where(event.turnId), input: input.flatMap((i) => (i.type === "text" ? [i.text] : [])) })
-                : Effect.void
-              return registered.pipe(Effect.zipRight(observed), Effect.zipRight(onEvent(event)))
+          const input = Instructions.turnInput(instructions, prompt)
+          const follower = TurnFollower.make({ sessionId, threadId: thread.threadId, connection, input, onEvent, bus, live, mirror })
+          const defaultMode = Instructions.collaborationMode(instructions, { model: thread.model })
+          const collaborationMode: Instructions.CollaborationMode | undefined = collaboration === "plan"
+            ? {
+              mode: "plan",
+              settings: { model: thread.model, reasoning_effort: null, developer_instructions: defaultMode?.settings.developer_instructions ?? null }
             }
-            case "Notification":
-              return observeNotification(event.notification).pipe(Effect.zipRight(onEvent(event)))
-            default:
-              return onEvent(event)
-          }
-        }
-        const observeNotification = (n: ServerNotification): Effect.Effect<void> => {
-          switch (n._tag) {
-            case "ItemCompleted": {
-              const item = n.params.item
-              if (item.type === "agentMessage" && "text" in item && typeof item.text === "string") {
-                lastText = { text: item.text, turnId: n.params.turnId }
-                return bus.observe({ type: "llm_output", ...where(n.params.turnId), text: item.text })
-              }
-              if (item.type === "contextCompaction") {
-                compacting.delete(item.id)
-                return bus.observe({ type: "after_compaction", ...where(n.params.turnId), status: "completed" })
-              }
-              return Effect.void
-            }
-            case "ItemStarted": {
-              if (n.params.item.type !== "contextCompaction") return Effect.void
-              compacting.add(n.params.item.id)
-              return mirror.compaction(sessionId, { threadId: thread.threadId, turnId: n.params.turnId }, "started").pipe(
-                Effect.catchAll((error) => Effect.logWarning(error.message)),
-                Effect.zipRight(bus.observe({ type: "before_compaction", ...where(n.params.turnId) }))
-              )
-            }
-            case "HookStarted":
-            case "HookCompleted":
-              return bus.observe({
-                type: "agent_event",
-                name: "codex_app_server.hook",
-                sessionId,
-                phase: n._tag === "HookStarted" ? "started" : "completed",
-                payload: n.params
-              })
-            default:
-              return Effect.void
-          }
-        }
-        const defaultMode = Instructions.collaborationMode(instructions, { model: thread.model })
-        const collaborationMode: Instructions.CollaborationMode | undefined = collaboration === "plan"
-          ? {
-            mode: "plan",
-            settings: { model: thread.model, reasoning_effort: null, developer_instructions: defaultMode?.settings.developer_instructions ?? null }
-          }
-          : defaultMode
-        // a manual compaction of this thread goes first (S37)
-        yield* fence.pass(thread.threadId)
-        const outcome = yield* Effect.scoped(
-          Effect.flatMap(Effect.scope, (turnScope) =>
-            TurnRunner.runTurn(connection, thread.threadId, input, threadSettings, follow(turnScope), { locked, collaborationMode })
+            : defaultMode
+          // a manual compaction of this thread goes first (S37)
+          yield* fence.pass(thread.threadId)
+          const outcome = yield* Effect.scoped(
+            Effect.flatMap(Effect.scope, (turnScope) =>
+              TurnRunner.runTurn(connection, thread.threadId, input, threadSettings, follower.sink(turnScope), { locked, collaborationMode })
+            )
+          ).pipe(
+            Effect.onExit((exit) => {
+              if (Exit.isSuccess(exit)) return Effect.void
+              const turnId = follower.startedTurnId()
+              const lastText = follower.lastText()
+              // failed or interrupted (a signal, the caller): a reply that had completed is still delivered and kept
+              const kept = lastText === undefined || visibleReplies !== "automatic"
+                ? Effect.void
+                : deliver({ sessionId, text: lastText.text, media: [], source: "final" }).pipe(
+                  Effect.zipRight(mirror.reply(sessionId, { threadId: thread.threadId, turnId: lastText.turnId }, lastText.text, true))
+                )
+              const error = Exit.isInterrupted(exit)
+                ? undefined
+                : Option.match(Cause.failureOption(exit.cause), { onNone: () => "failed", onSome: (e) => e.message })
+              const status = Exit.isInterrupted(exit) ? "interrupted" : "failed"
+              // the turn's outcome; a first turn Codex refused leaves no binding to a thread that never materialised
+              if (turnId !== undefined) turnRecorded = true
+              const settled = turnId !== undefined
+                ? mirror.turnAborted(sessionId, { threadId: thread.threadId, turnId }, status, error)
+                : thread.resumed
+                ? Effect.void
+                : mirror.detached(sessionId, thread.threadId, `its first turn did not start: ${error ?? "interrupted"}`)
+              return kept.pipe(Effect.ignore, Effect.zipRight(Effect.ignore(settled)))
+            })
           )
-        ).pipe(
-          Effect.tapError(() =>
-            lastText === undefined || visibleReplies !== "automatic"
-              ? Effect.void
-              : deliver({ sessionId, text: lastText.text, media: [], source: "final" }).pipe(
-                Effect.zipRight(mirror.reply(sessionId, { threadId: thread.threadId, turnId: lastText.turnId }, lastText.text, true)),
-                Effect.ignore
-              )
-          ),
-          // a turn that ended by interruption or failure still gets its turn record
+
+          // delivery first: transcript writes that fail afterwards cannot take the reply with them
+          const media = mediaOf(outcome.items)
+          const visibleText = visibleReplies === "automatic" && kind !== "heartbeat" ? outcome.finalText : undefined
+          if (visibleText !== undefined || media.length > 0) {
+            yield* deliver({ sessionId, text: visibleText, media: media.map((p) => ({ kind: "image", path: p })), source: "final" })
+          }
+          // started but never completed: the turn's own end is the compaction's terminal status
+          const openCompaction = follower.openCompactions() === 0 ? undefined : outcome.status === "interrupted" ? "interrupted" : "failed"
+          yield* mirror.turnEnded(sessionId, outcome, { delivered: visibleText !== undefined, openCompaction })
+          if (openCompaction !== undefined) {
+            yield* bus.observe({ type: "after_compaction", sessionId, threadId: outcome.threadId, turnId: outcome.turnId, status: openCompaction })
+          }
+          turnRecorded = true
+          return { ...outcome, delivered: visibleText !== undefined, media, model: locked ? thread.model : threadSettings.model ?? thread.model }
+        }).pipe(
           Effect.onExit((exit) =>
-            Exit.isSuccess(exit) || startedTurnId === undefined
+            Exit.isSuccess(exit) || turnRecorded
               ? Effect.void
               : mirror
-                .turnAborted(
+                .settled(
                   sessionId,
-                  { threadId: thread.threadId, turnId: startedTurnId },
                   Exit.isInterrupted(exit) ? "interrupted" : "failed",
                   Exit.isInterrupted(exit)
-                    ? undefined
+                    ? "interrupted before its turn ended"
                     : Option.match(Cause.failureOption(exit.cause), { onNone: () => "failed", onSome: (e) => e.message })
                 )
                 .pipe(Effect.ignore)
           )
         )
-
-        // delivery first: transcript writes that fail afterwards cannot take the reply with them
-        const media = mediaOf(outcome.items)
-        const visibleText = visibleReplies === "automatic" && kind !== "heartbeat" ? outcome.finalText : undefined
-        if (visibleText !== undefined || media.length > 0) {
-          yield* deliver({ sessionId, text: visibleText, media: media.map((p) => ({ kind: "image", path: p })), source: "final" })
-        }
-        // started but never completed: the turn's own end is the compaction's terminal status
-        const openCompaction = compacting.size === 0 ? undefined : outcome.status === "interrupted" ? "interrupted" : "failed"
-        yield* mirror.turnEnded(sessionId, outcome, { delivered: visibleText !== undefined, openCompaction })
-        if (openCompaction !== undefined) {
-          yield* bus.observe({ type: "after_compaction", ...where(outcome.turnId), status: openCompaction })
-        }
-        return { ...outcome, delivered: visibleText !== undefined, media, model: locked ? thread.model : threadSettings.model ?? thread.model }
       })
     ).pipe(Effect.withSpan("CodexHarness.runTurn", { attributes: { sessionId, kind } }))
 
@@ -314,5 +288,14 @@ export const make = Effect.gen(function* () {
 export const layer: Layer.Layer<
   CodexHarness,
   never,
-  Settings | SessionRuntime | TranscriptMirror | Delivery | CompactionFence | LiveTurns | LifecycleBus | ThreadSetups | TurnExtensions
+  | Settings
+  | SessionRuntime
+  | SessionStore
+  | TranscriptMirror
+  | Delivery
+  | CompactionFence
+  | LiveTurns
+  | LifecycleBus
+  | ThreadSetups
+  | TurnExtensions
 > = Layer.effect(CodexHarness, make)

@@ -1,12 +1,11 @@
-// Where session records live. The file-backed store keeps one JSONL file per session under `<stateDir>/sessions`;
-// the in-memory store is for tests and embedders that keep their own. A corrupt line never hides the rest of a file.
-import { FileSystem } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
-import { Context, Effect, Layer, Option, Schema } from "effect"
-import * as path from "node:path"
+// Where session records live: the store's interface, its errors, the record codec and the in-memory store (for tests
+// and embedders that keep their own). The file-backed store is FileSessionStore. A corrupt line never hides the rest of
+// a file.
+import { Context, Effect, Layer, Schema, type Scope } from "effect"
 import { SessionRecord } from "../../schemas/session.js"
-import { ensureDir, type NotADirectory } from "../platform/ensureDir.js"
-import { describeFileError, isNotFound } from "../platform/fileErrors.js"
+import type { SessionLocked, SessionLockFailed } from "./SessionLock.js"
+
+export { SessionLocked, SessionLockFailed } from "./SessionLock.js"
 
 export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("SessionStoreError", {
   path: Schema.String,
@@ -47,12 +46,20 @@ export interface SessionStoreService {
   readonly list: Effect.Effect<ReadonlyArray<SessionSummary>, SessionStoreError>
   /** where a session's records are kept, for messages (a path, or a description for non-file stores) */
   readonly locate: (sessionId: string) => string
+  /**
+   * Makes this process the session's one writer for the Scope (shared by every operation of this process on it); a
+   * session held by another live process is refused with SessionLocked. The first hold in a process also repairs what
+   * a crash left: a torn last line, prompts and compactions without an outcome.
+   */
+  readonly hold: (sessionId: string) => Effect.Effect<void, SessionHoldError, Scope.Scope>
 }
+
+export type SessionHoldError = SessionLocked | SessionLockFailed | SessionStoreError | InvalidSessionId
 
 export class SessionStore extends Context.Tag("codex-harness/SessionStore")<SessionStore, SessionStoreService>() {}
 
 /** Records whose loss would strand a session: written with fsync. */
-const durableTags: ReadonlySet<SessionRecord["_tag"]> = new Set(["binding", "model", "detached", "probe"])
+export const durableTags: ReadonlySet<SessionRecord["_tag"]> = new Set(["binding", "model", "detached", "probe"])
 
 const validId = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 export const checkSessionId = (sessionId: string): Effect.Effect<string, InvalidSessionId> =>
@@ -60,7 +67,7 @@ export const checkSessionId = (sessionId: string): Effect.Effect<string, Invalid
     ? Effect.succeed(sessionId)
     : Effect.fail(new InvalidSessionId({ sessionId }))
 
-const encodeRecord = Schema.encodeSync(Schema.parseJson(SessionRecord))
+export const encodeRecord = Schema.encodeSync(Schema.parseJson(SessionRecord))
 const decodeRecord = Schema.decodeUnknownEither(Schema.parseJson(SessionRecord))
 
 // every record kind; the type makes a new kind a compile error here until it is listed
@@ -78,7 +85,8 @@ const recordKinds: Record<SessionRecord["_tag"], true> = {
   model: true,
   notice: true,
   turn: true,
-  probe: true
+  probe: true,
+  settled: true
 }
 const knownTags: ReadonlySet<string> = new Set(Object.keys(recordKinds))
 
@@ -111,73 +119,6 @@ export const parseLines = (body: string): SessionContents => {
   return { records, corrupt }
 }
 
-const newline = 0x0a
-const encoder = new TextEncoder()
-
-/**
- * The file-backed store: one JSONL file per session. An append is one write of one whole line with O_APPEND; a write
- * that fails (or is cut short and cannot be finished, on a full disk) fails the append, so the operation that wanted
- * the record fails before anything is sent. A file whose last line was torn (a crash mid-write) gets a newline first,
- * so the new record never glues onto the fragment: the fragment is skipped as one corrupt line, the record is kept.
- */
-export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, never, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const dir = path.join(stateDir, "sessions")
-    let dirReady = false
-    const locate = (sessionId: string) => path.join(dir, `${sessionId}.jsonl`)
-    const fail = (file: string) => (e: PlatformError | NotADirectory) =>
-      new SessionStoreError({ path: file, reason: e._tag === "NotADirectory" ? e.message : describeFileError(e) })
-
-    const write = (file: string, record: SessionRecord) =>
-      Effect.gen(function* () {
-        if (!dirReady) {
-          yield* ensureDir(dir).pipe(Effect.provideService(FileSystem.FileSystem, fs))
-          dirReady = true
-        }
-        const handle = yield* fs.open(file, { flag: "a+", mode: 0o600 })
-        const size = Number((yield* handle.stat).size)
-        let torn = false
-        if (size > 0) {
-          const last = new Uint8Array(1)
-          yield* handle.seek(size - 1, "start")
-          torn = Number(yield* handle.read(last)) === 1 && last[0] !== newline
-        }
-        yield* handle.writeAll(encoder.encode(`${torn ? "\n" : ""}${encodeRecord(record)}\n`))
-        // bindings and model choices are what a restart needs to find its thread: on disk before we go on
-        if (durableTags.has(record._tag)) yield* handle.sync
-      }).pipe(Effect.scoped, Effect.mapError(fail(file)))
-
-    return {
-      locate,
-      append: (sessionId, record) => checkSessionId(sessionId).pipe(Effect.flatMap((id) => write(locate(id), record))),
-      read: (sessionId) =>
-        checkSessionId(sessionId).pipe(
-          Effect.flatMap((id) => {
-            const file = locate(id)
-            return fs.readFileString(file).pipe(
-              Effect.catchIf(isNotFound, () => Effect.succeed("")),
-              Effect.mapError(fail(file)),
-              Effect.map(parseLines)
-            )
-          })
-        ),
-      list: Effect.gen(function* () {
-        const names = yield* fs.readDirectory(dir).pipe(Effect.catchIf(isNotFound, () => Effect.succeed([] as Array<string>)))
-        const sessions = yield* Effect.forEach(
-          names.filter((name) => name.endsWith(".jsonl")),
-          (name) =>
-            Effect.map(fs.stat(path.join(dir, name)), (info) => ({
-              sessionId: name.slice(0, -".jsonl".length),
-              updatedAt: Option.getOrElse(info.mtime, () => new Date(0))
-            })),
-          { concurrency: 8 }
-        )
-        return sessions.sort((a, b) => b.updatedAt.getTime() - a.updatedAt.getTime())
-      }).pipe(Effect.mapError(fail(dir)))
-    } satisfies SessionStoreService
-  })
-
 export const memoryStore = (): SessionStoreService => {
   const sessions = new Map<string, Array<SessionRecord>>()
   const updated = new Map<string, Date>()
@@ -198,10 +139,10 @@ export const memoryStore = (): SessionStoreService => {
         })
       ),
     read: (sessionId) =>
-      checkSessionId(sessionId).pipe(Effect.map((id) => ({ records: [...(sessions.get(id) ?? [])], corrupt: [] })))
+      checkSessionId(sessionId).pipe(Effect.map((id) => ({ records: [...(sessions.get(id) ?? [])], corrupt: [] }))),
+    // one process, nothing to exclude
+    hold: (sessionId) => Effect.asVoid(checkSessionId(sessionId))
   }
 }
 
-export const fileLayer = (stateDir: string): Layer.Layer<SessionStore, never, FileSystem.FileSystem> =>
-  Layer.effect(SessionStore, fileStore(stateDir))
 export const memoryLayer = Layer.sync(SessionStore, memoryStore)

@@ -68,6 +68,8 @@ export interface TranscriptMirrorService {
     status: "interrupted" | "failed",
     error: string | undefined
   ) => Effect.Effect<void, MirrorError>
+  /** the prompts since the last outcome end without a turn: it failed or was interrupted before it started */
+  readonly settled: (sessionId: string, status: "failed" | "interrupted", reason: string) => Effect.Effect<void, MirrorError>
   /** any other record (a branch's probe state, say) */
   readonly append: (sessionId: string, record: SessionRecord) => Effect.Effect<void, MirrorError>
 }
@@ -189,6 +191,7 @@ export const make = Effect.gen(function* () {
         status,
         ...(error !== undefined ? { error } : {})
       }),
+    settled: (sessionId, status, reason) => append(sessionId, { _tag: "settled", at: now(), status, reason }),
     append
   }
   return service

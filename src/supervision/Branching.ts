@@ -13,7 +13,13 @@ import { Settings } from "../config/Settings.js"
 import { ThreadSetups } from "../harness/ThreadSetup.js"
 import { supervisedRuntime } from "../session/Runtimes.js"
 import { SessionRuntime } from "../session/SessionRuntime.js"
-import { checkSessionId, type InvalidSessionId, type SessionStoreError } from "../session/SessionStore.js"
+import {
+  checkSessionId,
+  type InvalidSessionId,
+  type SessionHoldError,
+  SessionStore,
+  type SessionStoreError
+} from "../session/SessionStore.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
 import * as Instructions from "../turn/Instructions.js"
 import { threadSettingsFor } from "../turn/ThreadSettings.js"
@@ -137,6 +143,7 @@ export type BranchError =
   | LeaseError
   | RequestError
   | SessionStoreError
+  | SessionHoldError
   | InvalidSessionId
 
 export interface BranchingService {
@@ -151,6 +158,7 @@ export const make = Effect.gen(function* () {
   const settings = yield* Settings
   const runtimes = yield* SessionRuntime
   const mirror = yield* TranscriptMirror
+  const store = yield* SessionStore
   const catalog = yield* Catalog
   const runs = yield* ActiveRuns
   const setups = yield* ThreadSetups
@@ -200,6 +208,7 @@ export const make = Effect.gen(function* () {
       if (owners.length > 0) return yield* refused(`session ${owners[0]!.sessionId} is running a turn on it`)
 
       const sessionId = yield* checkSessionId(options.sessionId ?? `branch-${crypto.randomUUID()}`)
+      yield* store.hold(sessionId)
       if ((yield* mirror.read(sessionId)).contents.records.length > 0) return yield* refused(`session ${sessionId} already exists`)
       // the chat's runtime: its private connection under the supervision home, model-locked (S13, S15)
       const runtime = supervisedRuntime(sessionId, spec.codexHome!, settings.supervision?.providerUrl)
@@ -284,7 +293,7 @@ export const make = Effect.gen(function* () {
       }
       yield* mirror.binding(sessionId, { threadId: made.threadId, model: made.model, modelProvider: made.modelProvider, runtime })
       return { sessionId, sourceThreadId, ...made, probe: probeOutcome } satisfies Branched
-    }).pipe(Effect.withSpan("Branching.branch"))
+    }).pipe(Effect.scoped, Effect.withSpan("Branching.branch"))
 
   return { branch } satisfies BranchingService
 })
@@ -292,7 +301,7 @@ export const make = Effect.gen(function* () {
 export const layer: Layer.Layer<
   Branching,
   never,
-  Settings | SessionRuntime | TranscriptMirror | Catalog | ActiveRuns | ThreadSetups
+  Settings | SessionRuntime | SessionStore | TranscriptMirror | Catalog | ActiveRuns | ThreadSetups
 > = Layer.effect(
   Branching,
   make

@@ -13,7 +13,8 @@ import type { AddressInfo, Socket } from "node:net"
 import * as Zlib from "node:zlib"
 
 export type ReplyStep =
-  | { readonly type: "message"; readonly text: string }
+  /** `chunk`: stream the text in deltas of at most this many characters (default: one delta), as real providers do */
+  | { readonly type: "message"; readonly text: string; readonly chunk?: number }
   | { readonly type: "reasoning"; readonly text: string }
   | {
     readonly type: "function_call"
@@ -210,12 +211,16 @@ export const make = (options: ScriptedModelOptions = {}): Effect.Effect<Scripted
                 output_index: itemIndex,
                 item: { ...item, status: "in_progress", content: [] }
               })
-              send("response.output_text.delta", {
-                item_id: itemId,
-                output_index: itemIndex,
-                content_index: 0,
-                delta: step.text
-              })
+              const chunk = Math.max(1, step.chunk ?? step.text.length)
+              for (let at = 0; at < step.text.length || at === 0; at += chunk) {
+                send("response.output_text.delta", {
+                  item_id: itemId,
+                  output_index: itemIndex,
+                  content_index: 0,
+                  delta: step.text.slice(at, at + chunk)
+                })
+                if (step.text.length === 0) break
+              }
               if (!send("response.output_item.done", { output_index: itemIndex, item })) return
               break
             }

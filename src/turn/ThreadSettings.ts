@@ -18,6 +18,8 @@ export const threadSettingsFor = (
   sandbox: settings.sandbox,
   approvalsReviewer: settings.approvalsReviewer,
   serviceTier: settings.serviceTier,
+  deadline: settings.turnTimeout,
+  providerSilence: settings.providerSilence,
   model: state.runtime?.locked === true || state.binding?.locked === true
     ? undefined
     : (requestedModel ?? state.modelChoice ?? settings.model)

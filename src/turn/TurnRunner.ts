@@ -1,22 +1,20 @@
 // One turn on one thread: open the thread (start, or resume a bound one), subscribe to its notifications before
 // `turn/start`, follow the turn to `turn/completed`, and collect the final assistant text. It owns no state between
 // turns; bindings and the transcript belong to the session room.
-import { Duration, Effect, Fiber, Option, Stream } from "effect"
+import { Clock, Duration, Effect, Fiber, Option, Stream } from "effect"
 import type {
   AskForApproval,
   CollaborationMode,
   DynamicToolSpec,
   SandboxMode,
   SandboxPolicy,
-  ServerNotification,
-  ThreadItem,
-  TurnStatus,
   UserInput
 } from "../../schemas/protocol.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import { type RequestError, RpcError } from "../appserver/errors.js"
 import { turnIdOf } from "../appserver/Notifications.js"
 import { type EventSink, type OpenedThread, TurnEvent, type TurnOutcome } from "./TurnEvent.js"
+import * as TurnProgress from "./TurnProgress.js"
 
 export { type EventSink, type OpenedThread, TurnEvent, type TurnOutcome } from "./TurnEvent.js"
 
@@ -40,9 +38,16 @@ export interface ThreadSettings {
    * forever; an active one is waited on and checked again. Default 30 s.
    */
   readonly stallCheckAfter?: Duration.DurationInput | undefined
+  /** the provider sent nothing for this long while the thread waits on it (no approval, no tool running): the turn
+   * is interrupted and reported failed. Default 5 minutes. */
+  readonly providerSilence?: Duration.DurationInput | undefined
+  /** the whole turn's deadline: past it the turn is interrupted and reported failed, keeping what it completed */
+  readonly deadline?: Duration.DurationInput | undefined
 }
 
 export const defaultStallCheckAfter = Duration.seconds(30)
+/** An active turn whose provider has sent nothing for this long, while nothing else runs, is ended (below Codex's own 10 minutes). */
+export const defaultProviderSilence = Duration.minutes(5)
 
 /** Thread-level extras sent when a thread is started or resumed. */
 export interface ThreadExtras {
@@ -129,63 +134,16 @@ export const openThread = (
     )
 }
 
-interface Progress {
-  readonly items: Array<ThreadItem>
-  finalText: string | undefined
-  error: string | undefined
-  status: TurnStatus | undefined
-  reconnects: number
-  unreachable: string | undefined
-  stalled: string | undefined
-}
-
-/** The thread's status from a passive `thread/read`, or undefined when it cannot be read (keep waiting then). */
+/** The thread's status and active flags from a passive `thread/read`, or undefined when it cannot be read. */
 const threadStatus = (connection: AppServerConnection, threadId: string) =>
   connection.request("thread/read", { threadId }, { timeout: "10 seconds" }).pipe(
-    Effect.map((r) => r.thread.status?.type),
+    Effect.map((r) => r.thread.status),
     Effect.catchAll((error) =>
       error._tag === "AppServerExited" || error._tag === "ConnectionRetired"
         ? Effect.fail(error)
         : Effect.logDebug(`thread/read failed: ${error.message}`).pipe(Effect.as(undefined))
     )
   )
-
-/** A retry notice for a provider that could not be connected to at all (no HTTP status). */
-const isConnectionFailure = (info: unknown): boolean => {
-  const disconnected = (info as { responseStreamDisconnected?: { httpStatusCode?: unknown } } | null | undefined)
-    ?.responseStreamDisconnected
-  return disconnected !== undefined && disconnected.httpStatusCode == null
-}
-
-const absorb = (turnId: string, maxReconnects: number, progress: Progress, n: ServerNotification): Progress => {
-  if (n._tag !== "TurnErrorReported") progress.reconnects = 0
-  switch (n._tag) {
-    case "ItemCompleted": {
-      if (n.params.turnId !== turnId) break
-      const item = n.params.item
-      progress.items.push(item)
-      if (item.type === "agentMessage" && "text" in item) progress.finalText = item.text as string
-      break
-    }
-    case "TurnErrorReported": {
-      if (n.params.turnId !== turnId) break
-      const { error, willRetry } = n.params
-      if (!willRetry) {
-        progress.error = error.message
-      } else if (isConnectionFailure(error.codexErrorInfo) && ++progress.reconnects > maxReconnects) {
-        progress.unreachable = `the model provider cannot be reached (${error.additionalDetails ?? error.message})`
-      }
-      break
-    }
-    case "TurnCompleted": {
-      if (n.params.turn.id !== turnId) break
-      progress.status = n.params.turn.status
-      progress.error = n.params.turn.error?.message ?? progress.error
-      break
-    }
-  }
-  return progress
-}
 
 /** Runs one turn to its end. Interrupting the caller sends `turn/interrupt` (best effort). */
 export const runTurn = (
@@ -212,38 +170,49 @@ export const runTurn = (
       )
       const turnId = started.turn.id
       const maxReconnects = settings.maxReconnects ?? defaultMaxReconnects
-      const initial: Progress = {
-        items: [],
-        finalText: undefined,
-        error: undefined,
-        status: undefined,
-        reconnects: 0,
-        unreachable: undefined,
-        stalled: undefined
-      }
       const interrupt = interruptTurn(turnId)
-      const stallCheck = settings.stallCheckAfter ?? defaultStallCheckAfter
+      const providerSilenceMs = Duration.toMillis(settings.providerSilence ?? defaultProviderSilence)
+      // checked often enough to end a silent provider within a quarter of its limit past it
+      const stallCheckMs = Math.min(Duration.toMillis(settings.stallCheckAfter ?? defaultStallCheckAfter), providerSilenceMs / 4)
+      const deadlineMs = settings.deadline !== undefined ? Duration.toMillis(settings.deadline) : Number.POSITIVE_INFINITY
       // follow the turn; when it goes quiet, ask the app-server (a passive status read) instead of waiting blindly
       const follow = Effect.gen(function* () {
-        const pull = yield* Stream.toPull(events.pipe(Stream.filter((n) => turnIdOf(n) === turnId)))
-        const progress = initial
-        while (progress.status === undefined && progress.unreachable === undefined && progress.stalled === undefined) {
+        const pull = yield* Stream.toPull(events.pipe(Stream.filter((n) => n._tag === "DroppedLine" || turnIdOf(n) === turnId)))
+        const progress = TurnProgress.initial()
+        const startedAt = yield* Clock.currentTimeMillis
+        let heardAt = startedAt
+        while (!TurnProgress.done(progress)) {
+          const now = yield* Clock.currentTimeMillis
+          if (now - startedAt >= deadlineMs) {
+            TurnProgress.pastDeadline(progress, deadlineMs)
+            break
+          }
           // the subscription only ends with the connection: then the connection's cause is the turn's failure
           const next = yield* pull.pipe(
-            Effect.timeoutOption(stallCheck),
+            Effect.timeoutOption(Math.min(stallCheckMs, deadlineMs - (now - startedAt))),
             Effect.catchAll(() => Effect.flatMap(connection.terminated, Effect.fail))
           )
           if (Option.isNone(next)) {
+            const after = yield* Clock.currentTimeMillis
+            if (after - startedAt >= deadlineMs) continue
             const status = yield* threadStatus(connection, threadId)
-            if (status !== undefined && status !== "active") {
-              progress.stalled = `the turn went silent and the app-server reports the thread ${status}`
-            }
+            const counts = TurnProgress.afterSilence(
+              progress,
+              {
+                status: status?.type,
+                activeFlags: status?.type === "active" ? status.activeFlags : [],
+                silentMs: after - heardAt
+              },
+              providerSilenceMs
+            )
+            if (!counts) heardAt = after
             continue
           }
+          heardAt = yield* Clock.currentTimeMillis
           for (const notification of next.value) {
             yield* onEvent(TurnEvent.Notification({ notification }))
-            absorb(turnId, maxReconnects, progress, notification)
-            if (progress.status !== undefined || progress.unreachable !== undefined) break
+            TurnProgress.absorb(turnId, maxReconnects, progress, notification)
+            if (TurnProgress.done(progress)) break
           }
         }
         return progress
@@ -253,14 +222,14 @@ export const runTurn = (
         Effect.raceFirst(Effect.flatMap(connection.terminated, Effect.fail)),
         Effect.onInterrupt(() => interrupt)
       )
-      if (progress.unreachable !== undefined) yield* interrupt
+      if (progress.ended?.interrupt === true) yield* interrupt
       const outcome: TurnOutcome = {
         threadId,
         turnId,
         status: progress.status ?? "failed",
         finalText: progress.finalText,
         items: progress.items,
-        error: progress.unreachable ?? progress.stalled ?? progress.error
+        error: progress.ended?.reason ?? progress.error
       }
       yield* onEvent(TurnEvent.TurnCompleted({ outcome }))
       return outcome

@@ -141,7 +141,9 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
       expect(error).toMatchObject({ _tag: "RpcError", method: "thread/resume", rpcMessage: "database is locked" })
       expect(yield* mock.requests("thread/start")).toHaveLength(1)
       const records = yield* recordsOf("s5")
-      expect(records.map((r) => r._tag)).toEqual(["user", "binding", "assistant", "turn", "user"])
+      // the second prompt is kept, with its outcome: no turn started
+      expect(records.map((r) => r._tag)).toEqual(["user", "binding", "assistant", "turn", "user", "settled"])
+      expect(records.at(-1)).toMatchObject({ status: "failed", reason: expect.stringContaining("database is locked") })
       expect(records.filter((r) => r._tag === "binding").map((b) => b.threadId)).toEqual([first.threadId])
     }).pipe(Effect.provide(Test.layer())))
 

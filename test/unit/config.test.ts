@@ -242,6 +242,7 @@ describe("HarnessConfig", () => {
       appServer: { requestTimeoutSeconds: 60, idleTimeToLiveSeconds: 120 },
       heartbeat: {},
       questions: { timeoutSeconds: 600 },
+      turns: { timeoutSeconds: 3600, silenceSeconds: 300 },
       supervision: { enabled: true }
     })
     const file = Either.getOrThrow(
@@ -313,6 +314,7 @@ describe("HarnessConfig", () => {
         "appServer",
         "heartbeat",
         "questions",
+        "turns",
         "mcpServers",
         "supervision"
       ].sort()
@@ -369,6 +371,7 @@ describe("HarnessConfig", () => {
         "config.appServer",
         "config.heartbeat",
         "config.questions",
+        "config.turns",
         "config.supervision",
         "config.mcpServers",
         "config.mcpServers.*",

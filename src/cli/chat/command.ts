@@ -8,7 +8,7 @@ import { CodexHarness } from "../../harness/CodexHarness.js"
 import { SteeringQueue } from "../../harness/SteeringQueue.js"
 import { Delivery } from "../../ports/Delivery.js"
 import { Questions } from "../../ports/Questions.js"
-import { checkSessionId } from "../../session/SessionStore.js"
+import { checkSessionId, SessionStore } from "../../session/SessionStore.js"
 import * as ApprovalPromptsCli from "../approvalPrompts.js"
 import * as GlobalOptions from "../options.js"
 import * as QuestionPromptsCli from "../questionPrompts.js"
@@ -81,6 +81,8 @@ export const command = Command.make(
             Layer.provide(questions)
           )
         )
+        // the chat is the session's one writer while it runs: another process on it is refused in one line
+        yield* Context.get(context, SessionStore).hold(state.sessionId)
         const services: ChatServices = {
           harness: Context.get(context, CodexHarness),
           queue: Context.get(context, SteeringQueue),
