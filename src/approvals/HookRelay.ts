@@ -281,12 +281,30 @@ export const defaultRelayCommand: Effect.Effect<ReadonlyArray<string>, never, Fi
  */
 export const noDecisionCommand = "true"
 
+/**
+ * How long the relay waits for a decision (`--timeout-ms`): Codex's hook timeout less 10% of it, at most 5 s, so the
+ * relay gives its own answer (PreToolUse and PermissionRequest refused) before Codex kills the hook and goes on
+ * without one. Pure.
+ */
+export const relayTimeoutMs = (timeoutSeconds: number): number => {
+  const ms = Math.max(0, Math.round(timeoutSeconds * 1000))
+  return Math.max(1, ms - Math.min(5000, Math.ceil(ms / 10)))
+}
+
+/**
+ * The hook's command: the socket, the file that holds the session's token (never the token: a command line is readable
+ * by every user), the event and the relay's own deadline. The same for a session for the server's life, so its trust
+ * hash is too. Pure.
+ */
 export const relayCommandLine = (
   prefix: ReadonlyArray<string>,
   socketPath: string,
-  token: string,
-  event: HookEventName
-): string => [...prefix, "--socket", socketPath, "--token", token, "--event", event].map(shellQuote).join(" ")
+  tokenFile: string,
+  event: HookEventName,
+  timeoutSeconds: number
+): string =>
+  [...prefix, "--socket", socketPath, "--token-file", tokenFile, "--event", event, "--timeout-ms", String(relayTimeoutMs(timeoutSeconds))]
+    .map(shellQuote).join(" ")
 
 // ---------------------------------------------------------------------------------------------------------------------
 // the relay's handler and extension
@@ -424,15 +442,21 @@ export const makeExtension = (
     const events = options.events ?? defaultNativeHookEvents(settings.approvalPolicy)
     const prefix = options.relayCommand ?? (yield* defaultRelayCommand)
     const threadConfig = (sessionId: string) =>
-      Effect.sync(() => {
-        const token = server.tokenFor(sessionId)
-        return threadHookConfig(events, (event) => ({
-          command: event === "stop" && policy.stop === undefined
-            ? noDecisionCommand
-            : relayCommandLine(prefix, server.socketPath, token, eventNames[event]),
-          timeout: options.timeouts?.[event] ?? defaultTimeouts[event],
-          statusMessage: statusMessages[event]
-        }))
-      })
+      server.tokenFileFor(sessionId).pipe(
+        Effect.map((tokenFile) =>
+          threadHookConfig(events, (event) => {
+            const timeout = options.timeouts?.[event] ?? defaultTimeouts[event]
+            return {
+              command: event === "stop" && policy.stop === undefined
+                ? noDecisionCommand
+                : relayCommandLine(prefix, server.socketPath, tokenFile, eventNames[event], timeout),
+              timeout,
+              statusMessage: statusMessages[event]
+            }
+          })
+        ),
+        // the token file is in our own private directory; failing to write it there is not a state to run hooks in
+        Effect.orDie
+      )
     return { name: "hook-relay", threadConfig } satisfies TurnExtension
   })

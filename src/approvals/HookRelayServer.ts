@@ -1,18 +1,27 @@
 // The native hook relay's socket (S20): one Unix-domain socket per harness process, in a private directory (0700), that
 // the `codex-harness hook-relay` command Codex runs for each hook connects to. A request is one JSON line
-// `{token, event, payload}`; the reply is one JSON line, `{ok: true, output}` or `{ok: false, error}`. Each session gets
-// a random token of its own: a request with an unknown token is refused. The platform's socket server runs each
-// connection's handler in a fiber of this scope, so closing the scope interrupts hooks still waiting on a decision,
-// closes the server and removes the socket and its directory.
+// `{token, nonce, event, payload}`; the reply is one JSON line, `{ok: true, output}` or `{ok: false, error}`.
+//
+// Secrets: each session gets a random token of its own, written to a file (0600) in the private directory; the hook
+// command line names the file (`--token-file`), never the token, because a command line is readable by every user of
+// the machine. A request with an unknown token is refused, and so is a nonce the server has already seen among the last
+// `rememberedNonces` requests (a replayed request).
+//
+// Leftovers: the directory is `codex-hr-<pid>-XXXXXX`, so a harness that was SIGKILLed (no finalizer ran) leaves a
+// directory that says whose it was; every server that starts removes the siblings of this user whose owner process is
+// gone. The platform's socket server runs each connection's handler in a fiber of this scope, so closing the scope
+// interrupts hooks still waiting on a decision, closes the server and removes the socket and its directory; a relay
+// that goes away first (past its deadline) interrupts the decision it was waiting for.
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import * as Socket from "@effect/platform/Socket"
 import { NodeSocketServer } from "@effect/platform-node"
-import { Deferred, Effect, Schema, type Scope } from "effect"
+import { Deferred, Effect, Fiber, Option, Schema, type Scope } from "effect"
 import * as crypto from "node:crypto"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describeFileError } from "../platform/fileErrors.js"
+import { isAlive } from "../platform/processAlive.js"
 
 /** Codex's hook event names as the relay passes them */
 export type HookEventName = "PreToolUse" | "PostToolUse" | "PermissionRequest" | "Stop"
@@ -47,8 +56,11 @@ export class HookRelayServerError extends Schema.TaggedError<HookRelayServerErro
 
 export interface HookRelayServer {
   readonly socketPath: string
-  /** the session's token (created on first use, stable for the server's life) */
-  readonly tokenFor: (sessionId: string) => string
+  /**
+   * The file holding the session's token: created (0600, in the private directory) on first use, the same path for the
+   * server's life, so the hook command (and its trust hash) stays the same for the session. Its name is not the token.
+   */
+  readonly tokenFileFor: (sessionId: string) => Effect.Effect<string, HookRelayServerError>
 }
 
 export interface HookRelayServerOptions {
@@ -60,30 +72,113 @@ export interface HookRelayServerOptions {
 /** requests larger than this are refused (a hook payload is a few KB) */
 export const maxRequestBytes = 4 * 1024 * 1024
 
+/**
+ * How many request nonces the server remembers (about 150 KB): a nonce seen among the last this many accepted requests
+ * is refused. Older ones are forgotten, so memory stays bounded however long the harness runs.
+ */
+export const rememberedNonces = 4096
+
+/** the directory name's prefix; the owner's pid follows it */
+export const dirPrefix = "codex-hr-"
+const ownedDir = /^codex-hr-(\d+)-[^/]+$/
+/** a client nonce: 16 to 128 characters of [A-Za-z0-9_-] (the relay sends 32 hex digits) */
+const nonceShape = /^[A-Za-z0-9_-]{16,128}$/
+
 const newline = 0x0a
 const failed = (e: PlatformError) => new HookRelayServerError({ reason: describeFileError(e) })
+
+/**
+ * Removes the relay directories in `parent` that this user owns and whose owner process is no longer alive; returns
+ * them. Never one whose pid is alive (a running harness, or a pid that was reused: left alone either way), never one
+ * of another uid, never a link, never a name without a pid. Best effort: an entry that cannot be read or removed is
+ * skipped.
+ */
+export const removeStaleDirs = (parent: string): Effect.Effect<ReadonlyArray<string>, never, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const me = typeof process.getuid === "function" ? process.getuid() : undefined
+    const names = yield* fs.readDirectory(parent).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
+    const removed: Array<string> = []
+    for (const name of names) {
+      const pid = Number(ownedDir.exec(name)?.[1] ?? Number.NaN)
+      if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || isAlive(pid)) continue
+      const dir = path.join(parent, name)
+      // a link is never followed: readLink succeeds only on one
+      if (yield* fs.readLink(dir).pipe(Effect.as(true), Effect.orElseSucceed(() => false))) continue
+      const info = yield* fs.stat(dir).pipe(Effect.option)
+      if (Option.isNone(info) || info.value.type !== "Directory") continue
+      if (me === undefined || Option.getOrUndefined(info.value.uid) !== me) continue
+      const gone = yield* fs.remove(dir, { recursive: true }).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+      if (gone) removed.push(dir)
+    }
+    return removed
+  })
+
+/** The nonces seen lately, oldest first (a Set keeps insertion order); `fresh` records one and says if it was new. */
+const makeNonceMemory = (capacity: number) => {
+  const seen = new Set<string>()
+  return {
+    fresh: (nonce: string): boolean => {
+      if (seen.has(nonce)) return false
+      seen.add(nonce)
+      if (seen.size > capacity) seen.delete(seen.values().next().value!)
+      return true
+    }
+  }
+}
 
 export const make = (
   options: HookRelayServerOptions
 ): Effect.Effect<HookRelayServer, HookRelayServerError, Scope.Scope | FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
+    const scope = yield* Effect.scope
+    const parent = options.parentDir ?? os.tmpdir()
+    const stale = yield* removeStaleDirs(parent)
+    if (stale.length > 0) yield* Effect.logDebug(`removed ${stale.length} relay directories of harnesses that are gone`)
     // removed with everything in it when the scope closes (after the server, whose finalizer runs first)
-    const dir = yield* fs.makeTempDirectoryScoped({ directory: options.parentDir ?? os.tmpdir(), prefix: "codex-hr-" }).pipe(
+    const dir = yield* fs.makeTempDirectoryScoped({ directory: parent, prefix: `${dirPrefix}${process.pid}-` }).pipe(
       Effect.mapError(failed)
     )
     yield* fs.chmod(dir, 0o700).pipe(Effect.mapError(failed))
     const socketPath = path.join(dir, "relay.sock")
     const sessionsByToken = new Map<string, string>()
-    const tokensBySession = new Map<string, string>()
-    const tokenFor = (sessionId: string) => {
-      const known = tokensBySession.get(sessionId)
-      if (known !== undefined) return known
+    const filesBySession = new Map<string, string>()
+    const nonces = makeNonceMemory(rememberedNonces)
+    // the next session's token file is written ahead (the first while the server starts, each next one in the
+    // background once the last is taken), so a turn's thread setup does no file I/O for it
+    let written = 0
+    const writeTokenFile = Effect.suspend(() => {
       const token = crypto.randomBytes(24).toString("hex")
-      tokensBySession.set(sessionId, token)
-      sessionsByToken.set(token, sessionId)
-      return token
-    }
+      const file = path.join(dir, `session-${++written}.token`)
+      return fs.writeFileString(file, token, { flag: "wx", mode: 0o600 }).pipe(
+        Effect.zipRight(fs.chmod(file, 0o600)),
+        Effect.mapError(failed),
+        Effect.as({ file, token })
+      )
+    })
+    let spare: Fiber.Fiber<{ readonly file: string; readonly token: string }, HookRelayServerError> = Fiber.succeed(
+      yield* writeTokenFile
+    )
+    // one at a time, so two turns of a new session never take two tokens
+    const lock = yield* Effect.makeSemaphore(1)
+    const tokenFileFor = (sessionId: string) =>
+      lock.withPermits(1)(Effect.suspend(() => {
+        const known = filesBySession.get(sessionId)
+        if (known !== undefined) return Effect.succeed(known)
+        // a spare that could not be written is written again, now
+        return Fiber.join(spare).pipe(
+          Effect.orElse(() => writeTokenFile),
+          Effect.tap(({ file, token }) =>
+            Effect.sync(() => {
+              filesBySession.set(sessionId, file)
+              sessionsByToken.set(token, sessionId)
+            })
+          ),
+          Effect.zipLeft(Effect.flatMap(Effect.forkIn(writeTokenFile, scope), (next) => Effect.sync(() => (spare = next)))),
+          Effect.map(({ file }) => file)
+        )
+      }))
 
     const answer = (line: string): Effect.Effect<RelayReply> => {
       let request: unknown
@@ -93,9 +188,11 @@ export const make = (
         return Effect.succeed({ ok: false, error: "the request is not JSON" })
       }
       if (typeof request !== "object" || request === null) return Effect.succeed({ ok: false, error: "the request is not an object" })
-      const { event, payload, token } = request as Record<string, unknown>
+      const { event, nonce, payload, token } = request as Record<string, unknown>
       const sessionId = typeof token === "string" ? sessionsByToken.get(token) : undefined
       if (sessionId === undefined) return Effect.succeed({ ok: false, error: "refused: unknown token" })
+      if (typeof nonce !== "string" || !nonceShape.test(nonce)) return Effect.succeed({ ok: false, error: "refused: no nonce" })
+      if (!nonces.fresh(nonce)) return Effect.succeed({ ok: false, error: "refused: a nonce already used (a replayed request)" })
       if (!isHookEventName(event)) return Effect.succeed({ ok: false, error: `unknown hook event ${JSON.stringify(event)}` })
       return options.handle({ sessionId, event, payload }).pipe(
         Effect.map((output): RelayReply => ({ ok: true, output })),
@@ -108,6 +205,7 @@ export const make = (
       Effect.gen(function* () {
         const write = yield* socket.writer
         const request = yield* Deferred.make<string | undefined>()
+        const gone = yield* Deferred.make<void>()
         const chunks: Array<Uint8Array> = []
         let size = 0
         yield* socket
@@ -119,16 +217,21 @@ export const make = (
             return size > maxRequestBytes ? Deferred.succeed(request, undefined) : Effect.void
           })
           .pipe(
-            // the peer went away before a whole line arrived
-            Effect.ensuring(Deferred.succeed(request, undefined)),
+            // the peer went away (before a whole line arrived, or while its answer was being decided)
+            Effect.ensuring(Effect.zipRight(Deferred.succeed(request, undefined), Deferred.succeed(gone, undefined))),
             Effect.ignore,
             Effect.forkScoped
           )
         const line = yield* Deferred.await(request)
-        const reply: RelayReply = line === undefined
-          ? { ok: false, error: size > maxRequestBytes ? "the request is too large" : "no request" }
-          : yield* answer(line)
-        yield* write(JSON.stringify(reply) + "\n")
+        if (line === undefined) {
+          yield* write(JSON.stringify({ ok: false, error: size > maxRequestBytes ? "the request is too large" : "no request" }) + "\n")
+          return yield* write(new Socket.CloseEvent())
+        }
+        // a relay that gave up (its deadline passed, Codex killed it) gets no answer: the decision (a prompt, a policy)
+        // is interrupted rather than left waiting for nobody
+        const reply = yield* Effect.raceFirst(Effect.asSome(answer(line)), Effect.as(Deferred.await(gone), Option.none<RelayReply>()))
+        if (Option.isNone(reply)) return
+        yield* write(JSON.stringify(reply.value) + "\n")
         yield* write(new Socket.CloseEvent())
       }).pipe(Effect.scoped, Effect.ignore)
 
@@ -137,5 +240,5 @@ export const make = (
     )
     yield* fs.chmod(socketPath, 0o600).pipe(Effect.mapError(failed))
     yield* server.run(serve).pipe(Effect.ignore, Effect.forkScoped)
-    return { socketPath, tokenFor } satisfies HookRelayServer
+    return { socketPath, tokenFileFor } satisfies HookRelayServer
   })

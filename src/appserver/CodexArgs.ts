@@ -52,14 +52,52 @@ export const providerEnv = (key?: string | undefined): Readonly<Record<string, s
   [providerKeyEnv]: key ?? "codex-harness-local"
 })
 
-/** A --provider-url must be an absolute http(s) URL; returns a reason when it is not. */
+/** Query parameters that carry a credential, compared without case, `-` or `_` (so `API-Key` and `access_token` too). */
+export const credentialParams: ReadonlyArray<string> = ["key", "api_key", "apikey", "token", "access_token", "secret", "password"]
+const normalized = (name: string) => name.toLowerCase().replace(/[-_]/g, "")
+const isCredentialParam = (name: string) => credentialParams.some((p) => normalized(p) === normalized(name))
+
+/** A URL as it may be shown: userinfo and credential-like query values replaced by `***`. Pure. */
+export const redactUrl = (value: string): string => {
+  let url: URL | undefined
+  try {
+    url = new URL(value)
+  } catch {
+    url = undefined
+  }
+  if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    // not an http(s) URL: still never echo what looks like `user:secret@` or `?key=…`
+    return value
+      .replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/?#]*@/i, "$1***@")
+      .replace(/([?&])([^=&#]*)=[^&#]*/g, (whole, sep: string, name: string) => (isCredentialParam(name) ? `${sep}${name}=***` : whole))
+  }
+  const userinfo = url.username !== "" || url.password !== "" ? "***@" : ""
+  const query = [...url.searchParams.entries()]
+    .map(([k, v]) => `${encodeURIComponent(k)}=${isCredentialParam(k) ? "***" : encodeURIComponent(v)}`)
+    .join("&")
+  return `${url.protocol}//${userinfo}${url.host}${url.pathname}${query !== "" ? `?${query}` : ""}${url.hash}`
+}
+
+/**
+ * A --provider-url must be an absolute http(s) URL without a credential in it: a URL is printed, logged, recorded with
+ * the session and passed on Codex's command line, where every user of the machine can read it. Returns a one-line
+ * reason when it is refused, with the credential shown as `***`.
+ */
 export const checkProviderUrl = (value: string): string | undefined => {
   let url: URL
   try {
     url = new URL(value)
   } catch {
-    return `not a URL: ${value}`
+    return `not a URL: ${redactUrl(value)}`
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return `must be http or https: ${value}`
-  return undefined
+  if (url.protocol !== "http:" && url.protocol !== "https:") return `must be http or https: ${redactUrl(value)}`
+  const param = [...url.searchParams.keys()].find(isCredentialParam)
+  const what = url.username !== "" || url.password !== ""
+    ? "a user name or password"
+    : param !== undefined
+    ? `a ${param} parameter`
+    : undefined
+  if (what === undefined) return undefined
+  return `${redactUrl(value)} carries a credential (${what}); leave it out of the URL and put the key in the environment ` +
+    `instead ($${providerKeyEnv})`
 }

@@ -41,7 +41,10 @@ const program = Command.run(root, { name: "codex-harness", version })(process.ar
   )
 )
 
+// runMain's own pretty logger would stay installed next to the terminal logger and print every warning again, on
+// stdout, where only replies and --json events belong
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,
+  disablePrettyLogger: true,
   teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) ? (exit.value as number) : 130)
 })

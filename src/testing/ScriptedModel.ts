@@ -27,6 +27,8 @@ export type ReplyStep =
   | { readonly type: "custom_tool_call"; readonly name: string; readonly input: string; readonly callId?: string }
   | { readonly type: "pause"; readonly ms: number }
   | { readonly type: "hang" }
+  /** never completes, but writes an SSE comment every `everyMs`: the connection stays alive and says nothing */
+  | { readonly type: "keepalive"; readonly everyMs: number }
   | { readonly type: "fail"; readonly message: string }
 
 export type Reply =
@@ -272,6 +274,11 @@ export const make = (options: ScriptedModelOptions = {}): Effect.Effect<Scripted
             case "hang":
               // Never completes; the race in answer() ends it when the client or the server goes.
               return yield* Effect.never
+            case "keepalive":
+              for (;;) {
+                if (!res.write(": keepalive\n\n") && res.destroyed) return
+                yield* realSleep(step.everyMs)
+              }
             case "fail":
               send("response.failed", {
                 response: {

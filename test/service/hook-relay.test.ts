@@ -1,8 +1,9 @@
-// The relay socket (S20): one JSON line in, one out; an unknown token is refused; the socket (and its private
-// directory) are gone once the scope closes.
+// The relay socket (S20): one JSON line in, one out; an unknown token or a used nonce is refused; the token lives in a
+// private file the command line names; the socket (and its private directory) are gone once the scope closes.
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Scope } from "effect"
+import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
@@ -21,6 +22,9 @@ const roundTrip = (socketPath: string, line: string) =>
     socket.on("close", () => resume(Effect.try(() => JSON.parse(reply.split("\n")[0]!))))
   })
 
+const nonce = () => crypto.randomBytes(16).toString("hex")
+const tokenOf = (file: string) => fs.readFileSync(file, "utf8").trim()
+
 describe("hook relay server", () => {
   it.live("a request with the session's token is answered; a bad token is refused; closing removes the socket", () =>
     Effect.gen(function* () {
@@ -30,26 +34,30 @@ describe("hook relay server", () => {
         handle: (call) => Effect.sync(() => calls.push(call)).pipe(Effect.as({ exitCode: 2 as const, stderr: "blocked" }))
       }).pipe(Scope.extend(scope))
       expect((fs.statSync(path.dirname(server.socketPath)).mode & 0o777).toString(8)).toBe("700")
-      const token = server.tokenFor("session-a")
-      expect(server.tokenFor("session-a")).toBe(token)
-      expect(server.tokenFor("session-b")).not.toBe(token)
+      const file = yield* server.tokenFileFor("session-a")
+      expect(yield* server.tokenFileFor("session-a")).toBe(file)
+      const token = tokenOf(file)
+      expect(tokenOf(yield* server.tokenFileFor("session-b"))).not.toBe(token)
 
-      const ok = yield* roundTrip(server.socketPath, JSON.stringify({ token, event: "PreToolUse", payload: { tool_use_id: "c1" } }))
+      const ok = yield* roundTrip(
+        server.socketPath,
+        JSON.stringify({ token, nonce: nonce(), event: "PreToolUse", payload: { tool_use_id: "c1" } })
+      )
       expect(ok).toEqual({ ok: true, output: { exitCode: 2, stderr: "blocked" } })
       expect(calls).toEqual([{ sessionId: "session-a", event: "PreToolUse", payload: { tool_use_id: "c1" } }])
 
-      const bad = yield* roundTrip(server.socketPath, JSON.stringify({ token: "nope", event: "PreToolUse", payload: {} }))
+      const bad = yield* roundTrip(server.socketPath, JSON.stringify({ token: "nope", nonce: nonce(), event: "PreToolUse", payload: {} }))
       expect(bad).toMatchObject({ ok: false, error: expect.stringContaining("refused") })
       const junk = yield* roundTrip(server.socketPath, "not json")
       expect(junk).toMatchObject({ ok: false })
-      const unknownEvent = yield* roundTrip(server.socketPath, JSON.stringify({ token, event: "SessionStart", payload: {} }))
+      const unknownEvent = yield* roundTrip(server.socketPath, JSON.stringify({ token, nonce: nonce(), event: "SessionStart", payload: {} }))
       expect(unknownEvent).toMatchObject({ ok: false })
       expect(calls).toHaveLength(1)
 
       yield* Scope.close(scope, Exit.void)
       expect(fs.existsSync(server.socketPath)).toBe(false)
       expect(fs.existsSync(path.dirname(server.socketPath))).toBe(false)
-      const after = yield* Effect.either(roundTrip(server.socketPath, JSON.stringify({ token, event: "Stop", payload: {} })))
+      const after = yield* Effect.either(roundTrip(server.socketPath, JSON.stringify({ token, nonce: nonce(), event: "Stop", payload: {} })))
       expect(after._tag).toBe("Left")
     }).pipe(Effect.provide(NodeFileSystem.layer))
   )
@@ -58,8 +66,9 @@ describe("hook relay server", () => {
     Effect.gen(function* () {
       const scope = yield* Scope.make()
       const server = yield* HookRelayServer.make({ handle: () => Effect.never }).pipe(Scope.extend(scope))
-      const token = server.tokenFor("s")
-      const pending = yield* Effect.fork(Effect.either(roundTrip(server.socketPath, JSON.stringify({ token, event: "Stop", payload: {} }))))
+      const token = tokenOf(yield* server.tokenFileFor("s"))
+      const request = JSON.stringify({ token, nonce: nonce(), event: "Stop", payload: {} })
+      const pending = yield* Effect.fork(Effect.either(roundTrip(server.socketPath, request)))
       yield* Effect.sleep("100 millis")
       const started = Date.now()
       yield* Scope.close(scope, Exit.void)

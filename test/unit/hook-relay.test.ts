@@ -6,7 +6,7 @@ import * as crypto from "node:crypto"
 import * as HookRelay from "../../src/approvals/HookRelay.js"
 import { defaultNativeHookEvents } from "../../src/config/HarnessConfig.js"
 import { type ApprovalDecision, declineAll } from "../../src/ports/ApprovalPrompts.js"
-import { failsClosed, parseArgs } from "../../src/cli/hookRelay.js"
+import { defaultTimeoutMs, failsClosed, parseArgs, readOutput } from "../../src/cli/hookRelay.js"
 
 const services = (
   policy: HookRelay.HookPolicyService,
@@ -161,18 +161,45 @@ describe("hook relay thread config", () => {
     expect(crypto.createHash("sha256").update(canonical).digest("hex")).toBe("4b76061ba6c8c7cdf56a77596069eed6119a0276e1f897e95b3a37f117897da3")
   })
 
-  it("the hook command line is shell-quoted", () => {
-    expect(HookRelay.relayCommandLine(["/usr/bin/node", "/a b/bin/codex-harness.js", "hook-relay"], "/tmp/x/relay.sock", "tok", "Stop"))
-      .toBe("/usr/bin/node '/a b/bin/codex-harness.js' hook-relay --socket /tmp/x/relay.sock --token tok --event Stop")
+  it("the hook command line is shell-quoted and names the token file and the relay's deadline", () => {
+    const prefix = ["/usr/bin/node", "/a b/bin/codex-harness.js", "hook-relay"]
+    expect(HookRelay.relayCommandLine(prefix, "/tmp/x/relay.sock", "/tmp/x/session-1.token", "Stop", 30))
+      .toBe("/usr/bin/node '/a b/bin/codex-harness.js' hook-relay --socket /tmp/x/relay.sock --token-file /tmp/x/session-1.token --event Stop --timeout-ms 27000")
     expect(HookRelay.shellQuote("it's")).toBe(`'it'\\''s'`)
   })
 
+  it("the relay's deadline is Codex's hook timeout less 10%, at most 5 s less", () => {
+    expect(HookRelay.relayTimeoutMs(600)).toBe(595_000)
+    expect(HookRelay.relayTimeoutMs(30)).toBe(27_000)
+    expect(HookRelay.relayTimeoutMs(1)).toBe(900)
+    expect(HookRelay.relayTimeoutMs(0)).toBe(1)
+  })
+
   it("the relay command's arguments and fail-closed events", () => {
-    expect(parseArgs(["--socket", "S", "--token=T", "--event", "Stop"])).toEqual({ socket: "S", token: "T", event: "Stop" })
+    expect(parseArgs(["--socket", "S", "--token-file=F", "--event", "Stop", "--timeout-ms", "1500"])).toEqual({
+      socket: "S",
+      tokenFile: "F",
+      event: "Stop",
+      timeoutMs: 1500
+    })
+    expect(parseArgs(["--socket", "S", "--token-file", "F", "--event", "Stop"])?.timeoutMs).toBe(defaultTimeoutMs)
+    expect(parseArgs(["--socket", "S", "--token-file", "F", "--event", "Stop", "--timeout-ms", "soon"])).toBeUndefined()
+    expect(parseArgs(["--socket", "S", "--token-file", "F", "--event", "Stop", "--timeout-ms", "0"])).toBeUndefined()
+    // the token itself is no longer accepted on the command line
+    expect(parseArgs(["--socket", "S", "--token", "T", "--event", "Stop"])).toBeUndefined()
     expect(parseArgs(["--socket", "S"])).toBeUndefined()
     expect(failsClosed("PreToolUse")).toBe(true)
     expect(failsClosed("PermissionRequest")).toBe(true)
     expect(failsClosed("PostToolUse")).toBe(false)
     expect(failsClosed("Stop")).toBe(false)
+  })
+
+  it("only exit code 0 or 2 with string outputs is a decision the relay passes on", () => {
+    expect(readOutput({ exitCode: 2, stderr: "no" })).toEqual({ exitCode: 2, stderr: "no" })
+    expect(readOutput({ exitCode: 0, stdout: "{}" })).toEqual({ exitCode: 0, stdout: "{}" })
+    expect(readOutput({ exitCode: 0 })).toEqual({ exitCode: 0 })
+    for (const bad of [{ exitCode: 7 }, { exitCode: "2" }, { exitCode: 0, stdout: 1 }, { exitCode: 2, stderr: null }, {}, null, [0], "0"]) {
+      expect(readOutput(bad)).toBeUndefined()
+    }
   })
 })

@@ -1,9 +1,12 @@
 // How a chat turn looks: streamed reply text, a one-line progress indicator on stderr while the agent works, and a
 // Delivery that counts replies and does not print a streamed final text twice. With --json, one JSON event per line.
+// Streamed text and progress labels come from the model (a command it runs, a tool it names), so they are made safe to
+// print first (terminalText): an escape sequence in a delta never reaches the terminal, even split over deltas.
 import { type Context, Effect, type Scope } from "effect"
 import { Delivery, type Reply } from "../../ports/Delivery.js"
 import type { EventSink } from "../../turn/TurnEvent.js"
 import * as TerminalDelivery from "../TerminalDelivery.js"
+import { makeTerminalStream, terminalText } from "../terminalText.js"
 import { turnEventJson } from "../turnJson.js"
 
 const spinnerFrames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
@@ -29,7 +32,7 @@ const makeSpinner = (enabled: boolean) => {
     },
     show: (text: string) => {
       if (!enabled || held) return
-      label = text
+      label = terminalText(text).replace(/\s+/g, " ")
       if (timer === undefined) timer = setInterval(draw, 100)
       draw()
     },
@@ -96,6 +99,8 @@ export const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, S
     const streamed = new Set<string>() // item ids whose text was streamed
     const shown = new Set<string>() // their completed texts
     let atLineStart = true
+    // the streamed reply text, made safe piece by piece
+    const safeText = makeTerminalStream()
 
     const write = (text: string) => {
       if (text === "") return
@@ -132,6 +137,7 @@ export const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, S
         }
         if (event._tag === "TurnCompleted") {
           spinner.clear()
+          write(safeText.end())
           endLine()
           return
         }
@@ -140,7 +146,7 @@ export const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, S
         if (n._tag === "AgentMessageDelta") {
           if (!options.stream) return
           streamed.add(n.params.itemId)
-          write(n.params.delta)
+          write(safeText.write(n.params.delta))
         } else if (n._tag === "ItemStarted") {
           const label = progressLabel(n.params.item as unknown as Record<string, unknown>)
           if (label !== undefined) progress(label)
@@ -148,6 +154,7 @@ export const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, S
           const item = n.params.item as unknown as Record<string, unknown>
           if (item.type === "agentMessage" && typeof item.id === "string" && streamed.has(item.id)) {
             if (typeof item.text === "string") shown.add(item.text)
+            write(safeText.end())
             endLine()
           }
           if (item.type === "agentMessage" || progressLabel(item) !== undefined) progress("thinking…")
@@ -161,11 +168,13 @@ export const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, S
         replies = 0
         streamed.clear()
         shown.clear()
+        safeText.end()
         atLineStart = true
         progress("thinking…")
       }),
       end: Effect.sync(() => {
         spinner.clear()
+        write(safeText.end())
         endLine()
         return replies
       }),
