@@ -25,10 +25,6 @@ import {
 const newline = 0x0a
 const encoder = new TextEncoder()
 
-/**
- * A file whose last line is still torn when a record is appended (it was not repaired: a reader without the lock)
- * gets a newline first, so the new record never glues onto the fragment.
- */
 export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, never, FileSystem.FileSystem | Scope.Scope> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
@@ -41,6 +37,10 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
     const fail = (file: string) => (e: PlatformError | NotADirectory) =>
       new SessionStoreError({ path: file, reason: e._tag === "NotADirectory" ? e.message : describeFileError(e) })
 
+    // A file whose last line is still torn when a record is appended (it was not repaired: a reader without the lock)
+    // gets a newline first, so the new record never glues onto the fragment. An append that fails part-way (a full
+    // disk) is cut back to where it began: the operation fails and nothing of it was sent, so there is nothing to keep;
+    // should the cut fail too, the next open moves the fragment aside as a torn tail.
     const write = (file: string, record: SessionRecord) =>
       Effect.gen(function* () {
         yield* ready
@@ -52,7 +52,9 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
           yield* handle.seek(size - 1, "start")
           torn = Number(yield* handle.read(last)) === 1 && last[0] !== newline
         }
-        yield* handle.writeAll(encoder.encode(`${torn ? "\n" : ""}${encodeRecord(record)}\n`))
+        yield* handle.writeAll(encoder.encode(`${torn ? "\n" : ""}${encodeRecord(record)}\n`)).pipe(
+          Effect.tapError(() => handle.truncate(size).pipe(Effect.ignore))
+        )
         // bindings and model choices are what a restart needs to find its thread: on disk before we go on
         if (durableTags.has(record._tag)) yield* handle.sync
       }).pipe(Effect.scoped, Effect.mapError(fail(file)))

@@ -30,6 +30,8 @@ export type ReplyStep =
   /** never completes, but writes an SSE comment every `everyMs`: the connection stays alive and says nothing */
   | { readonly type: "keepalive"; readonly everyMs: number }
   | { readonly type: "fail"; readonly message: string }
+  /** writes `data` to the stream as it is (a malformed event, say) and ends the response without completing it */
+  | { readonly type: "raw"; readonly data: string }
 
 export type Reply =
   | { readonly steps: ReadonlyArray<ReplyStep> }
@@ -279,6 +281,9 @@ export const make = (options: ScriptedModelOptions = {}): Effect.Effect<Scripted
                 if (!res.write(": keepalive\n\n") && res.destroyed) return
                 yield* realSleep(step.everyMs)
               }
+            case "raw":
+              if (!res.destroyed) res.end(step.data)
+              return
             case "fail":
               send("response.failed", {
                 response: {

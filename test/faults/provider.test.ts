@@ -76,4 +76,22 @@ describe("a hostile provider never holds a turn for long", () => {
       expect(records.some((r) => r._tag === "assistant" && r.text.length === big.length)).toBe(true)
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }))
+
+  it.scopedLive("a provider that sends malformed events fails the turn in one line, soon; the session goes on with the next run", () =>
+    Effect.gen(function* () {
+      const garbage = reply.steps({ type: "raw", data: "event: response.output_text.delta\ndata: {not json at all\n\n" })
+      // Codex retries a broken stream once (the harness's provider sets stream_max_retries=1)
+      const f = yield* fixture({ replies: [garbage, garbage, reply.text("a proper answer")] })
+      const started = Date.now()
+      const ran = yield* runBin(runArgs(f, "hello?"))
+      expect(Date.now() - started).toBeLessThan(30_000)
+      expect(ran.code).toBe(1)
+      expect(ran.stdout).toBe("")
+      expect(ran.stderr.trim().split("\n")).toHaveLength(1)
+      expect(ran.stderr).toMatch(/^codex-harness: the turn ended failed: /)
+      const records = parseLines(fs.readFileSync(path.join(f.stateDir, "sessions", "s.jsonl"), "utf8")).records
+      expect(records.at(-1)).toMatchObject({ _tag: "turn", status: "failed" })
+      expect(yield* runBin(runArgs(f, "try again"))).toMatchObject({ code: 0, stdout: "a proper answer\n" })
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }))
 })
