@@ -70,10 +70,14 @@ describe("a hostile provider never holds a turn for long", () => {
       expect(Date.now() - started).toBeLessThan(30_000)
       expect(ran.code).toBe(1)
       expect(ran.stderr).toContain("over the harness's line limit")
-      expect(ran.stdout.length).toBe(big.length + 1)
-      expect(ran.stdout.startsWith("abcdefgh")).toBe(true)
+      // what had streamed when the oversized line came is printed and kept (on a quiet machine all of it; under load
+      // Codex may put more of the text into the line that is too long, so only a prefix is promised)
+      const printed = ran.stdout.slice(0, -1)
+      expect(ran.stdout.endsWith("\n")).toBe(true)
+      expect(printed.length).toBeGreaterThan(1_000_000)
+      expect(big.startsWith(printed)).toBe(true)
       const records = parseLines(fs.readFileSync(path.join(f.stateDir, "sessions", "s.jsonl"), "utf8")).records
-      expect(records.some((r) => r._tag === "assistant" && r.text.length === big.length)).toBe(true)
+      expect(records.filter((r) => r._tag === "assistant").map((r) => (r as { text: string }).text)).toEqual([printed])
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }))
 
