@@ -276,10 +276,26 @@ export const defaultRelayCommand: Effect.Effect<ReadonlyArray<string>, never, Fi
 })
 
 /**
- * The Stop hook's command when no HookPolicy decides Stop: the relay could only answer "no decision" (exit 0, no
- * output), and this says the same without starting a Node process at the end of every turn (about 0.1-0.2 s).
+ * The hook's command for an event nothing in this process decides (no HookPolicy member for PreToolUse, PostToolUse or
+ * Stop): the relay could only answer "no decision" (exit 0, no output), and this says the same without starting a Node
+ * process for every tool call and every turn's end (0.1-0.2 s each). The hook is still injected, so the thread's own
+ * config keeps overriding any hooks.json (S20).
  */
 export const noDecisionCommand = "true"
+
+/** Whether anything in this process decides the event; PermissionRequest always asks the ApprovalPrompts port. Pure. */
+export const relayed = (event: NativeHookEvent, policy: HookPolicyService): boolean => {
+  switch (event) {
+    case "pre_tool_use":
+      return policy.preToolUse !== undefined
+    case "post_tool_use":
+      return policy.postToolUse !== undefined
+    case "stop":
+      return policy.stop !== undefined
+    case "permission_request":
+      return true
+  }
+}
 
 /**
  * How long the relay waits for a decision (`--timeout-ms`): Codex's hook timeout less 10% of it, at most 5 s, so the
@@ -447,9 +463,9 @@ export const makeExtension = (
           threadHookConfig(events, (event) => {
             const timeout = options.timeouts?.[event] ?? defaultTimeouts[event]
             return {
-              command: event === "stop" && policy.stop === undefined
-                ? noDecisionCommand
-                : relayCommandLine(prefix, server.socketPath, tokenFile, eventNames[event], timeout),
+              command: relayed(event, policy)
+                ? relayCommandLine(prefix, server.socketPath, tokenFile, eventNames[event], timeout)
+                : noDecisionCommand,
               timeout,
               statusMessage: statusMessages[event]
             }

@@ -155,6 +155,12 @@ const spawnProcess = (options: TransportOptions) =>
             if (!groupExists(proc.pid)) break
             yield* osPause(groupReapIntervalMs)
           }
+          // Our ends of its pipes go now. A process outside its group may still hold the other ends (Codex's
+          // login-shell snapshot runs the user's profile in a session of its own, and whatever that leaves in the
+          // background inherits them): open pipes would keep this process alive until that one ends.
+          proc.stdin.destroy()
+          proc.stdout.destroy()
+          proc.stderr.destroy()
         })
     )
 

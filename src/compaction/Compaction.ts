@@ -12,6 +12,7 @@ import { SessionStore } from "../session/SessionStore.js"
 import { type CompactionStatus, TranscriptMirror } from "../session/TranscriptMirror.js"
 import { LifecycleBus } from "../turn/LifecycleBus.js"
 import { LiveTurns } from "../turn/LiveTurns.js"
+import { LoadedThreads } from "../turn/LoadedThreads.js"
 import { threadSettingsFor } from "../turn/ThreadSettings.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { CompactionFence } from "./CompactionFence.js"
@@ -84,6 +85,7 @@ export const make = (options: CompactionLayerOptions = {}) =>
     const settings = yield* Settings
     const live = yield* LiveTurns
     const bus = yield* LifecycleBus
+    const loadedThreads = yield* LoadedThreads
 
     const compact = (sessionId: string, callOptions: CompactOptions = {}) =>
       Effect.gen(function* () {
@@ -106,7 +108,9 @@ export const make = (options: CompactionLayerOptions = {}) =>
           .pipe(
             Effect.catchIf(TurnRunner.isThreadGone, (error) =>
               Effect.fail(new CompactionThreadGone({ sessionId, threadId, reason: error.rpcMessage }))
-            )
+            ),
+            // this resume sent no instructions or thread config: the next turn opens the thread as it wants it again
+            Effect.ensuring(Effect.sync(() => loadedThreads.forget(connection, threadId)))
           )
         yield* fence.hold(threadId)
         // subscribed before the request: the compaction turn's first notifications can beat its answer
@@ -335,6 +339,6 @@ export const layer = (
 ): Layer.Layer<
   Compaction,
   never,
-  SessionRuntime | SessionStore | TranscriptMirror | CompactionFence | Settings | LiveTurns | LifecycleBus
+  SessionRuntime | SessionStore | TranscriptMirror | CompactionFence | Settings | LiveTurns | LifecycleBus | LoadedThreads
 > =>
   Layer.effect(Compaction, make(options))

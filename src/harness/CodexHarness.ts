@@ -3,7 +3,7 @@
 // resumes or starts the bound thread with the resend rules, installs the turn extensions, waits at the compaction
 // fence, follows the turn, delivers what is visible and mirrors it into the transcript. It never talks to the wire
 // itself and knows no capability by name: tools, approvals, hooks and questions plug in as turn extensions.
-import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Context, Data, Effect, Exit, Layer, Option } from "effect"
 import type { LeaseError } from "../appserver/ClientPool.js"
 import { type RequestError, RpcError } from "../appserver/errors.js"
 import { CompactionFence } from "../compaction/CompactionFence.js"
@@ -17,6 +17,7 @@ import { type MirrorError, mediaOf, TranscriptMirror } from "../session/Transcri
 import * as ToolBridge from "../tools/ToolBridge.js"
 import * as Instructions from "../turn/Instructions.js"
 import { LifecycleBus } from "../turn/LifecycleBus.js"
+import { LoadedThreads } from "../turn/LoadedThreads.js"
 import { type LiveTurn, LiveTurns } from "../turn/LiveTurns.js"
 import { type TurnKind, TurnExtensions } from "../turn/TurnExtension.js"
 import { threadSettingsFor } from "../turn/ThreadSettings.js"
@@ -25,6 +26,9 @@ import { ThreadSetups } from "./ThreadSetup.js"
 import * as TurnFollower from "./TurnFollower.js"
 
 export type { TurnKind } from "../turn/TurnExtension.js"
+
+/** A thread taken as loaded on its connection that Codex no longer has loaded; the turn is attempted once more. */
+class StaleThread extends Data.TaggedError("StaleThread")<{ readonly threadId: string; readonly error: RpcError }> {}
 
 export interface TurnRequest {
   readonly sessionId: string
@@ -107,6 +111,7 @@ export const make = Effect.gen(function* () {
   const bus = yield* LifecycleBus
   const setups = yield* ThreadSetups
   const extensions = yield* TurnExtensions
+  const loadedThreads = yield* LoadedThreads
   const visibleReplies = settings.visibleReplies ?? "automatic"
 
   const deliver = (reply: Reply) =>
@@ -174,12 +179,12 @@ export const make = Effect.gen(function* () {
 
         // from here the prompt has an outcome: its turn's record, or (when no turn started) a settled record
         let turnRecorded = false
-        return yield* Effect.gen(function* () {
+        const attempt = Effect.gen(function* () {
           const threadSettings = threadSettingsFor(settings, state, requestedModel)
           const { extras, instructions, tools } = yield* setups.forSession(sessionId, kind)
           const { connection, runtime } = yield* runtimes.lease(sessionId, state)
           const bound = state.binding !== undefined ? { threadId: state.binding.threadId, locked, replaceIfGone: !locked } : undefined
-          const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, extras).pipe(
+          const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, extras, loadedThreads).pipe(
             Effect.catchIf(
               (error): error is RpcError => locked && TurnRunner.isThreadGone(error),
               (error) => Effect.fail(new SupervisedThreadGone({ sessionId, threadId: bound?.threadId ?? "", reason: error.rpcMessage }))
@@ -212,11 +217,23 @@ export const make = Effect.gen(function* () {
             : defaultMode
           // a manual compaction of this thread goes first (S37)
           yield* fence.pass(thread.threadId)
-          const outcome = yield* Effect.scoped(
-            Effect.flatMap(Effect.scope, (turnScope) =>
-              TurnRunner.runTurn(connection, thread.threadId, input, threadSettings, follower.sink(turnScope), { locked, collaborationMode })
+          const runOn = (threadId: string) =>
+            Effect.scoped(
+              Effect.flatMap(Effect.scope, (turnScope) =>
+                TurnRunner.runTurn(connection, threadId, input, threadSettings, follower.sink(turnScope), { locked, collaborationMode })
+              )
             )
-          ).pipe(
+          const outcome = yield* runOn(thread.threadId).pipe(
+            // a thread taken as loaded that Codex has unloaded (or lost) meanwhile: the whole attempt once more, which
+            // opens it as any first turn on a connection does (a resume; a fresh thread with a notice when it is gone)
+            Effect.catchIf(
+              (error): error is RpcError =>
+                thread.reused === true && follower.startedTurnId() === undefined && TurnRunner.isThreadGone(error),
+              (error) =>
+                Effect.sync(() => loadedThreads.forget(connection, thread.threadId)).pipe(
+                  Effect.zipRight(Effect.fail(new StaleThread({ threadId: thread.threadId, error })))
+                )
+            ),
             Effect.onExit((exit) => {
               if (Exit.isSuccess(exit)) return Effect.void
               const turnId = follower.startedTurnId()
@@ -256,7 +273,14 @@ export const make = Effect.gen(function* () {
           }
           turnRecorded = true
           return { ...outcome, delivered: visibleText !== undefined, media, model: locked ? thread.model : threadSettings.model ?? thread.model }
-        }).pipe(
+        })
+        return yield* attempt.pipe(
+          Effect.catchTag("StaleThread", (stale) =>
+            Effect.logDebug(`thread ${stale.threadId} was no longer loaded (${stale.error.rpcMessage}); opening it again`).pipe(
+              // the second attempt opens the thread (nothing is taken as loaded any more), so it cannot be stale again
+              Effect.zipRight(Effect.catchTag(attempt, "StaleThread", (again) => Effect.fail(again.error)))
+            )
+          ),
           Effect.onExit((exit) =>
             Exit.isSuccess(exit) || turnRecorded
               ? Effect.void
@@ -298,4 +322,5 @@ export const layer: Layer.Layer<
   | LifecycleBus
   | ThreadSetups
   | TurnExtensions
+  | LoadedThreads
 > = Layer.effect(CodexHarness, make)

@@ -11,6 +11,7 @@ import * as SessionRuntime from "../session/SessionRuntime.js"
 import * as TranscriptMirror from "../session/TranscriptMirror.js"
 import * as LifecycleBus from "../turn/LifecycleBus.js"
 import * as LiveTurns from "../turn/LiveTurns.js"
+import * as LoadedThreads from "../turn/LoadedThreads.js"
 import * as CodexHarness from "./CodexHarness.js"
 import * as DefaultExtensions from "./defaultExtensions.js"
 import type { ApprovalPrompts } from "../ports/ApprovalPrompts.js"
@@ -41,6 +42,7 @@ export const layer = (settings: HarnessSettings, pool: ClientPool.ClientPoolOpti
   const base = Layer.mergeAll(
     Layer.succeed(Settings, settings),
     LiveTurns.layer,
+    LoadedThreads.layer,
     LifecycleBus.layer,
     CompactionFence.layer,
     HookRelay.reportsLayer

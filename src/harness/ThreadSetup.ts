@@ -3,13 +3,14 @@
 // branch starts its canonical thread with the same (S15).
 import { FileSystem } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
+import * as path from "node:path"
 import { Settings } from "../config/Settings.js"
 import type { HarnessTool } from "../ports/DynamicTools.js"
 import { dynamicToolSpecs } from "../tools/ToolCatalog.js"
 import * as Instructions from "../turn/Instructions.js"
 import { type TurnKind, TurnExtensions } from "../turn/TurnExtension.js"
 import type { ThreadExtras } from "../turn/TurnRunner.js"
-import { readWorkspace } from "../turn/Workspace.js"
+import { fileSignature, readWorkspace, workspaceFileNames } from "../turn/Workspace.js"
 
 export interface ThreadSetup {
   readonly tools: ReadonlyArray<HarnessTool>
@@ -20,6 +21,9 @@ export interface ThreadSetup {
 export interface ThreadSetupService {
   readonly forSession: (sessionId: string, kind?: TurnKind) => Effect.Effect<ThreadSetup>
 }
+
+/** sessions (times turn kinds) whose setup is kept */
+export const maxCachedSetups = 256
 
 export class ThreadSetups extends Context.Tag("codex-harness/ThreadSetups")<ThreadSetups, ThreadSetupService>() {}
 
@@ -37,7 +41,28 @@ export const make = Effect.gen(function* () {
       )
   const visibleReplies = settings.visibleReplies ?? "automatic"
 
+  // A session's setup is built once and used again while the files it is built from are unchanged (their stat says
+  // so): no workspace reads and no instructions rebuilt on a warm turn. Bounded; the oldest entry goes first.
+  const built = new Map<string, { readonly signature: string; readonly setup: ThreadSetup }>()
+  const workspaceFiles = workspaceFileNames().map((name) => path.join(settings.cwd, name))
+  const signatureFor = (kind: TurnKind) =>
+    fileSignature(kind === "heartbeat" && settings.cronScratchPath !== undefined ? [...workspaceFiles, settings.cronScratchPath] : workspaceFiles)
+      .pipe(Effect.provideService(FileSystem.FileSystem, fs))
+
   const forSession = (sessionId: string, kind: TurnKind = "user") =>
+    Effect.gen(function* () {
+      const key = `${kind}\u0000${sessionId}`
+      const signature = yield* signatureFor(kind)
+      const known = built.get(key)
+      if (known !== undefined && known.signature === signature) return known.setup
+      const setup = yield* build(sessionId, kind)
+      built.delete(key)
+      built.set(key, { signature, setup })
+      if (built.size > maxCachedSetups) built.delete(built.keys().next().value!)
+      return setup
+    }).pipe(Effect.withSpan("ThreadSetup.forSession", { attributes: { sessionId, kind } }))
+
+  const build = (sessionId: string, kind: TurnKind) =>
     Effect.gen(function* () {
       const tools = extensions.flatMap((e) => e.tools?.(sessionId) ?? [])
       const extensionConfig = yield* Effect.forEach(extensions, (e) => e.threadConfig?.(sessionId) ?? Effect.succeed({}))
@@ -64,7 +89,7 @@ export const make = Effect.gen(function* () {
         dynamicTools: dynamicToolSpecs(tools)
       }
       return { tools, instructions, extras } satisfies ThreadSetup
-    }).pipe(Effect.withSpan("ThreadSetup.forSession", { attributes: { sessionId, kind } }))
+    })
 
   return { forSession } satisfies ThreadSetupService
 })

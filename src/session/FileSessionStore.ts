@@ -14,6 +14,7 @@ import { settlements, tornTail } from "./JournalRepair.js"
 import * as SessionLock from "./SessionLock.js"
 import {
   checkSessionId,
+  type CorruptLine,
   durableTags,
   encodeRecord,
   parseLines,
@@ -24,6 +25,26 @@ import {
 
 const newline = 0x0a
 const encoder = new TextEncoder()
+
+/** A session this process holds: its file open for appending, its size, and its records as the file has them. */
+interface HeldJournal {
+  readonly file: string
+  readonly handle: FileSystem.File
+  size: number
+  readonly records: Array<SessionRecord>
+  readonly corrupt: ReadonlyArray<CorruptLine>
+  readonly lock: Effect.Semaphore
+}
+
+/**
+ * Writes one whole line at the end of the file. An append that fails part-way (a full disk) is cut back to where it
+ * began: the operation fails and nothing of it was sent, so there is nothing to keep; should the cut fail too, the next
+ * open moves the fragment aside as a torn tail.
+ */
+const appendLine = (handle: FileSystem.File, size: number, line: string | Uint8Array) =>
+  handle.writeAll(typeof line === "string" ? encoder.encode(line) : line).pipe(
+    Effect.tapError(() => handle.truncate(size).pipe(Effect.ignore))
+  )
 
 export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, never, FileSystem.FileSystem | Scope.Scope> =>
   Effect.gen(function* () {
@@ -37,10 +58,8 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
     const fail = (file: string) => (e: PlatformError | NotADirectory) =>
       new SessionStoreError({ path: file, reason: e._tag === "NotADirectory" ? e.message : describeFileError(e) })
 
-    // A file whose last line is still torn when a record is appended (it was not repaired: a reader without the lock)
-    // gets a newline first, so the new record never glues onto the fragment. An append that fails part-way (a full
-    // disk) is cut back to where it began: the operation fails and nothing of it was sent, so there is nothing to keep;
-    // should the cut fail too, the next open moves the fragment aside as a torn tail.
+    // An append to a session this process does not hold (a reader without the lock): the file is opened for it, and
+    // a last line that is still torn gets a newline first, so the new record never glues onto the fragment.
     const write = (file: string, record: SessionRecord) =>
       Effect.gen(function* () {
         yield* ready
@@ -52,10 +71,7 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
           yield* handle.seek(size - 1, "start")
           torn = Number(yield* handle.read(last)) === 1 && last[0] !== newline
         }
-        yield* handle.writeAll(encoder.encode(`${torn ? "\n" : ""}${encodeRecord(record)}\n`)).pipe(
-          Effect.tapError(() => handle.truncate(size).pipe(Effect.ignore))
-        )
-        // bindings and model choices are what a restart needs to find its thread: on disk before we go on
+        yield* appendLine(handle, size, `${torn ? "\n" : ""}${encodeRecord(record)}\n`)
         if (durableTags.has(record._tag)) yield* handle.sync
       }).pipe(Effect.scoped, Effect.mapError(fail(file)))
 
@@ -66,7 +82,7 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
         Effect.map(parseLines)
       )
 
-    /** Under the lock: a torn tail moved to `<file>.torn`, then what the crash left open settled. */
+    /** Under the lock: a torn tail moved to `<file>.torn`, then what the crash left open settled; the records after. */
     const repair = (sessionId: string, file: string) =>
       Effect.gen(function* () {
         const bytes = yield* fs.readFile(file).pipe(Effect.catchIf(isNotFound, () => Effect.succeed(new Uint8Array(0))))
@@ -77,9 +93,16 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
           yield* fs.truncate(file, torn.keep)
           yield* Effect.logWarning(`session ${sessionId}: its last record was torn (${torn.fragment.length} bytes); moved to ${side}`)
         }
-        const { records } = yield* read(file)
-        for (const record of settlements(records, new Date().toISOString())) yield* write(file, record)
+        const contents = parseLines(new TextDecoder().decode(torn === undefined ? bytes : bytes.subarray(0, torn.keep)))
+        const settled = settlements(contents.records, new Date().toISOString())
+        for (const record of settled) yield* write(file, record)
+        return { records: [...contents.records, ...settled], corrupt: contents.corrupt }
       }).pipe(Effect.mapError((e) => (e._tag === "SessionStoreError" ? e : fail(file)(e))))
+
+    // The sessions this process holds, each with its file open for appending and its records in memory: while the lock
+    // is ours nobody else writes the file, so what we appended is all there is, and a turn neither reopens the file
+    // nor reads it again. The file stays the source of truth: the records are read from it when the session is taken.
+    const held = new Map<string, HeldJournal>()
 
     // one lock per session in this process, shared by its operations; the first lease takes it and repairs the file
     const locks = yield* RcMap.make({
@@ -88,15 +111,49 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
           yield* ready.pipe(Effect.mapError(fail(dir)))
           const file = locate(sessionId)
           yield* SessionLock.hold(fs, sessionId, `${file.slice(0, -".jsonl".length)}.lock`)
-          yield* repair(sessionId, file)
+          const contents = yield* repair(sessionId, file)
+          const handle = yield* fs.open(file, { flag: "a", mode: 0o600 }).pipe(Effect.mapError(fail(file)))
+          const size = Number((yield* handle.stat.pipe(Effect.mapError(fail(file)))).size)
+          const journal: HeldJournal = { file, handle, size, records: contents.records, corrupt: contents.corrupt, lock: yield* Effect.makeSemaphore(1) }
+          held.set(sessionId, journal)
+          yield* Effect.addFinalizer(() => Effect.sync(() => held.delete(sessionId)))
         })
     })
+
+    const appendHeld = (sessionId: string, journal: HeldJournal, record: SessionRecord) =>
+      journal.lock.withPermits(1)(
+        Effect.gen(function* () {
+          const line = encoder.encode(`${encodeRecord(record)}\n`)
+          yield* appendLine(journal.handle, journal.size, line).pipe(
+            // after a failed append (cut back, or if the cut failed too, a fragment the next open repairs) this process
+            // stops trusting its copy: later appends take the path that checks the file's end, reads go to the file
+            Effect.tapError(() => Effect.sync(() => held.delete(sessionId)))
+          )
+          journal.size += line.length
+          if (durableTags.has(record._tag)) yield* journal.handle.sync
+          journal.records.push(record)
+        })
+      ).pipe(Effect.mapError(fail(journal.file)))
 
     return {
       locate,
       hold: (sessionId) => checkSessionId(sessionId).pipe(Effect.flatMap((id) => RcMap.get(locks, id)), Effect.asVoid),
-      append: (sessionId, record) => checkSessionId(sessionId).pipe(Effect.flatMap((id) => write(locate(id), record))),
-      read: (sessionId) => checkSessionId(sessionId).pipe(Effect.flatMap((id) => read(locate(id)))),
+      append: (sessionId, record) =>
+        checkSessionId(sessionId).pipe(
+          Effect.flatMap((id) => {
+            const journal = held.get(id)
+            return journal !== undefined ? appendHeld(id, journal, record) : write(locate(id), record)
+          })
+        ),
+      read: (sessionId) =>
+        checkSessionId(sessionId).pipe(
+          Effect.flatMap((id) => {
+            const journal = held.get(id)
+            return journal !== undefined
+              ? Effect.succeed({ records: journal.records.slice(), corrupt: journal.corrupt })
+              : read(locate(id))
+          })
+        ),
       list: Effect.gen(function* () {
         const names = yield* fs.readDirectory(dir).pipe(Effect.catchIf(isNotFound, () => Effect.succeed([] as Array<string>)))
         // one entry that cannot be read (a dangling link, a directory) is skipped with a warning, never the whole list

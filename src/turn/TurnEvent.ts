@@ -9,6 +9,8 @@ export interface OpenedThread {
   readonly modelProvider: string
   /** true when an existing thread was resumed */
   readonly resumed: boolean
+  /** true when the thread was already loaded on this connection as the open would leave it: nothing was sent */
+  readonly reused?: boolean | undefined
   /** set when the bound thread was gone and a fresh one replaced it */
   readonly replacedThreadId?: string | undefined
 }

@@ -14,6 +14,8 @@ import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import { type RequestError, RpcError } from "../appserver/errors.js"
 import { turnIdOf } from "../appserver/Notifications.js"
 import { type EventSink, type OpenedThread, TurnEvent, type TurnOutcome } from "./TurnEvent.js"
+import * as LoadedThreads from "./LoadedThreads.js"
+import type { LoadedThreadsService } from "./LoadedThreads.js"
 import * as TurnProgress from "./TurnProgress.js"
 
 export { type EventSink, type OpenedThread, TurnEvent, type TurnOutcome } from "./TurnEvent.js"
@@ -112,19 +114,32 @@ export const openThread = (
   connection: AppServerConnection,
   settings: ThreadSettings,
   bound: BoundThread | undefined,
-  extras: ThreadExtras = {}
+  extras: ThreadExtras = {},
+  loaded: LoadedThreadsService = LoadedThreads.none
 ): Effect.Effect<OpenedThread, RequestError> => {
+  // what a resume of this thread sends, as text: compared with what opened it on this connection
+  const resumeParams = (threadId: string, locked: boolean) => ({ ...threadParams(settings, extras, locked), threadId, excludeTurns: true })
+  const opened = (opened: OpenedThread, locked: boolean) =>
+    Effect.sync(() => {
+      loaded.remember(connection, opened.threadId, { sentWith: JSON.stringify(resumeParams(opened.threadId, locked)), opened })
+      return opened
+    })
   const start = connection
     .request("thread/start", {
       ...threadParams(settings, extras, false),
       ...(extras.dynamicTools !== undefined && extras.dynamicTools.length > 0 ? { dynamicTools: extras.dynamicTools } : {})
     })
-    .pipe(Effect.map((r) => ({ threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: false })))
+    .pipe(Effect.flatMap((r) => opened({ threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: false }, false)))
   if (bound === undefined) return start
+  const params = resumeParams(bound.threadId, bound.locked)
+  const known = loaded.get(connection, bound.threadId)
+  if (known !== undefined && known.sentWith === JSON.stringify(params)) {
+    return Effect.succeed({ ...known.opened, resumed: true, reused: true, replacedThreadId: undefined })
+  }
   return connection
-    .request("thread/resume", { ...threadParams(settings, extras, bound.locked), threadId: bound.threadId, excludeTurns: true })
+    .request("thread/resume", params)
     .pipe(
-      Effect.map((r): OpenedThread => ({ threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: true })),
+      Effect.flatMap((r) => opened({ threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: true }, bound.locked)),
       Effect.catchIf((error): error is RpcError => bound.replaceIfGone !== false && isThreadGone(error), (error) =>
         Effect.logWarning(`bound thread ${bound.threadId} is gone (${error.rpcMessage}); starting a fresh thread`).pipe(
           Effect.zipRight(start),

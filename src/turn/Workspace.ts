@@ -2,7 +2,7 @@
 // each with its byte bound applied at read time, through the platform FileSystem. A missing, unreadable or blank file
 // is simply absent: reading the workspace never fails a turn.
 import { FileSystem } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import * as path from "node:path"
 import {
   AGENTS_MD_MAX_BYTES,
@@ -43,6 +43,28 @@ export const readBounded = (file: string, maxBytes: number): Effect.Effect<strin
         ? Effect.succeed(undefined)
         : Effect.logWarning(`cannot read workspace file ${file}: ${error.message}`).pipe(Effect.as(undefined))
     )
+  )
+
+/** Every file `readWorkspace` reads, by name (a function: Instructions and this module import each other). */
+export const workspaceFileNames = (): ReadonlyArray<string> => ["AGENTS.md", "MEMORY.md", "BOOTSTRAP.md", ...PROFILE_FILE_NAMES]
+
+/**
+ * What the workspace files are now, as text to compare: each one's modification time, size and inode, or its absence.
+ * The same text means `readWorkspace` would read the same, so what was built from it can be used again.
+ */
+export const fileSignature = (files: ReadonlyArray<string>): Effect.Effect<string, never, FileSystem.FileSystem> =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    Effect.forEach(
+      files,
+      (file) =>
+        fs.stat(file).pipe(
+          Effect.map((info) =>
+            `${Option.getOrElse(Option.map(info.mtime, (d) => d.getTime()), () => 0)}:${info.size}:${Option.getOrElse(info.ino, () => 0)}`
+          ),
+          Effect.orElseSucceed(() => "-")
+        ),
+      { concurrency: 4 }
+    ).pipe(Effect.map((parts) => parts.join("|")))
   )
 
 /** The workspace files of a directory; missing or blank ones are absent. */

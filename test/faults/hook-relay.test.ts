@@ -218,7 +218,11 @@ describe("the relay server keeps its secrets", () => {
       )
       const extension = yield* HookRelay.makeExtension({ socketParentDir: parent, timeouts: { pre_tool_use: 20 } }).pipe(
         Effect.provide(settings),
-        Effect.provideService(HookRelay.HookPolicy, { stop: () => Effect.succeed({ _tag: "Stop" } as const) })
+        Effect.provideService(HookRelay.HookPolicy, {
+          stop: () => Effect.succeed({ _tag: "Stop" } as const),
+          preToolUse: () => Effect.succeed({ _tag: "NoDecision" } as const),
+          postToolUse: () => Effect.void
+        })
       )
       const first = yield* extension.threadConfig!("s1")
       expect(yield* extension.threadConfig!("s1")).toEqual(first)

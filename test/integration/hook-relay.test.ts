@@ -104,10 +104,10 @@ describe("native hook relay on the real app-server", () => {
     })
   )
 
-  it.scopedLive("[S20] without a Stop policy the Stop hook still runs, trusted, as a no-op command: no decision, no relay process", () =>
+  it.scopedLive("[S20] without a policy the tool and Stop hooks still run, trusted, as a no-op command: no decision, no relay process", () =>
     Effect.gen(function* () {
-      const f = yield* fixture({ replies: [reply.text("just once")] }, untrusted)
-      const h = yield* start(f.settings)
+      const f = yield* fixture({ replies: [touch("plain.txt"), reply.text("just once")] }, untrusted)
+      const h = yield* start(f.settings, { decision: "allowOnce" })
       const hooks: Array<{ readonly method: string; readonly params?: unknown }> = []
       const result = yield* h.harness.runTurn({
         sessionId: "stop-noop",
@@ -118,14 +118,17 @@ describe("native hook relay on the real app-server", () => {
           })
       })
       expect(result.finalText).toBe("just once")
-      expect((yield* f.model.requests)).toHaveLength(1)
-      // the harness's own (session-flags) Stop hook ran and completed: Codex trusted it, and it decided nothing
+      expect((yield* f.model.requests)).toHaveLength(2)
+      expect(fs.existsSync(path.join(f.workDir, "plain.txt"))).toBe(true)
+      // the harness's own (session-flags) hooks ran and completed: Codex trusted them, and they decided nothing
       const runs = hooks.map((n) => ({ method: n.method, run: (n.params as { run: { eventName: string; status: string; source: string } }).run }))
-      const stopRuns = runs.filter((r) => r.run.eventName === "stop")
-      expect(stopRuns.map((r) => [r.method, r.run.status, r.run.source])).toEqual([
-        ["hook/started", "running", "sessionFlags"],
-        ["hook/completed", "completed", "sessionFlags"]
-      ])
+      for (const event of ["preToolUse", "postToolUse", "stop"]) {
+        const ofEvent = runs.filter((r) => r.run.eventName === event)
+        expect(ofEvent.map((r) => [r.method, r.run.status, r.run.source])).toEqual([
+          ["hook/started", "running", "sessionFlags"],
+          ["hook/completed", "completed", "sessionFlags"]
+        ])
+      }
     })
   )
 
@@ -133,7 +136,9 @@ describe("native hook relay on the real app-server", () => {
     Effect.gen(function* () {
       const parent = yield* tempDir("codex-hr-parent-")
       const f = yield* fixture({ replies: [touch("nope.txt"), reply.text("refused")] }, untrusted)
-      const h = yield* start(f.settings, { decision: "allowOnce", socketParentDir: parent })
+      // a policy that decides PreToolUse: only then is the event relayed
+      const policy = { preToolUse: () => Effect.succeed({ _tag: "NoDecision" } as const) }
+      const h = yield* start(f.settings, { decision: "allowOnce", socketParentDir: parent, policy })
       for (const dir of fs.readdirSync(parent)) fs.rmSync(path.join(parent, dir, "relay.sock"), { force: true })
       const result = yield* h.harness.runTurn({ sessionId: "relay-down", prompt: "make nope.txt" })
       expect(result.finalText).toBe("refused")

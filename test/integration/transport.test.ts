@@ -3,6 +3,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Exit, Fiber, Layer, Scope, Stream, TestClock } from "effect"
+import { spawn as nodeSpawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Connection from "../../src/appserver/AppServerConnection.js"
@@ -47,6 +48,39 @@ describe("Transport (stdio child process)", () => {
       expect(isAlive(pid)).toBe(false)
       expect(groupAlive(pid)).toBe(false)
     }).pipe(Effect.provide(NodeTransportLive.pipe(Layer.provide(NodeFileSystem.layer))))
+  )
+
+  it.scopedLive("[S1] the process ends with its app-server: a pipe end held outside its group is not waited on", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      // like Codex's shell snapshot: a process in a session of its own that inherits stdout and stderr and lives on
+      const leaky = standIn(
+        dir,
+        "leaky",
+        `const c = require("child_process").spawn("setsid", ["sleep", "30"], { stdio: ["ignore", "inherit", "inherit"] }); ` +
+          `console.log(String(c.pid)); process.stdin.resume(); process.stdin.on("end", () => process.exit(0))`
+      )
+      const driver = path.resolve("test/support/transport-exit.mjs")
+      const child = yield* Effect.acquireRelease(
+        Effect.sync(() => nodeSpawn(process.execPath, [driver, leaky], { stdio: ["ignore", "pipe", "inherit"] })),
+        (c) => Effect.sync(() => void c.kill("SIGKILL"))
+      )
+      let out = ""
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")))
+      const ended = yield* Effect.async<boolean>((resume) => {
+        const timer = setTimeout(() => resume(Effect.succeed(false)), 20_000)
+        child.once("close", () => {
+          clearTimeout(timer)
+          resume(Effect.succeed(true))
+        })
+      })
+      const sleeper = Number(out.split("\n")[0])
+      yield* Effect.addFinalizer(() => Effect.sync(() => (isAlive(sleeper) ? process.kill(sleeper, "SIGKILL") : undefined)))
+      expect(out.split("\n")[1]).toBe("closed")
+      // the driver ended by itself while the sleeper still held the pipes
+      expect(ended).toBe(true)
+      expect(isAlive(sleeper)).toBe(true)
+    })
   )
 
   it.scoped("[S1] an exit carries the exit code and a bounded stderr tail to every pending request", () =>

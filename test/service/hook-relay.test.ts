@@ -78,7 +78,7 @@ describe("hook relay server", () => {
     }).pipe(Effect.provide(NodeFileSystem.layer))
   )
 
-  it.scoped("[S20] without a Stop policy the Stop hook answers no decision without a process; with one it is relayed", () =>
+  it.scoped("[S20] every event gets its hook; one no policy decides is the no-op command (no process), one a policy decides is relayed", () =>
     Effect.gen(function* () {
       const settings = Layer.mergeAll(
         Layer.succeed(Settings, { stateDir: "/tmp", cwd: "/tmp", approvalPolicy: "never", sandbox: "read-only" }),
@@ -90,11 +90,21 @@ describe("hook relay server", () => {
       const plain = yield* HookRelay.makeExtension().pipe(Effect.provide(settings))
       const plainConfig = yield* plain.threadConfig!("s1")
       expect(commandOf(plainConfig, "Stop")).toBe(HookRelay.noDecisionCommand)
-      expect(commandOf(plainConfig, "PreToolUse")).toContain("--event PreToolUse")
-      const withStop = yield* HookRelay.makeExtension().pipe(
+      expect(commandOf(plainConfig, "PreToolUse")).toBe(HookRelay.noDecisionCommand)
+      expect(commandOf(plainConfig, "PostToolUse")).toBe(HookRelay.noDecisionCommand)
+      // PermissionRequest asks the ApprovalPrompts port: always relayed
+      expect(commandOf(plainConfig, "PermissionRequest")).toContain("--event PermissionRequest")
+      const decided = yield* HookRelay.makeExtension().pipe(
         Effect.provide(settings),
-        Effect.provideService(HookRelay.HookPolicy, { stop: () => Effect.succeed({ _tag: "Stop" } as const) })
+        Effect.provideService(HookRelay.HookPolicy, {
+          stop: () => Effect.succeed({ _tag: "Stop" } as const),
+          preToolUse: () => Effect.succeed({ _tag: "NoDecision" } as const),
+          postToolUse: () => Effect.void
+        })
       )
-      expect(commandOf(yield* withStop.threadConfig!("s1"), "Stop")).toContain("--event Stop")
+      const decidedConfig = yield* decided.threadConfig!("s1")
+      for (const event of ["Stop", "PreToolUse", "PostToolUse", "PermissionRequest"]) {
+        expect(commandOf(decidedConfig, event)).toContain(`--event ${event}`)
+      }
     }))
 })

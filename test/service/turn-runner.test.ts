@@ -58,7 +58,7 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
       expect(methods.at(-1)).toBe("turn/completed")
     }).pipe(Effect.provide(Test.layer({ script: { replyText: "hello from the mock" } }))))
 
-  it.scoped("[S7][S12] a second turn in the session resumes the bound thread with personality none", () =>
+  it.scoped("[S7] a second turn on the same connection goes straight to turn/start: the thread, started with personality none, is still loaded", () =>
     Effect.gen(function* () {
       const harness = yield* CodexHarness
       const mock = yield* MockAppServer
@@ -68,17 +68,11 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
       expect(second.turnId).not.toBe(first.turnId)
       expect(second.finalText).toBe("re: second")
 
-      expect(yield* mock.requests("thread/start")).toHaveLength(1)
-      const resumes = yield* mock.requests("thread/resume")
-      expect(resumes).toHaveLength(1)
-      expect(paramsOf(resumes[0]!)).toMatchObject({
-        threadId: first.threadId,
-        personality: "none",
-        excludeTurns: true,
-        cwd: Test.settings.cwd,
-        approvalPolicy: "never",
-        sandbox: "read-only"
-      })
+      const starts = yield* mock.requests("thread/start")
+      expect(starts).toHaveLength(1)
+      expect(paramsOf(starts[0]!)).toMatchObject({ personality: "none", cwd: Test.settings.cwd, approvalPolicy: "never", sandbox: "read-only" })
+      expect(yield* mock.requests("thread/resume")).toHaveLength(0)
+      expect((yield* mock.requests("turn/start")).map((r) => paramsOf(r).threadId)).toEqual([first.threadId, first.threadId])
       // one shared client for both turns, and no new binding
       expect(yield* mock.spawnCount).toBe(1)
       const records = yield* recordsOf("s2")
@@ -105,7 +99,10 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
     Effect.gen(function* () {
       const harness = yield* CodexHarness
       const mock = yield* MockAppServer
+      const pool = yield* ClientPool
       const first = yield* harness.runTurn({ sessionId: "s4", prompt: "first" })
+      // a fresh app-server: the bound thread must be resumed there
+      yield* pool.retire(ordinaryRuntime(Test.settings).poolKey, "test")
       const gone: Handler = (params: { threadId: string }) =>
         Effect.fail({ code: -32600, message: `thread not found: ${params.threadId}` })
       yield* mock.setHandler("thread/resume", gone)
@@ -135,7 +132,9 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
     Effect.gen(function* () {
       const harness = yield* CodexHarness
       const mock = yield* MockAppServer
+      const pool = yield* ClientPool
       const first = yield* harness.runTurn({ sessionId: "s5", prompt: "first" })
+      yield* pool.retire(ordinaryRuntime(Test.settings).poolKey, "test")
       yield* mock.setHandler("thread/resume", () => Effect.fail({ code: -32603, message: "database is locked" }))
       const error = yield* harness.runTurn({ sessionId: "s5", prompt: "second" }).pipe(Effect.flip)
       expect(error).toMatchObject({ _tag: "RpcError", method: "thread/resume", rpcMessage: "database is locked" })
@@ -145,6 +144,23 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
       expect(records.map((r) => r._tag)).toEqual(["user", "binding", "assistant", "turn", "user", "settled"])
       expect(records.at(-1)).toMatchObject({ status: "failed", reason: expect.stringContaining("database is locked") })
       expect(records.filter((r) => r._tag === "binding").map((b) => b.threadId)).toEqual([first.threadId])
+    }).pipe(Effect.provide(Test.layer())))
+
+  it.scoped("a thread Codex unloaded meanwhile (turn/start: not found) is resumed once and the turn runs on it", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      const first = yield* harness.runTurn({ sessionId: "s5b", prompt: "first" })
+      let refused = 0
+      const unloadedOnce: Handler = (params: { threadId: string }, ctx) =>
+        refused++ === 0 ? Effect.fail({ code: -32600, message: `thread not found: ${params.threadId}` }) : ctx.fallback
+      yield* mock.setHandler("turn/start", unloadedOnce)
+      const second = yield* harness.runTurn({ sessionId: "s5b", prompt: "second" })
+      expect(second).toMatchObject({ threadId: first.threadId, status: "completed" })
+      expect((yield* mock.requests("thread/resume")).map((r) => paramsOf(r).threadId)).toEqual([first.threadId])
+      expect(yield* mock.requests("turn/start")).toHaveLength(3)
+      const records = yield* recordsOf("s5b")
+      expect(records.map((r) => r._tag)).toEqual(["user", "binding", "assistant", "turn", "user", "assistant", "turn"])
     }).pipe(Effect.provide(Test.layer())))
 
   it.scoped("[appserver] the peer dying mid-turn fails runTurn with AppServerExited; the next turn gets a fresh peer", () =>

@@ -19,6 +19,9 @@ import { RecordingDelivery } from "../../src/testing/RecordingDelivery.js"
 const scratchDir = fs.mkdtempSync(path.join(os.tmpdir(), "codex-harness-scratch-"))
 const scratchFile = path.join(scratchDir, "scratch.md")
 fs.writeFileSync(scratchFile, "- disk at 91%\n")
+// a workspace whose profile file a test changes between turns
+const workspaceDir = path.join(scratchDir, "workspace")
+fs.mkdirSync(workspaceDir)
 afterAll(() => fs.rmSync(scratchDir, { recursive: true, force: true }))
 
 const paramsOf = (request: ClientRequest) => request.params as Record<string, any>
@@ -41,7 +44,7 @@ const turnEmitting = (items: ReadonlyArray<Record<string, unknown>>, text?: stri
       }))
 
 describe("turn runtime rules", () => {
-  it.scoped("[S12] every turn resends model, approval policy, sandbox, reviewer and service tier; a model switch keeps the binding", () =>
+  it.scoped("[S12] every turn resends model, approval policy, sandbox, reviewer and service tier; a model switch keeps the binding and reopens the loaded thread once", () =>
     Effect.gen(function* () {
       const harness = yield* CodexHarness
       const mock = yield* MockAppServer
@@ -52,7 +55,8 @@ describe("turn runtime rules", () => {
       const turns = (yield* mock.requests("turn/start")).map(paramsOf)
       const start = paramsOf((yield* mock.requests("thread/start"))[0]!)
       expect(start).toMatchObject({ model: "default-model", approvalPolicy: "on-request", sandbox: "workspace-write", personality: "none" })
-      expect(resumes).toHaveLength(2)
+      // the thread stays loaded on the connection: only the model switch changes what an open sends
+      expect(resumes).toHaveLength(1)
       for (const resume of resumes) {
         expect(resume).toMatchObject({
           threadId: start.threadId ?? resume.threadId,
@@ -64,7 +68,7 @@ describe("turn runtime rules", () => {
         })
       }
       // the switch reaches the next resume and turn, and the explicit choice survives a turn that names no model
-      expect(resumes.map((r) => r.model)).toEqual(["model-b", "model-b"])
+      expect(resumes.map((r) => r.model)).toEqual(["model-b"])
       expect(turns.map((t) => t.model)).toEqual(["default-model", "model-b", "model-b"])
       for (const turn of turns) {
         expect(turn).toMatchObject({
@@ -84,6 +88,25 @@ describe("turn runtime rules", () => {
         })
       )
     ))
+
+  it.scoped("a warm turn sends only turn/start; a changed workspace file reaches the next turn, its thread opened again with it", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      const profile = path.join(workspaceDir, "USER.md")
+      fs.writeFileSync(profile, "The user's name is Ada.\n")
+      yield* harness.runTurn({ sessionId: "w1", prompt: "one" })
+      yield* harness.runTurn({ sessionId: "w1", prompt: "two" })
+      expect(yield* mock.requests("thread/resume")).toHaveLength(0)
+      expect(paramsOf((yield* mock.requests("thread/start"))[0]!).developerInstructions).toContain("The user's name is Ada.")
+
+      fs.writeFileSync(profile, "The user's name is Grace, and she prefers short answers.\n")
+      yield* harness.runTurn({ sessionId: "w1", prompt: "three" })
+      const resumes = (yield* mock.requests("thread/resume")).map(paramsOf)
+      expect(resumes).toHaveLength(1)
+      expect(resumes[0]!.developerInstructions).toContain("The user's name is Grace")
+      expect(yield* mock.requests("turn/start")).toHaveLength(3)
+    }).pipe(Effect.provide(Test.layer({ settings: { cwd: workspaceDir } }))))
 
   it.scoped("[S13] a locked binding resumes and runs on its private connection with no model or provider override; a model switch is refused before anything is sent", () =>
     Effect.gen(function* () {
