@@ -44,10 +44,14 @@ export const make = Effect.gen(function* () {
   // A session's setup is built once and used again while the files it is built from are unchanged (their stat says
   // so): no workspace reads and no instructions rebuilt on a warm turn. Bounded; the oldest entry goes first.
   const built = new Map<string, { readonly signature: string; readonly setup: ThreadSetup }>()
-  const workspaceFiles = workspaceFileNames().map((name) => path.join(settings.cwd, name))
+  const workspaceFiles = workspaceFileNames()
   const signatureFor = (kind: TurnKind) =>
-    fileSignature(kind === "heartbeat" && settings.cronScratchPath !== undefined ? [...workspaceFiles, settings.cronScratchPath] : workspaceFiles)
-      .pipe(Effect.provideService(FileSystem.FileSystem, fs))
+    Effect.gen(function* () {
+      const workspace = yield* fileSignature(settings.cwd, workspaceFiles)
+      const scratch = settings.cronScratchPath
+      if (kind !== "heartbeat" || scratch === undefined) return workspace
+      return `${workspace}|${yield* fileSignature(path.dirname(scratch), [path.basename(scratch)])}`
+    }).pipe(Effect.provideService(FileSystem.FileSystem, fs))
 
   const forSession = (sessionId: string, kind: TurnKind = "user") =>
     Effect.gen(function* () {

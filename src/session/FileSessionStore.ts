@@ -5,7 +5,7 @@
 // what a crash left: a torn last line is moved to a `.torn` side file, pending prompts and open compactions are settled.
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Effect, Layer, Option, RcMap, type Scope } from "effect"
+import { Duration, Effect, Layer, Option, RcMap, type Scope } from "effect"
 import * as path from "node:path"
 import type { SessionRecord } from "../../schemas/session.js"
 import { ensureDir, type NotADirectory } from "../platform/ensureDir.js"
@@ -25,6 +25,9 @@ import {
 
 const newline = 0x0a
 const encoder = new TextEncoder()
+
+/** how long a session stays held after its last operation in this process ended */
+export const heldIdleTimeToLive = Duration.seconds(5)
 
 /** A session this process holds: its file open for appending, its size, and its records as the file has them. */
 interface HeldJournal {
@@ -104,8 +107,11 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
     // nor reads it again. The file stays the source of truth: the records are read from it when the session is taken.
     const held = new Map<string, HeldJournal>()
 
-    // one lock per session in this process, shared by its operations; the first lease takes it and repairs the file
+    // One lock per session in this process, shared by its operations; the first lease takes it and repairs the file.
+    // It is kept a little while after the last operation lets go, so back-to-back turns of an embedding process do not
+    // take, repair, read and give up the session every time; the process's end (its scope) lets go of it at once.
     const locks = yield* RcMap.make({
+      idleTimeToLive: heldIdleTimeToLive,
       lookup: (sessionId: string) =>
         Effect.gen(function* () {
           yield* ready.pipe(Effect.mapError(fail(dir)))

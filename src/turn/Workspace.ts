@@ -49,22 +49,26 @@ export const readBounded = (file: string, maxBytes: number): Effect.Effect<strin
 export const workspaceFileNames = (): ReadonlyArray<string> => ["AGENTS.md", "MEMORY.md", "BOOTSTRAP.md", ...PROFILE_FILE_NAMES]
 
 /**
- * What the workspace files are now, as text to compare: each one's modification time, size and inode, or its absence.
- * The same text means `readWorkspace` would read the same, so what was built from it can be used again.
+ * What these files of `dir` are now, as text to compare: each present one's modification time, size and inode. The
+ * same text means `readWorkspace` would read the same, so what was built from it can be used again. One directory
+ * listing finds the present ones, so a missing file costs nothing (a failed stat would build an error each time).
  */
-export const fileSignature = (files: ReadonlyArray<string>): Effect.Effect<string, never, FileSystem.FileSystem> =>
+export const fileSignature = (dir: string, names: ReadonlyArray<string>): Effect.Effect<string, never, FileSystem.FileSystem> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) =>
-    Effect.forEach(
-      files,
-      (file) =>
-        fs.stat(file).pipe(
-          Effect.map((info) =>
-            `${Option.getOrElse(Option.map(info.mtime, (d) => d.getTime()), () => 0)}:${info.size}:${Option.getOrElse(info.ino, () => 0)}`
-          ),
-          Effect.orElseSucceed(() => "-")
-        ),
-      { concurrency: 4 }
-    ).pipe(Effect.map((parts) => parts.join("|")))
+    fs.readDirectory(dir).pipe(
+      Effect.orElseSucceed((): ReadonlyArray<string> => []),
+      Effect.flatMap((entries) => {
+        const present = new Set(entries)
+        return Effect.forEach(names.filter((name) => present.has(name)), (name) =>
+          fs.stat(path.join(dir, name)).pipe(
+            Effect.map((info) =>
+              `${name}:${Option.getOrElse(Option.map(info.mtime, (d) => d.getTime()), () => 0)}:${info.size}:${Option.getOrElse(info.ino, () => 0)}`
+            ),
+            Effect.orElseSucceed(() => `${name}:?`)
+          ))
+      }),
+      Effect.map((parts) => parts.join("|"))
+    )
   )
 
 /** The workspace files of a directory; missing or blank ones are absent. */
