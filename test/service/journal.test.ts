@@ -4,7 +4,7 @@
 // before anything reaches the app-server.
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Scope, Exit } from "effect"
+import { Effect, Exit, Layer, Scope, TestClock } from "effect"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -21,6 +21,14 @@ import { tempDir } from "../support/harness.js"
 const store = (stateDir: string) => FileSessionStore.fileStore(stateDir).pipe(Effect.provide(NodeFileSystem.layer))
 const lines = (file: string) => fs.readFileSync(file, "utf8").split("\n").filter((l) => l !== "")
 const tags = (file: string) => parseLines(fs.readFileSync(file, "utf8")).records.map((r) => r._tag)
+
+/** the held-session time passes on the TestClock; then (bounded) the lock file the release removes is gone */
+const released = (lock: string) =>
+  TestClock.adjust(FileSessionStore.heldIdleTimeToLive).pipe(
+    Effect.zipRight(Effect.promise(async () => {
+      for (let i = 0; i < 100 && fs.existsSync(lock); i++) await new Promise((resolve) => setImmediate(resolve))
+    }))
+  )
 
 /** a pid that belonged to a process that has exited */
 const deadPid = () => spawnSync(process.execPath, ["-e", "0"]).pid!
@@ -41,6 +49,9 @@ describe("session journal", () => {
       // another session is independent
       yield* Effect.scoped(second.hold("s2"))
       yield* Scope.close(held, Exit.void)
+      // kept a little while for the next operation of this process, then let go
+      expect(fs.existsSync(path.join(dir, "sessions", "s1.lock"))).toBe(true)
+      yield* released(path.join(dir, "sessions", "s1.lock"))
       expect(fs.existsSync(path.join(dir, "sessions", "s1.lock"))).toBe(false)
       yield* Effect.scoped(second.hold("s1"))
     }))
@@ -53,6 +64,7 @@ describe("session journal", () => {
       fs.writeFileSync(lock, JSON.stringify({ pid: deadPid(), host: os.hostname(), command: "run", since: "2026-01-01T00:00:00.000Z" }))
       const s = yield* store(dir)
       yield* Effect.scoped(s.hold("s1"))
+      yield* released(lock)
       expect(fs.existsSync(lock)).toBe(false)
     }))
 
