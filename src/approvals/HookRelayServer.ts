@@ -15,7 +15,7 @@
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import * as Socket from "@effect/platform/Socket"
-import { NodeSocketServer } from "@effect/platform-node"
+import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import { Deferred, Effect, Fiber, Option, Schema, type Scope } from "effect"
 import * as crypto from "node:crypto"
 import * as os from "node:os"

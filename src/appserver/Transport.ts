@@ -2,7 +2,7 @@
 // bounded stderr tail, and the shutdown sequence (end stdin, wait for the exit, then kill the group). It never parses
 // JSON-RPC; that is the connection's job.
 import { FileSystem } from "@effect/platform"
-import { NodeStream } from "@effect/platform-node"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import { Context, Deferred, Duration, Effect, Layer, Option, Scope, Stream } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { ensureDir } from "../platform/ensureDir.js"

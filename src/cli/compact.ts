@@ -1,13 +1,14 @@
 // `codex-harness compact --session ID`: a manual native compaction of the session's thread (S37). Progress goes to
 // stderr while Codex compacts (a spinner at a terminal, else one line); the outcome goes to stdout. Failures end as one
-// line through the CLI's error rendering (exit 1). The timeout and interrupt grace come from the config file.
-import { Command, Options } from "@effect/cli"
+// line through the CLI's error rendering (exit 1). The timeout and interrupt grace come from the config file. Loaded
+// when the command runs; its flags are in commands/compact.ts.
 import { Clock, Console, Effect, Layer, Schedule } from "effect"
 import * as Live from "../../layers/Live.js"
 import * as Compaction from "../compaction/Compaction.js"
 import { checkSessionId } from "../session/SessionStore.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
-import * as GlobalOptions from "./options.js"
+import type { CompactOptions } from "./commands/compact.js"
+import { toSettings } from "./settings.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
 
 const frames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
@@ -27,29 +28,22 @@ export const progress = (stream: { readonly isTTY?: boolean | undefined } = proc
       }).pipe(Effect.repeat(Schedule.spaced("100 millis")))
     }).pipe(Effect.ensuring(write("\r\x1b[2K")), Effect.asVoid)
 
-export const command = Command.make(
-  "compact",
-  {
-    ...GlobalOptions.global,
-    session: Options.text("session").pipe(Options.withDescription("the session whose Codex thread to compact"))
-  },
-  (options) =>
-    Effect.gen(function* () {
-      const settings = yield* GlobalOptions.toSettings(options)
-      const sessionId = yield* checkSessionId(options.session)
-      // the timeouts come with the settings (compaction.timeoutSeconds, compaction.interruptGraceSeconds)
-      const services = Live.layer(settings).pipe(
-        Layer.provide(TerminalDelivery.layer({ json: options.json })),
-        Layer.provide(ApprovalPromptsCli.fixed(options.approvals))
-      )
-      const result = yield* Effect.scoped(
-        Effect.gen(function* () {
-          yield* Effect.forkScoped(progress())
-          return yield* Effect.flatMap(Compaction.Compaction, (compaction) => compaction.compact(sessionId))
-        })
-      ).pipe(Effect.provide(services))
-      yield* options.json
-        ? Console.log(JSON.stringify({ type: "compaction.completed", ...result }))
-        : Console.log(`compacted thread ${result.threadId} in ${(result.durationMs / 1000).toFixed(1)} s`)
-    })
-).pipe(Command.withDescription("compact the session's Codex thread now (native compaction; the summary stays with Codex)"))
+export const compact = (options: CompactOptions) =>
+  Effect.gen(function* () {
+    const settings = yield* toSettings(options)
+    const sessionId = yield* checkSessionId(options.session)
+    // the timeouts come with the settings (compaction.timeoutSeconds, compaction.interruptGraceSeconds)
+    const services = Live.layer(settings).pipe(
+      Layer.provide(TerminalDelivery.layer({ json: options.json })),
+      Layer.provide(ApprovalPromptsCli.fixed(options.approvals))
+    )
+    const result = yield* Effect.scoped(
+      Effect.gen(function* () {
+        yield* Effect.forkScoped(progress())
+        return yield* Effect.flatMap(Compaction.Compaction, (compaction) => compaction.compact(sessionId))
+      })
+    ).pipe(Effect.provide(services))
+    yield* options.json
+      ? Console.log(JSON.stringify({ type: "compaction.completed", ...result }))
+      : Console.log(`compacted thread ${result.threadId} in ${(result.durationMs / 1000).toFixed(1)} s`)
+  })

@@ -1,6 +1,6 @@
 // `codex-harness demo`: an offline conversation with a tool call. A scripted Responses server on 127.0.0.1 plays the
-// model; everything else is real: the codex app-server, the harness, the session file.
-import { Command } from "@effect/cli"
+// model; everything else is real: the codex app-server, the harness, the session file. Loaded when the command runs;
+// its flags are in commands/demo.ts.
 import { FileSystem } from "@effect/platform"
 import { Console, Context, Effect, Layer, Option } from "effect"
 import * as path from "node:path"
@@ -10,7 +10,8 @@ import { Delivery } from "../ports/Delivery.js"
 import * as TempDir from "../platform/TempDir.js"
 import * as ScriptedModel from "../testing/ScriptedModel.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
-import * as GlobalOptions from "./options.js"
+import type { GlobalOptions } from "./options.js"
+import { toSettings } from "./settings.js"
 
 const conversation = [
   {
@@ -34,7 +35,7 @@ const showToolCalls = (event: TurnEvent) => {
   return Console.log(`  tool  › ${String(item.command)}  →  ${output} (exit ${String(item.exitCode)})`)
 }
 
-export const command = Command.make("demo", GlobalOptions.global, (options) =>
+export const demo = (options: GlobalOptions) =>
   Effect.scoped(
     Effect.gen(function* () {
       const model = yield* ScriptedModel.make({ replies: conversation.flatMap((turn) => turn.replies) })
@@ -42,7 +43,7 @@ export const command = Command.make("demo", GlobalOptions.global, (options) =>
       const fs = yield* FileSystem.FileSystem
       yield* fs.writeFileString(path.join(workspace, "notes.txt"), "open: README, CI\n")
       yield* fs.writeFileString(path.join(workspace, "plan.md"), "ship on Friday\n")
-      const base = yield* GlobalOptions.toSettings(options)
+      const base = yield* toSettings(options)
       const keepState = Option.isSome(options.stateDir)
       const stateDir = keepState ? base.stateDir : yield* TempDir.scoped("codex-harness-demo-state-")
       const settings = {
@@ -67,4 +68,3 @@ export const command = Command.make("demo", GlobalOptions.global, (options) =>
       yield* Console.log(`${requests.length} model requests served; the session file is ${where}`)
     })
   )
-).pipe(Command.withDescription("an offline demo: a scripted model and the real app-server, with a tool call"))

@@ -1,24 +1,34 @@
 #!/usr/bin/env node
 // The codex-harness command line: parse, build layers, call services, print. Failures end as one line on stderr.
+//
+// Start-up time matters (every `run` is a fresh process), so this module and what it imports statically are only the
+// command tree: names, flags and descriptions (commands/), enough for parsing and `--help`. Each command's handler
+// imports its implementation, and with it the harness, when it runs (commands/lazy.ts); the bundle
+// (scripts/bundle.mjs) turns each of those imports into a chunk of its own.
 import { Command } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Effect, Exit, Layer, Logger, LogLevel } from "effect"
-import { createRequire } from "node:module"
-import * as Chat from "./chat/command.js"
-import * as Compact from "./compact.js"
-import * as Config from "./config.js"
-import * as Demo from "./demo.js"
+import * as Chat from "./commands/chat.js"
+import * as Compact from "./commands/compact.js"
+import * as Config from "./commands/config.js"
+import * as Demo from "./commands/demo.js"
+import * as Run from "./commands/run.js"
+import * as Sessions from "./commands/sessions.js"
+import * as Threads from "./commands/threads.js"
 import { render } from "./errors.js"
-import * as Run from "./run.js"
-import * as Sessions from "./sessions.js"
-import * as Threads from "./threads.js"
-
-const version: string = createRequire(import.meta.url)("../../../package.json").version
+import { packageVersion } from "./version.js"
 
 const root = Command.make("codex-harness").pipe(
   Command.withDescription("drive the real codex app-server: sessions, turns and everything around them"),
   Command.withSubcommands([Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command])
 )
+
+// what @effect/cli and the handlers use of the platform: not NodeContext.layer, which adds a command executor and a
+// worker manager that nothing here uses, and their code to every start
+const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer)
 
 // warnings and errors as short lines; the structured default logger is for services, not for people at a terminal
 const terminalLogger = Logger.make(({ logLevel, message }) => {
@@ -27,8 +37,8 @@ const terminalLogger = Logger.make(({ logLevel, message }) => {
 })
 const logging = Layer.merge(Logger.replace(Logger.defaultLogger, terminalLogger), Logger.minimumLogLevel(LogLevel.Warning))
 
-const program = Command.run(root, { name: "codex-harness", version })(process.argv).pipe(
-  Effect.provide(NodeContext.layer),
+const program = Command.run(root, { name: "codex-harness", version: packageVersion() })(process.argv).pipe(
+  Effect.provide(platform),
   Effect.provide(logging),
   Effect.as(0),
   Effect.catchAllCause((cause) =>
@@ -41,10 +51,17 @@ const program = Command.run(root, { name: "codex-harness", version })(process.ar
   )
 )
 
+/**
+ * Calls `then` once all that was written to stdout and stderr has been handed to the OS. A pipe takes what fits and
+ * Node queues the rest; runMain ends a failed command with process.exit, which drops that queue, so a long reply
+ * printed before a failure (a turn that ended over the line limit) was cut short when its reader was slower.
+ */
+const afterOutput = (then: () => void) => process.stdout.write("", () => process.stderr.write("", () => then()))
+
 // runMain's own pretty logger would stay installed next to the terminal logger and print every warning again, on
 // stdout, where only replies and --json events belong
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,
   disablePrettyLogger: true,
-  teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) ? (exit.value as number) : 130)
+  teardown: (exit, onExit) => afterOutput(() => onExit(Exit.isSuccess(exit) ? (exit.value as number) : 130))
 })

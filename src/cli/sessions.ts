@@ -1,5 +1,5 @@
-// `codex-harness sessions list|show ID`: the sessions under the state dir, their bindings and transcripts.
-import { Args, Command } from "@effect/cli"
+// `codex-harness sessions list|show|delete ID`: the sessions under the state dir, their bindings and transcripts.
+// Loaded when one of them runs; their flags are in commands/sessions.ts.
 import { FileSystem } from "@effect/platform"
 import { Console, Effect, Option, Schema } from "effect"
 import type { SessionRecord } from "../../schemas/session.js"
@@ -8,7 +8,8 @@ import { fileStore } from "../session/FileSessionStore.js"
 import { checkSessionId, SessionStoreError } from "../session/SessionStore.js"
 import { sessionState } from "../session/SessionState.js"
 import { checkDeletable } from "../supervision/SessionGuard.js"
-import { global, stateDirOf } from "./options.js"
+import type { DeleteOptions, ListOptions, ShowOptions } from "./commands/sessions.js"
+import { stateDirOf } from "./settings.js"
 
 export class SessionNotFound extends Schema.TaggedError<SessionNotFound>()("SessionNotFound", {
   sessionId: Schema.String,
@@ -19,14 +20,12 @@ export class SessionNotFound extends Schema.TaggedError<SessionNotFound>()("Sess
   }
 }
 
-const options = { stateDir: global.stateDir, json: global.json }
-
 const storeFor = (stateDir: Option.Option<string>) =>
   Effect.flatMap(stateDirOf(stateDir), (dir) => Effect.map(fileStore(dir), (store) => ({ dir, store })))
 
 const turnsOf = (records: ReadonlyArray<SessionRecord>) => records.filter((r) => r._tag === "turn").length
 
-const list = Command.make("list", options, ({ json, stateDir }) =>
+export const list = ({ json, stateDir }: ListOptions) =>
   Effect.scoped(Effect.gen(function* () {
     const { store } = yield* storeFor(stateDir)
     const sessions = yield* store.list
@@ -49,7 +48,6 @@ const list = Command.make("list", options, ({ json, stateDir }) =>
       yield* Console.log([row.sessionId, row.updatedAt, row.threadId ?? "-", `${row.turns} turn${row.turns === 1 ? "" : "s"}`].join("  "))
     }
   }))
-).pipe(Command.withDescription("one line per session, most recent first: id, last update, bound thread, turns"))
 
 /** Continuation lines of a multi-line text, indented under the label. */
 const labelled = (label: string, text: string) => `${label}: ${text.split("\n").join("\n  ")}`
@@ -118,61 +116,48 @@ const corruptReason = (line: string | undefined, fallback: string): string => {
   return typeof tag === "string" ? `not a valid ${JSON.stringify(tag)} record` : "not a session record"
 }
 
-const show = Command.make(
-  "show",
-  { ...options, sessionId: Args.text({ name: "ID" }).pipe(Args.withDescription("the session id")) },
-  ({ json, sessionId, stateDir }) =>
-    Effect.scoped(Effect.gen(function* () {
-      const { dir, store } = yield* storeFor(stateDir)
-      const id = yield* checkSessionId(sessionId)
-      const known = yield* store.list
-      if (!known.some((s) => s.sessionId === id)) return yield* Effect.fail(new SessionNotFound({ sessionId: id, stateDir: dir }))
-      const { corrupt, records } = yield* store.read(id)
-      if (corrupt.length > 0) {
-        // the store's reason is a schema error naming the whole record union; the line itself says more
-        const fs = yield* FileSystem.FileSystem
-        const raw = yield* fs.readFileString(store.locate(id)).pipe(
-          Effect.map((body) => body.split("\n")),
-          Effect.orElseSucceed((): Array<string> => [])
-        )
-        for (const bad of corrupt) yield* Console.error(`line ${bad.line}: skipped (${corruptReason(raw[bad.line - 1], bad.reason)})`)
-      }
-      if (json) {
-        for (const record of records) yield* Console.log(JSON.stringify(record))
-        return
-      }
-      const state = sessionState(records)
-      yield* Console.log(`session: ${id}`)
-      yield* Console.log(`file: ${store.locate(id)}`)
-      yield* Console.log(state.binding !== undefined ? `thread: ${state.binding.threadId}${bindingDetail(state.binding)}` : "thread: - (none yet)")
-      yield* Console.log(`model choice: ${state.modelChoice ?? "- (the default)"}`)
-      yield* Console.log("")
-      for (const record of records) yield* Console.log(transcriptLine(record))
-    }))
-).pipe(Command.withDescription("a session's binding, model choice and transcript (--json: its records, one per line)"))
+export const show = ({ json, sessionId, stateDir }: ShowOptions) =>
+  Effect.scoped(Effect.gen(function* () {
+    const { dir, store } = yield* storeFor(stateDir)
+    const id = yield* checkSessionId(sessionId)
+    const known = yield* store.list
+    if (!known.some((s) => s.sessionId === id)) return yield* Effect.fail(new SessionNotFound({ sessionId: id, stateDir: dir }))
+    const { corrupt, records } = yield* store.read(id)
+    if (corrupt.length > 0) {
+      // the store's reason is a schema error naming the whole record union; the line itself says more
+      const fs = yield* FileSystem.FileSystem
+      const raw = yield* fs.readFileString(store.locate(id)).pipe(
+        Effect.map((body) => body.split("\n")),
+        Effect.orElseSucceed((): Array<string> => [])
+      )
+      for (const bad of corrupt) yield* Console.error(`line ${bad.line}: skipped (${corruptReason(raw[bad.line - 1], bad.reason)})`)
+    }
+    if (json) {
+      for (const record of records) yield* Console.log(JSON.stringify(record))
+      return
+    }
+    const state = sessionState(records)
+    yield* Console.log(`session: ${id}`)
+    yield* Console.log(`file: ${store.locate(id)}`)
+    yield* Console.log(state.binding !== undefined ? `thread: ${state.binding.threadId}${bindingDetail(state.binding)}` : "thread: - (none yet)")
+    yield* Console.log(`model choice: ${state.modelChoice ?? "- (the default)"}`)
+    yield* Console.log("")
+    for (const record of records) yield* Console.log(transcriptLine(record))
+  }))
 
 // S16: a supervised (model-locked) chat protects its native binding and is refused until that binding is detached
-const remove = Command.make(
-  "delete",
-  { stateDir: global.stateDir, sessionId: Args.text({ name: "ID" }).pipe(Args.withDescription("the session id")) },
-  ({ sessionId, stateDir }) =>
-    Effect.scoped(Effect.gen(function* () {
-      const { dir, store } = yield* storeFor(stateDir)
-      const id = yield* checkSessionId(sessionId)
-      const known = yield* store.list
-      if (!known.some((s) => s.sessionId === id)) return yield* Effect.fail(new SessionNotFound({ sessionId: id, stateDir: dir }))
-      yield* checkDeletable(id, (yield* store.read(id)).records)
-      const file = store.locate(id)
-      const fs = yield* FileSystem.FileSystem
-      yield* fs.remove(file).pipe(
-        Effect.catchIf(isNotFound, () => Effect.void),
-        Effect.mapError((e) => new SessionStoreError({ path: file, reason: describeFileError(e) }))
-      )
-      yield* Console.log(`deleted: ${id}`)
-    }))
-).pipe(Command.withDescription("delete a session's file; a supervised chat that still holds its native thread is refused"))
-
-export const command = Command.make("sessions").pipe(
-  Command.withDescription("the sessions under the state dir"),
-  Command.withSubcommands([list, show, remove])
-)
+export const remove = ({ sessionId, stateDir }: DeleteOptions) =>
+  Effect.scoped(Effect.gen(function* () {
+    const { dir, store } = yield* storeFor(stateDir)
+    const id = yield* checkSessionId(sessionId)
+    const known = yield* store.list
+    if (!known.some((s) => s.sessionId === id)) return yield* Effect.fail(new SessionNotFound({ sessionId: id, stateDir: dir }))
+    yield* checkDeletable(id, (yield* store.read(id)).records)
+    const file = store.locate(id)
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.remove(file).pipe(
+      Effect.catchIf(isNotFound, () => Effect.void),
+      Effect.mapError((e) => new SessionStoreError({ path: file, reason: describeFileError(e) }))
+    )
+    yield* Console.log(`deleted: ${id}`)
+  }))

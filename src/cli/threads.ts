@@ -1,6 +1,6 @@
 // `codex-harness threads list|show|branch|archive`: native Codex threads under the supervision CODEX_HOME (S14-S17).
 // Listing and showing are passive reads; every refusal (active, owned, unconfirmed, remote, disabled) is one line.
-import { Args, Command, Options } from "@effect/cli"
+// Loaded when one of them runs; their flags are in commands/threads.ts.
 import { Console, Effect, Layer, Option } from "effect"
 import * as Live from "../../layers/Live.js"
 import { ArchiveGuard } from "../supervision/ArchiveGuard.js"
@@ -8,17 +8,17 @@ import { Branching } from "../supervision/Branching.js"
 import { Catalog, type CatalogRow } from "../supervision/Catalog.js"
 import * as Supervision from "../supervision/layer.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
-import * as GlobalOptions from "./options.js"
+import type { ArchiveOptions, BranchOptions, ShowOptions } from "./commands/threads.js"
+import type { GlobalOptions } from "./options.js"
+import { toSettings } from "./settings.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
-
-const threadId = Args.text({ name: "ID" }).pipe(Args.withDescription("a native thread id"))
 
 /** Runs `use` with the supervision services over the live harness. */
 const withSupervision = <A, E>(
-  options: GlobalOptions.GlobalOptions,
+  options: GlobalOptions,
   use: Effect.Effect<A, E, Catalog | Branching | ArchiveGuard>
 ) =>
-  Effect.flatMap(GlobalOptions.toSettings(options), (settings) =>
+  Effect.flatMap(toSettings(options), (settings) =>
     use.pipe(
       Effect.provide(
         Supervision.layer.pipe(
@@ -49,7 +49,7 @@ const rowLine = (row: CatalogRow) =>
     oneLine(row.title) || "-"
   ].join("  ")
 
-const list = Command.make("list", GlobalOptions.global, (options) =>
+export const list = (options: GlobalOptions) =>
   withSupervision(
     options,
     Effect.gen(function* () {
@@ -60,11 +60,9 @@ const list = Command.make("list", GlobalOptions.global, (options) =>
       for (const row of listing.rows) yield* Console.log(rowLine(row))
       if (listing.truncated) yield* Console.error("codex-harness: the catalog was cut at its safety limit; the newest threads are shown")
     })
-  )).pipe(
-    Command.withDescription("non-archived native threads, newest first: id, node, status, model, provider, last update, title")
   )
 
-const show = Command.make("show", { ...GlobalOptions.global, threadId }, (options) =>
+export const show = (options: ShowOptions) =>
   withSupervision(
     options,
     Effect.gen(function* () {
@@ -86,56 +84,33 @@ const show = Command.make("show", { ...GlobalOptions.global, threadId }, (option
       ]
       for (const [label, value] of lines) yield* Console.log(`${label}: ${value}`)
     })
-  )).pipe(Command.withDescription("one native thread's metadata (a passive read)"))
+  )
 
-const branch = Command.make(
-  "branch",
-  {
-    ...GlobalOptions.global,
-    threadId,
-    session: Options.text("session").pipe(Options.withDescription("id of the new chat (default: branch-<uuid>)"), Options.optional)
-  },
-  (options) =>
-    withSupervision(
-      options,
-      Effect.gen(function* () {
-        const made = yield* Effect.flatMap(Branching, (b) =>
-          b.branch(options.threadId, { sessionId: Option.getOrUndefined(options.session) }))
-        if (options.json) return yield* Console.log(JSON.stringify(made))
-        yield* Console.log(`session: ${made.sessionId}`)
-        yield* Console.log(`thread: ${made.threadId} (model ${made.model}, provider ${made.modelProvider}, locked)`)
-        yield* Console.log(`history: ${made.history.messages.length} messages${made.history.truncated ? " (bounded)" : ""}`)
-        if (made.probe === "cleanupFailed") {
-          yield* Console.error(`codex-harness: warning: probe ${made.probeThreadId} could not be cleaned up; recorded in the session`)
-        }
-        yield* Console.log(`continue with: codex-harness run --session ${made.sessionId} "..."`)
-      })
-    )
-).pipe(Command.withDescription("continue a native thread as a new model-locked chat; the source is never resumed"))
+export const branch = (options: BranchOptions) =>
+  withSupervision(
+    options,
+    Effect.gen(function* () {
+      const made = yield* Effect.flatMap(Branching, (b) =>
+        b.branch(options.threadId, { sessionId: Option.getOrUndefined(options.session) }))
+      if (options.json) return yield* Console.log(JSON.stringify(made))
+      yield* Console.log(`session: ${made.sessionId}`)
+      yield* Console.log(`thread: ${made.threadId} (model ${made.model}, provider ${made.modelProvider}, locked)`)
+      yield* Console.log(`history: ${made.history.messages.length} messages${made.history.truncated ? " (bounded)" : ""}`)
+      if (made.probe === "cleanupFailed") {
+        yield* Console.error(`codex-harness: warning: probe ${made.probeThreadId} could not be cleaned up; recorded in the session`)
+      }
+      yield* Console.log(`continue with: codex-harness run --session ${made.sessionId} "..."`)
+    })
+  )
 
-const archive = Command.make(
-  "archive",
-  {
-    ...GlobalOptions.global,
-    threadId,
-    confirm: Options.boolean("confirm-no-other-runner").pipe(
-      Options.withDescription("you checked that no other process (Codex CLI, IDE, app) runs or answers approvals on it")
-    )
-  },
-  (options) =>
-    withSupervision(
-      options,
-      Effect.gen(function* () {
-        const done = yield* Effect.flatMap(ArchiveGuard, (g) =>
-          g.archive(options.threadId, { confirmNoOtherRunner: options.confirm }))
-        if (options.json) return yield* Console.log(JSON.stringify(done))
-        yield* Console.log(`archived: ${done.threadId}`)
-        for (const s of done.detachedSessions) yield* Console.log(`detached session: ${s}`)
-      })
-    )
-).pipe(Command.withDescription("archive a native thread nothing known runs on, after your no-other-runner confirmation"))
-
-export const command = Command.make("threads").pipe(
-  Command.withDescription("supervise native Codex threads: list, show, continue as branch, archive"),
-  Command.withSubcommands([list, show, branch, archive])
-)
+export const archive = (options: ArchiveOptions) =>
+  withSupervision(
+    options,
+    Effect.gen(function* () {
+      const done = yield* Effect.flatMap(ArchiveGuard, (g) =>
+        g.archive(options.threadId, { confirmNoOtherRunner: options.confirm }))
+      if (options.json) return yield* Console.log(JSON.stringify(done))
+      yield* Console.log(`archived: ${done.threadId}`)
+      for (const s of done.detachedSessions) yield* Console.log(`detached session: ${s}`)
+    })
+  )

@@ -6,7 +6,7 @@ import { Effect, Either, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as ConfigCommand from "../../src/cli/config.js"
+import * as ConfigCommand from "../../src/cli/commands/config.js"
 import * as HarnessConfig from "../../src/config/HarnessConfig.js"
 
 /** The examples of the README's "Config file" section, verbatim. */

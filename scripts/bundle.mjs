@@ -1,0 +1,92 @@
+// The production command line (issue 13): `npm run build` runs this after tsc. tsc type-checks and writes dist/ for the
+// library exports and the tests; this bundles the command line into dist/bundle/, because loading the compiled module
+// graph (hundreds of files of effect, @effect/cli and the harness) was most of a cold start.
+//
+//   dist/bundle/main.js        the command tree and the CLI runtime: all that `--help` and parsing load
+//   dist/bundle/chunks/*.js    one chunk per command implementation (each handler's dynamic import) and the code they
+//                              share; a command loads only its own
+//   dist/bundle/hook-relay.js  `codex-harness hook-relay`, which Codex starts for every relayed hook: one file of
+//                              Node's own modules, built apart so it never shares (or waits on) a chunk with the CLI
+//
+// Minified ES modules for Node 20, with linked source maps: `NODE_OPTIONS=--enable-source-maps codex-harness ...`
+// prints stack traces with src/ files and lines. Not on by default: Node then reads and parses every map as its module
+// loads, which made `--help` take half as long again and 35 MB more (and the CLI prints a failure as one line, never a
+// stack). Every dependency is bundled: the bundle needs nothing from node_modules at run time but the codex binary,
+// which is found at run time through @openai/codex (never imported).
+import * as esbuild from "esbuild"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const outdir = path.join(root, "dist", "bundle")
+
+const common = {
+  absWorkingDir: root,
+  outdir,
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  format: "esm",
+  minify: true,
+  sourcemap: "linked",
+  // the maps name src/ and node_modules/ files by path; their text is not needed to name a file and a line
+  sourcesContent: false,
+  logLevel: "warning"
+}
+
+/**
+ * @effect/cli imports the yaml, toml and ini parsers for `Options.fileParse` and `Args.fileParse`, which this CLI does
+ * not use. They are CommonJS, so the bundler can neither drop them nor defer them: their 150 KB were parsed and run at
+ * every start, `--help` included (about a tenth of its time). In their place, for @effect/cli only: a parser that
+ * says why it is missing.
+ */
+const withoutCliFileParsers = {
+  name: "without-cli-file-parsers",
+  setup(build) {
+    build.onResolve({ filter: /^(yaml|toml|ini)$/ }, (args) =>
+      args.importer.includes(`${path.sep}@effect${path.sep}cli${path.sep}`) ? { path: args.path, namespace: "omitted" } : undefined)
+    build.onLoad({ filter: /.*/, namespace: "omitted" }, (args) => ({
+      loader: "js",
+      contents: `export const parse = () => { throw new Error("${args.path} files are not supported by codex-harness (left out of the bundle by scripts/bundle.mjs)") }`
+    }))
+  }
+}
+
+/**
+ * `import { X } from "@effect/platform-node"` loads the package's index, and with it undici (500 KB of CommonJS, run at
+ * load) that nothing here uses; `import * as X from "@effect/platform-node/X"` loads X alone. Says which files still
+ * import the index while undici is in the bundle.
+ */
+const warnAboutPlatformBarrel = (metafile) => {
+  const barrel = Object.keys(metafile.inputs).find((file) => file.endsWith("@effect/platform-node/dist/esm/index.js"))
+  const undici = Object.keys(metafile.inputs).some((file) => file.includes("node_modules/undici/"))
+  if (barrel === undefined || !undici) return
+  const importers = Object.entries(metafile.inputs)
+    .filter(([file, input]) => !file.includes("node_modules/") && input.imports.some((i) => i.path === barrel))
+    .map(([file]) => file)
+  console.warn(
+    `bundle: warning: undici (about 500 KB, loaded by every command that starts the harness) is in the bundle because ` +
+      `these import "@effect/platform-node" as a whole: ${importers.join(", ")}; import the module itself ` +
+      `(import * as NodeStream from "@effect/platform-node/NodeStream")`
+  )
+}
+
+// chunks from an earlier build have other hashes: start empty so no stale file is shipped
+fs.rmSync(outdir, { recursive: true, force: true })
+
+const [cli] = await Promise.all([
+  esbuild.build({
+    ...common,
+    entryPoints: { main: "src/cli/main.ts" },
+    splitting: true,
+    chunkNames: "chunks/[name]-[hash]",
+    metafile: true,
+    plugins: [withoutCliFileParsers],
+    // some bundled dependencies are CommonJS (ws in @effect/platform-node, for one) and call require() for Node's
+    // modules, which an ES module does not have: give each output file one
+    banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' }
+  }),
+  esbuild.build({ ...common, entryPoints: { "hook-relay": "src/cli/hookRelay.ts" } })
+])
+warnAboutPlatformBarrel(cli.metafile)

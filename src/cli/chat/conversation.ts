@@ -1,0 +1,86 @@
+// `codex-harness chat`: a conversation in one process, on one warm app-server client: interactive at a terminal, one
+// message per line when piped. The app-server client stays warm across messages and stops when the chat ends. Loaded
+// when the command runs; its flags are in commands/chat.ts.
+import { Console, Context, Deferred, Effect, Layer, Option } from "effect"
+import * as Live from "../../../layers/Live.js"
+import { Compaction } from "../../compaction/Compaction.js"
+import { CodexHarness } from "../../harness/CodexHarness.js"
+import { SteeringQueue } from "../../harness/SteeringQueue.js"
+import { Delivery } from "../../ports/Delivery.js"
+import { Questions } from "../../ports/Questions.js"
+import { checkSessionId, SessionStore } from "../../session/SessionStore.js"
+import * as ApprovalPromptsCli from "../approvalPrompts.js"
+import type { ChatOptions } from "../commands/chat.js"
+import * as QuestionPromptsCli from "../questionPrompts.js"
+import { toSettings } from "../settings.js"
+import { type ChatServices, piped } from "./piped.js"
+import type { ChatState } from "./slash.js"
+import { interactive, type PendingAnswer } from "./terminal.js"
+import { makeView } from "./view.js"
+
+export const chat = (options: ChatOptions) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const settings = yield* toSettings(options)
+      const state: ChatState = {
+        sessionId: yield* checkSessionId(Option.getOrElse(options.session, () => crypto.randomUUID())),
+        model: Option.getOrUndefined(options.model),
+        plan: false
+      }
+      const atTerminal = process.stdin.isTTY === true
+      const privateReplies = settings.visibleReplies === "message_tool"
+      const view = yield* makeView({
+        json: options.json,
+        stream: atTerminal && !options.json && !privateReplies,
+        progress: atTerminal && !options.json && process.stderr.isTTY === true
+      })
+      yield* Console.error(`session: ${state.sessionId}`)
+      // built once: the app-server client stays warm across messages and stops when the chat ends
+      const scope = yield* Effect.scope
+      // approvals: at a terminal a prompt answered by the next line typed; piped, --approvals decides (deny by
+      // default) and each decision is printed on stderr
+      // approvals and questions: at a terminal, one at a time, each answered by the next line typed
+      const pendingAnswer: PendingAnswer = { current: undefined, secret: false }
+      const oneAtATime = yield* Effect.makeSemaphore(1)
+      const askLine = (text: string, secret: boolean) =>
+        Effect.gen(function* () {
+          const answer = yield* Deferred.make<string>()
+          pendingAnswer.current = answer
+          pendingAnswer.secret = secret
+          view.asking(true)
+          process.stdout.write(text)
+          return yield* Deferred.await(answer)
+        }).pipe(
+          Effect.ensuring(Effect.sync(() => {
+            pendingAnswer.current = undefined
+            pendingAnswer.secret = false
+            view.asking(false)
+          })),
+          oneAtATime.withPermits(1)
+        )
+      const prompts = atTerminal
+        ? ApprovalPromptsCli.terminalWith((text) => askLine(text, false))
+        : ApprovalPromptsCli.fixed(options.approvals)
+      // questions: piped input is the next messages, so without a terminal every question is declined
+      const questions = Layer.succeed(
+        Questions,
+        atTerminal ? QuestionPromptsCli.terminalWith(askLine) : QuestionPromptsCli.declining
+      )
+      const context = yield* Layer.build(
+        Live.layer(settings).pipe(
+          Layer.provide(Layer.succeed(Delivery, view.delivery)),
+          Layer.provide(prompts),
+          Layer.provide(questions)
+        )
+      )
+      // the chat is the session's one writer while it runs: another process on it is refused in one line
+      yield* Context.get(context, SessionStore).hold(state.sessionId)
+      const services: ChatServices = {
+        harness: Context.get(context, CodexHarness),
+        queue: Context.get(context, SteeringQueue),
+        compaction: Context.get(context, Compaction)
+      }
+      if (atTerminal) yield* interactive(services, state, view, scope, pendingAnswer)
+      else yield* piped(services, state, view)
+    })
+  )

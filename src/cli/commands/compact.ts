@@ -1,0 +1,15 @@
+// `codex-harness compact --session ID`: what it accepts. The compaction is ../compact.ts, loaded when it runs.
+import { Command, Options } from "@effect/cli"
+import * as GlobalOptions from "../options.js"
+import { lazy } from "./lazy.js"
+
+const config = {
+  ...GlobalOptions.global,
+  session: Options.text("session").pipe(Options.withDescription("the session whose Codex thread to compact"))
+}
+
+export type CompactOptions = Command.Command.ParseConfig<typeof config>
+
+export const command = Command.make("compact", config, (options) => lazy(() => import("../compact.js"), (m) => m.compact(options))).pipe(
+  Command.withDescription("compact the session's Codex thread now (native compaction; the summary stays with Codex)")
+)

@@ -1,0 +1,19 @@
+// `codex-harness run [options] PROMPT`: what it accepts. The turn itself is ../run.ts, loaded when the command runs.
+import { Args, Command, Options } from "@effect/cli"
+import * as GlobalOptions from "../options.js"
+import { lazy } from "./lazy.js"
+
+const config = {
+  ...GlobalOptions.global,
+  session: Options.text("session").pipe(
+    Options.withDescription("session id to continue (default: a new session, printed on stderr)"),
+    Options.optional
+  ),
+  prompt: Args.text({ name: "PROMPT" }).pipe(Args.withDescription("what to ask the agent"))
+}
+
+export type RunOptions = Command.Command.ParseConfig<typeof config>
+
+export const command = Command.make("run", config, (options) => lazy(() => import("../run.js"), (m) => m.run(options))).pipe(
+  Command.withDescription("run one turn and print the final assistant reply")
+)

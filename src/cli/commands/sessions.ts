@@ -1,0 +1,33 @@
+// `codex-harness sessions list|show|delete`: what they accept. Reading and deleting sessions is ../sessions.ts, loaded
+// when one runs.
+import { Args, Command } from "@effect/cli"
+import { global } from "../options.js"
+import { lazy } from "./lazy.js"
+
+const load = () => import("../sessions.js")
+const sessionId = Args.text({ name: "ID" }).pipe(Args.withDescription("the session id"))
+
+const listConfig = { stateDir: global.stateDir, json: global.json }
+const showConfig = { ...listConfig, sessionId }
+const deleteConfig = { stateDir: global.stateDir, sessionId }
+
+export type ListOptions = Command.Command.ParseConfig<typeof listConfig>
+export type ShowOptions = Command.Command.ParseConfig<typeof showConfig>
+export type DeleteOptions = Command.Command.ParseConfig<typeof deleteConfig>
+
+const list = Command.make("list", listConfig, (options) => lazy(load, (m) => m.list(options))).pipe(
+  Command.withDescription("one line per session, most recent first: id, last update, bound thread, turns")
+)
+
+const show = Command.make("show", showConfig, (options) => lazy(load, (m) => m.show(options))).pipe(
+  Command.withDescription("a session's binding, model choice and transcript (--json: its records, one per line)")
+)
+
+const remove = Command.make("delete", deleteConfig, (options) => lazy(load, (m) => m.remove(options))).pipe(
+  Command.withDescription("delete a session's file; a supervised chat that still holds its native thread is refused")
+)
+
+export const command = Command.make("sessions").pipe(
+  Command.withDescription("the sessions under the state dir"),
+  Command.withSubcommands([list, show, remove])
+)

@@ -1,0 +1,140 @@
+// How the options every command accepts become HarnessSettings: flags over the config file over the defaults.
+import { FileSystem } from "@effect/platform"
+import { Config, Duration, Effect, Option, Schema } from "effect"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as CodexArgs from "../appserver/CodexArgs.js"
+import * as HarnessConfig from "../config/HarnessConfig.js"
+import type { HarnessSettings, SupervisionSettings } from "../config/Settings.js"
+import { checkPrivate, type UntrustedPath } from "../platform/trust.js"
+import type { GlobalOptions } from "./options.js"
+
+export class BadOption extends Schema.TaggedError<BadOption>()("BadOption", { option: Schema.String, reason: Schema.String }) {
+  override get message() {
+    return `--${this.option}: ${this.reason}`
+  }
+}
+
+/** A variable from the environment; unset and empty are the same. */
+const fromEnv = (name: string) =>
+  Config.string(name).pipe(Config.option, Config.map(Option.filter((value) => value !== "")))
+
+/** `$CODEX_HARNESS_HOME`, else `~/.codex-harness`. */
+export const defaultStateDir: Effect.Effect<string> = fromEnv("CODEX_HARNESS_HOME").pipe(
+  Config.map(Option.match({ onNone: () => path.join(os.homedir(), ".codex-harness"), onSome: (dir) => path.resolve(dir) })),
+  Effect.orDie
+)
+
+/** `--state-dir`, else the default. */
+export const stateDirOf = (flag: Option.Option<string>): Effect.Effect<string> =>
+  Option.match(flag, { onNone: () => defaultStateDir, onSome: (dir) => Effect.succeed(path.resolve(dir)) })
+
+/** Loads the config file that `--config` / `--state-dir` point at. */
+export const loadFor = (options: { readonly config: Option.Option<string>; readonly stateDir: Option.Option<string> }) =>
+  Option.match(options.config, {
+    onSome: (file) =>
+      checkPrivate("config file", path.resolve(file)).pipe(
+        Effect.zipRight(HarnessConfig.load(path.resolve(file), { required: true }))
+      ),
+    onNone: () =>
+      Effect.gen(function* () {
+        const dir = yield* stateDirOf(options.stateDir)
+        // the state dir and its config are obeyed (the config may declare commands): they must be this user's alone
+        yield* checkPrivate("state dir", dir)
+        yield* checkPrivate("config file", HarnessConfig.defaultPath(dir))
+        return yield* HarnessConfig.load(HarnessConfig.defaultPath(dir), { required: false })
+      })
+  })
+
+/** Env values that turn supervision off for the CLI. */
+const offValues = new Set(["0", "off", "false", "no"])
+
+/**
+ * S14: the CLI supervises the user's own CODEX_HOME unless told otherwise (--supervision-home, then
+ * $CODEX_HARNESS_SUPERVISION_HOME, then the config's supervision.codexHome); CODEX_HARNESS_SUPERVISION=off or
+ * supervision.enabled: false disables it, and supervised chats then fail closed.
+ */
+const supervisionSettings = (
+  flag: Option.Option<string>,
+  effective: {
+    readonly providerUrl?: string
+    readonly model?: string
+    readonly codexBin?: string
+    readonly supervision: { readonly enabled: boolean; readonly codexHome?: string }
+  }
+): Effect.Effect<SupervisionSettings> =>
+  Effect.gen(function* () {
+    const env = Option.getOrUndefined(yield* fromEnv("CODEX_HARNESS_SUPERVISION_HOME"))
+    const home = Option.getOrUndefined(flag) ?? env ?? effective.supervision.codexHome
+    const switched = Option.getOrElse(yield* fromEnv("CODEX_HARNESS_SUPERVISION"), () => "")
+    const envOff = offValues.has(switched.trim().toLowerCase())
+    return {
+      enabled: effective.supervision.enabled && !envOff,
+      codexHome: home !== undefined ? path.resolve(home) : undefined,
+      providerUrl: effective.providerUrl,
+      model: effective.model,
+      codexBin: effective.codexBin,
+      disabledReason: envOff
+        ? "CODEX_HARNESS_SUPERVISION is off; unset it to supervise native threads"
+        : "supervision.enabled is false in the config file"
+    }
+  }).pipe(Effect.orDie)
+
+/** Flags over the config file over the defaults, as the settings the harness runs with. */
+export const toSettings = (
+  options: GlobalOptions
+): Effect.Effect<HarnessSettings, BadOption | HarnessConfig.ConfigError | UntrustedPath, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const file = yield* loadFor(options)
+    const effective = HarnessConfig.merge(file, {
+      providerUrl: Option.getOrUndefined(options.providerUrl),
+      approvalPolicy: Option.getOrUndefined(options.approvalPolicy),
+      sandbox: Option.getOrUndefined(options.sandbox),
+      codexHome: Option.getOrUndefined(Option.map(options.codexHome, (d) => path.resolve(d))),
+      codexBin: Option.getOrUndefined(options.codexBin),
+      turnTimeoutSeconds: Option.getOrUndefined(options.timeout)
+    })
+    if (Option.isSome(options.timeout) && options.timeout.value <= 0) {
+      return yield* Effect.fail(new BadOption({ option: "timeout", reason: `expected a positive number of seconds, got ${options.timeout.value}` }))
+    }
+    if (effective.providerUrl !== undefined) {
+      const problem = CodexArgs.checkProviderUrl(effective.providerUrl)
+      if (problem !== undefined) return yield* Effect.fail(new BadOption({ option: "provider-url", reason: problem }))
+    }
+    const cwd = path.resolve(Option.getOrElse(options.cwd, () => process.cwd()))
+    const fs = yield* FileSystem.FileSystem
+    const kind = yield* fs.stat(cwd).pipe(
+      Effect.map((info) => info.type),
+      Effect.orElseSucceed(() => undefined)
+    )
+    if (kind !== "Directory") return yield* Effect.fail(new BadOption({ option: "cwd", reason: `not a directory: ${cwd}` }))
+    return {
+      stateDir: yield* stateDirOf(options.stateDir),
+      cwd,
+      codexHome: effective.codexHome,
+      codexBin: effective.codexBin,
+      providerUrl: effective.providerUrl,
+      // the config file's model is the default; --model is the user's explicit choice, passed per turn
+      model: effective.model,
+      approvalPolicy: effective.approvalPolicy,
+      sandbox: effective.sandbox,
+      approvalsReviewer: effective.approvalsReviewer,
+      serviceTier: effective.serviceTier,
+      visibleReplies: effective.messages.visibleReplies,
+      cronScratchPath: effective.heartbeat.cronScratchPath,
+      requestTimeout: Duration.seconds(effective.appServer.requestTimeoutSeconds),
+      idleTimeToLive: Duration.seconds(effective.appServer.idleTimeToLiveSeconds),
+      queueMode: effective.messages.queue.mode,
+      quietWindow: Duration.millis(effective.messages.queue.quietWindowMs),
+      nativeHookEvents: effective.nativeHookRelay.events,
+      allowAlwaysWindow: Duration.minutes(effective.approvals.allowAlwaysWindowMinutes),
+      allowAlwaysMaxEntries: effective.approvals.allowAlwaysMaxEntries,
+      compactionTimeout: Duration.seconds(effective.compaction.timeoutSeconds),
+      interruptGrace: Duration.seconds(effective.compaction.interruptGraceSeconds),
+      questionTimeout: Duration.seconds(effective.questions.timeoutSeconds),
+      turnTimeout: Duration.seconds(effective.turns.timeoutSeconds),
+      providerSilence: Duration.seconds(effective.turns.silenceSeconds),
+      mcpServers: effective.mcpServers,
+      supervision: yield* supervisionSettings(options.supervisionHome, effective)
+    }
+  })
