@@ -25,8 +25,9 @@ const tags = (file: string) => parseLines(fs.readFileSync(file, "utf8")).records
 /** the held-session time passes on the TestClock; then (bounded) the lock file the release removes is gone */
 const released = (lock: string) =>
   TestClock.adjust(FileSessionStore.heldIdleTimeToLive).pipe(
+    // the receipt is the file's absence; bounded at 5 s (a loaded machine can take a while to run the release's I/O)
     Effect.zipRight(Effect.promise(async () => {
-      for (let i = 0; i < 100 && fs.existsSync(lock); i++) await new Promise((resolve) => setImmediate(resolve))
+      for (let i = 0; i < 500 && fs.existsSync(lock); i++) await new Promise((resolve) => setTimeout(resolve, 10))
     }))
   )
 
