@@ -98,16 +98,17 @@ describe("the hook relay never fails open", () => {
     Effect.gen(function* () {
       const relay = yield* fakeRelay(() => undefined)
       const runs = yield* Effect.all(
-        [...closedEvents, ...openEvents].map((event) => runRelay(argsFor(relay, event, 1500))),
+        // a deadline long enough for four Node processes to start and connect on a loaded machine
+        [...closedEvents, ...openEvents].map((event) => runRelay(argsFor(relay, event, 5000))),
         { concurrency: "unbounded" }
       )
       const [pre, permission, post, stop] = runs
       for (const run of [pre!, permission!]) {
-        expect(run).toMatchObject({ code: 2, stdout: "", stderr: "codex-harness hook relay: no decision within 1.5 s\n" })
+        expect(run).toMatchObject({ code: 2, stdout: "", stderr: "codex-harness hook relay: no decision within 5.0 s\n" })
       }
       for (const run of [post!, stop!]) expect(run).toMatchObject({ code: 0, stdout: "", stderr: "" })
       // the deadline, not Codex's timeout and not a hang, ended them
-      for (const run of runs) expect(run.ms).toBeLessThan(10_000)
+      for (const run of runs) expect(run.ms).toBeLessThan(20_000)
       expect(relay.requests).toHaveLength(4)
       expect(runs.filter((run) => isAlive(run.pid))).toEqual([])
     }))
