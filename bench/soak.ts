@@ -14,6 +14,7 @@ import { performance } from "node:perf_hooks"
 import { isAlive } from "../src/platform/processAlive.js"
 import * as TempDir from "../src/platform/TempDir.js"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
+import { cmdline, descendants } from "./figures/proc.js"
 
 const REPLY = "ok from the scripted model"
 const WINDOW = 50
@@ -39,38 +40,6 @@ const sample = (pid: number): { readonly fds: number; readonly rssKb: number } |
     return { fds, rssKb: Number(rss?.[1] ?? 0) }
   } catch {
     return undefined
-  }
-}
-
-/** the pids of every live process below `root` (read from /proc once) */
-const descendants = (root: number): ReadonlyArray<number> => {
-  const children = new Map<number, Array<number>>()
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const found: Array<number> = []
-  const walk = (pid: number) => {
-    for (const child of children.get(pid) ?? []) {
-      found.push(child)
-      walk(child)
-    }
-  }
-  walk(root)
-  return found
-}
-
-const cmdline = (pid: number) => {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ")
-  } catch {
-    return ""
   }
 }
 

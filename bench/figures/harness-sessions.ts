@@ -19,6 +19,7 @@ import type { HarnessSettings } from "../../src/config/Settings.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { Delivery } from "../../src/ports/Delivery.js"
 import * as Runtimes from "../../src/session/Runtimes.js"
+import { cmdline, descendants } from "./proc.js"
 
 interface Config {
   readonly stateDir: string
@@ -55,26 +56,7 @@ const memoryKb = (pid: number | "self") => {
 }
 
 /** the app-server below this process (its direct child when the native binary is spawned) */
-const appServerPid = (): number | undefined => {
-  const children = new Map<number, Array<number>>()
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
-    } catch {}
-  }
-  const queue = [...(children.get(process.pid) ?? [])]
-  while (queue.length > 0) {
-    const pid = queue.shift()!
-    try {
-      if (fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("app-server")) return pid
-    } catch {}
-    queue.push(...(children.get(pid) ?? []))
-  }
-  return undefined
-}
+const appServerPid = (): number | undefined => descendants(process.pid).find((pid) => cmdline(pid).includes("app-server"))
 
 const program = Effect.gen(function* () {
   const settings: HarnessSettings = {

@@ -51,6 +51,29 @@ export const marked = (): ReadonlyArray<number> => {
   return found
 }
 
+/** the pids of every live process below `root`, nearest first (read from /proc once) */
+export const descendants = (root: number): ReadonlyArray<number> => {
+  const children = new Map<number, Array<number>>()
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)])
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: Array<number> = []
+  const queue = [...(children.get(root) ?? [])]
+  while (queue.length > 0) {
+    const pid = queue.shift()!
+    found.push(pid)
+    queue.push(...(children.get(pid) ?? []))
+  }
+  return found
+}
+
 export const cmdline = (pid: number): string => {
   try {
     return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").trim()
