@@ -90,3 +90,12 @@ const [cli] = await Promise.all([
   esbuild.build({ ...common, entryPoints: { "hook-relay": "src/cli/hookRelay.ts" } })
 ])
 warnAboutPlatformBarrel(cli.metafile)
+
+// Every help page, rendered now from the command tree (tsc's output of the same sources, which `npm run build` has just
+// written): bin/codex-harness.js prints `--help` from this file without loading the CLI, which took most of half a
+// second. Written last, so it is never older than the bundle it describes; the bin ignores it when it is.
+const { examples, helpTree } = await import(new URL("../dist/src/cli/commands/root.js", import.meta.url).href)
+const { helpPages } = await import(new URL("../dist/src/cli/help.js", import.meta.url).href)
+const { packageVersion } = await import(new URL("../dist/src/cli/version.js", import.meta.url).href)
+const version = packageVersion()
+fs.writeFileSync(path.join(outdir, "help.json"), JSON.stringify({ version, pages: helpPages(helpTree, version, examples) }))

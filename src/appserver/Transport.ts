@@ -10,6 +10,7 @@ import { describeFileError } from "../platform/fileErrors.js"
 import * as CodexBinary from "./CodexBinary.js"
 import { SpawnFailed } from "./errors.js"
 import { type FramedLine, LineFramer } from "./LineFramer.js"
+import { groupAlive, signalGroup } from "./ProcessGroup.js"
 
 export interface TransportOptions {
   /** explicit codex executable; default: the native binary of the installed @openai/codex */
@@ -60,24 +61,6 @@ export class Transport extends Context.Tag("codex-harness/Transport")<
   }
 >() {}
 
-const killGroup = (pid: number | undefined, signal: NodeJS.Signals) => {
-  if (pid === undefined) return
-  try {
-    process.kill(-pid, signal)
-  } catch {
-    // ESRCH: the group is already gone
-  }
-}
-
-const groupExists = (pid: number | undefined) => {
-  if (pid === undefined) return false
-  try {
-    process.kill(-pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 const groupReapIntervalMs = 25
 const groupReapRounds = 20
 /**
@@ -145,14 +128,14 @@ const spawnProcess = (options: TransportOptions) =>
           // finalizers are uninterruptible: without `interruptible` the timeout could never cut the wait short
           const clean = yield* Deferred.await(exitDeferred).pipe(Effect.interruptible, Effect.timeoutOption(exitGrace))
           if (Option.isNone(clean)) {
-            killGroup(proc.pid, "SIGKILL")
+            signalGroup(proc.pid, "SIGKILL")
             yield* Deferred.await(exitDeferred)
           }
           // anything the app-server left in its group goes with it; a login shell may still be forking, so repeat
-          // (bounded) until the group is empty
+          // (bounded) until no member is running (zombies waiting for a slow PID 1 do not count: ProcessGroup.ts)
           for (let round = 0; round < groupReapRounds; round++) {
-            killGroup(proc.pid, "SIGKILL")
-            if (!groupExists(proc.pid)) break
+            signalGroup(proc.pid, "SIGKILL")
+            if (!groupAlive(proc.pid)) break
             yield* osPause(groupReapIntervalMs)
           }
           // Our ends of its pipes go now. A process outside its group may still hold the other ends (Codex's

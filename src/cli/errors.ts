@@ -11,6 +11,13 @@ export class TurnDidNotComplete extends Schema.TaggedError<TurnDidNotComplete>()
   }
 }
 
+/** A command line this CLI refuses before @effect/cli parses it (exit 2). */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { line: Schema.String }) {
+  override get message() {
+    return this.line
+  }
+}
+
 export interface Rendered {
   readonly line: string
   readonly exitCode: 1 | 2
@@ -28,6 +35,7 @@ export const render = (cause: Cause.Cause<unknown>): Rendered | undefined => {
       // @effect/cli has already printed what was wrong with the command line
       return { line: "", exitCode: 2 }
     }
+    if (error instanceof UsageError) return { line: oneLine(error.line), exitCode: 2 }
     if (error instanceof Error) return { line: oneLine(error.message || error.name), exitCode: 1 }
     return { line: oneLine(String(error)), exitCode: 1 }
   }

@@ -11,20 +11,12 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Effect, Exit, Layer, Logger, LogLevel } from "effect"
-import * as Chat from "./commands/chat.js"
-import * as Compact from "./commands/compact.js"
-import * as Config from "./commands/config.js"
-import * as Demo from "./commands/demo.js"
-import * as Run from "./commands/run.js"
-import * as Sessions from "./commands/sessions.js"
-import * as Threads from "./commands/threads.js"
-import { render } from "./errors.js"
+import { examples, helpTree, root } from "./commands/root.js"
+import { render, UsageError } from "./errors.js"
+import { helpPages } from "./help.js"
+import { requestedPage, unknownCommandLine } from "./helpRequest.js"
 import { packageVersion } from "./version.js"
 
-const root = Command.make("codex-harness").pipe(
-  Command.withDescription("drive the real codex app-server: sessions, turns and everything around them"),
-  Command.withSubcommands([Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command])
-)
 
 // what @effect/cli and the handlers use of the platform: not NodeContext.layer, which adds a command executor and a
 // worker manager that nothing here uses, and their code to every start
@@ -37,7 +29,17 @@ const terminalLogger = Logger.make(({ logLevel, message }) => {
 })
 const logging = Layer.merge(Logger.replace(Logger.defaultLogger, terminalLogger), Logger.minimumLogLevel(LogLevel.Warning))
 
-const program = Command.run(root, { name: "codex-harness", version: packageVersion() })(process.argv).pipe(
+/** `--help` anywhere before `--`: this CLI's own page (help.ts) instead of @effect/cli's */
+const help = (args: ReadonlyArray<string>) =>
+  Effect.suspend(() => {
+    const request = requestedPage(args, helpPages(helpTree, packageVersion(), examples))
+    if (request === undefined) return Effect.succeed(false)
+    if (request._tag === "Page") return Effect.as(Effect.sync(() => process.stdout.write(request.text)), true)
+    return Effect.fail(new UsageError({ line: unknownCommandLine("codex-harness", request).replace(/^codex-harness: /, "") }))
+  })
+
+const program = help(process.argv.slice(2)).pipe(
+  Effect.flatMap((helped) => (helped ? Effect.void : Command.run(root, { name: "codex-harness", version: packageVersion() })(process.argv))),
   Effect.provide(platform),
   Effect.provide(logging),
   Effect.as(0),

@@ -1,5 +1,6 @@
 // The command line as a user meets it: the compiled `codex-harness` bin (npm test builds it first) against the real
 // app-server and a scripted model.
+import { packageVersion } from "../../src/cli/version.js"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
@@ -113,11 +114,18 @@ describe("codex-harness CLI", () => {
     })
   )
 
-  it.scopedLive("[cli] --help works", () =>
+  it.scopedLive("[cli] --help prints a plain page; an unknown command is a usage error naming it", () =>
     Effect.gen(function* () {
-      const ran = yield* cli(["run", "--help"])
+      const ran = yield* cli(["run", "--model", "x", "--help"])
       expect(ran.code).toBe(0)
+      expect(ran.stdout).toMatch(/^codex-harness run: /)
       expect(ran.stdout).toContain("--provider-url")
+      expect(ran.stdout).not.toMatch(/\u001b/)
+      const version = yield* cli(["--version"])
+      expect(version).toMatchObject({ code: 0, stdout: `${packageVersion()}\n` })
+      const unknown = yield* cli(["nosuch", "--help"])
+      expect(unknown).toMatchObject({ code: 2, stdout: "" })
+      expect(unknown.stderr).toBe("codex-harness: unknown command 'nosuch' (`codex-harness --help` lists the commands)\n")
     })
   )
 })

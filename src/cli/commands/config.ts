@@ -27,7 +27,10 @@ const show = Command.make("show", showConfig, (options) => lazy(load, (m) => m.s
   Command.withDescription("print the effective config as JSON: flags win over the file, the file over the defaults")
 )
 
+/** in the order help lists them */
+export const subcommands = [schema, show] as const
+
 export const command = Command.make("config").pipe(
   Command.withDescription("the config file: its JSON Schema, and the effective settings"),
-  Command.withSubcommands([schema, show])
+  Command.withSubcommands(subcommands)
 )

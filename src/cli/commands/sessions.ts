@@ -27,7 +27,10 @@ const remove = Command.make("delete", deleteConfig, (options) => lazy(load, (m) 
   Command.withDescription("delete a session's file; a supervised chat that still holds its native thread is refused")
 )
 
+/** in the order help lists them */
+export const subcommands = [list, show, remove] as const
+
 export const command = Command.make("sessions").pipe(
   Command.withDescription("the sessions under the state dir"),
-  Command.withSubcommands([list, show, remove])
+  Command.withSubcommands(subcommands)
 )

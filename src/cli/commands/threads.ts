@@ -41,7 +41,10 @@ const archive = Command.make("archive", archiveConfig, (options) => lazy(load, (
   Command.withDescription("archive a native thread nothing known runs on, after your no-other-runner confirmation")
 )
 
+/** in the order help lists them */
+export const subcommands = [list, show, branch, archive] as const
+
 export const command = Command.make("threads").pipe(
   Command.withDescription("supervise native Codex threads: list, show, continue as branch, archive"),
-  Command.withSubcommands([list, show, branch, archive])
+  Command.withSubcommands(subcommands)
 )

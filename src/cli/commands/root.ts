@@ -1,0 +1,63 @@
+// The whole command tree: what main.ts parses and help.ts describes. Names, flags and descriptions only; each
+// command's implementation is loaded when it runs (lazy.ts).
+import { Command } from "@effect/cli"
+import type { HelpTree } from "../help.js"
+import * as Chat from "./chat.js"
+import * as Compact from "./compact.js"
+import * as Config from "./config.js"
+import * as Demo from "./demo.js"
+import * as Run from "./run.js"
+import * as Sessions from "./sessions.js"
+import * as Threads from "./threads.js"
+
+const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command] as const
+
+export const root = Command.make("codex-harness").pipe(
+  Command.withDescription("drive the real codex app-server: sessions, turns and everything around them"),
+  Command.withSubcommands(commands)
+)
+
+const leaf = (command: HelpTree["command"]): HelpTree => ({ command, children: [] })
+const parent = (command: HelpTree["command"], children: ReadonlyArray<HelpTree["command"]>): HelpTree => ({
+  command,
+  children: children.map(leaf)
+})
+
+/** the same tree for help.ts, which reads each command's own help (a parent's does not describe its children) */
+export const helpTree: HelpTree = {
+  command: root,
+  children: [
+    leaf(Run.command),
+    leaf(Chat.command),
+    parent(Sessions.command, Sessions.subcommands),
+    leaf(Demo.command),
+    parent(Config.command, Config.subcommands),
+    leaf(Compact.command),
+    parent(Threads.command, Threads.subcommands)
+  ]
+}
+
+/** A few typical calls per help page, keyed like help.ts's pages (the command path joined with spaces). */
+export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
+  "": ["codex-harness demo", 'codex-harness run --provider-url http://127.0.0.1:8080/v1 "say hello"', "codex-harness chat"],
+  run: [
+    'codex-harness run "list the files in this directory"',
+    'codex-harness run --session SESSION_ID "and now the tests"',
+    'codex-harness run --json "say hello" > events.jsonl'
+  ],
+  chat: ["codex-harness chat", "codex-harness chat --session SESSION_ID", "printf 'hi\\nthanks\\n' | codex-harness chat"],
+  sessions: ["codex-harness sessions list"],
+  "sessions list": ["codex-harness sessions list", "codex-harness sessions list --json"],
+  "sessions show": ["codex-harness sessions show SESSION_ID"],
+  "sessions delete": ["codex-harness sessions delete SESSION_ID"],
+  demo: ["codex-harness demo"],
+  config: ["codex-harness config show", "codex-harness config schema > config.schema.json"],
+  "config schema": ["codex-harness config schema > config.schema.json"],
+  "config show": ["codex-harness config show --model gpt-5"],
+  compact: ["codex-harness compact --session SESSION_ID"],
+  threads: ["codex-harness threads list"],
+  "threads list": ["codex-harness threads list --json"],
+  "threads show": ["codex-harness threads show THREAD_ID"],
+  "threads branch": ["codex-harness threads branch THREAD_ID"],
+  "threads archive": ["codex-harness threads archive --confirm-no-other-runner THREAD_ID"]
+}
