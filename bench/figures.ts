@@ -113,7 +113,7 @@ const cpuPressure = () => {
 /** which build bin/codex-harness.js runs: the bundle when it is at least as new as the tsc output (its rule today) */
 const cliBuild = () => {
   const modified = (file: string) => fs.statSync(new URL(`../../dist/${file}`, import.meta.url), { throwIfNoEntry: false })?.mtimeMs ?? -1
-  return modified("bundle/main.js") >= 0 && modified("bundle/main.js") >= modified("src/cli/main.js")
+  return modified("bundle/cli.cjs") >= 0 && modified("bundle/cli.cjs") >= modified("src/cli/main.js")
     ? "bundled (dist/bundle)"
     : "tsc output (dist/src)"
 }

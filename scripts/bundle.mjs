@@ -2,18 +2,24 @@
 // library exports and the tests; this bundles the command line into dist/bundle/, because loading the compiled module
 // graph (hundreds of files of effect, @effect/cli and the harness) was most of a cold start.
 //
-//   dist/bundle/main.js        the command tree and the CLI runtime: all that `--help` and parsing load
-//   dist/bundle/chunks/*.js    one chunk per command implementation (each handler's dynamic import) and the code they
-//                              share; a command loads only its own
-//   dist/bundle/hook-relay.js  `codex-harness hook-relay`, which Codex starts for every relayed hook: one file of
-//                              Node's own modules, built apart so it never shares (or waits on) a chunk with the CLI
+//   dist/bundle/cli.cjs         the whole command line in one script. Each command's implementation is still loaded
+//                               only when it runs: a handler's dynamic import becomes a module whose top level the
+//                               bundle runs on first use, so parsing a command runs no harness code.
+//   dist/bundle/cli.code-cache  V8's compiled code for cli.cjs, written by a first run (below): bin/codex-harness.js
+//                               compiles the script with it, which cut loading the CLI from 0.31 s to 0.08 s here.
+//                               Node 20 can use a code cache only for a script (vm.Script), not for an ES module,
+//                               which is why the CLI is one CommonJS file and not ES chunks.
+//   dist/bundle/help.json       every help page, rendered from the command tree, for a `--help` that loads nothing
+//   dist/bundle/hook-relay.js   `codex-harness hook-relay`, which Codex starts for every relayed hook: one file of
+//                               Node's own modules, built apart so it loads nothing of the CLI
 //
-// Minified ES modules for Node 20, with linked source maps: `NODE_OPTIONS=--enable-source-maps codex-harness ...`
-// prints stack traces with src/ files and lines. Not on by default: Node then reads and parses every map as its module
-// loads, which made `--help` take half as long again and 35 MB more (and the CLI prints a failure as one line, never a
-// stack). Every dependency is bundled: the bundle needs nothing from node_modules at run time but the codex binary,
-// which is found at run time through @openai/codex (never imported).
+// Minified for Node 20, with linked source maps: `NODE_OPTIONS=--enable-source-maps codex-harness ...` prints stack
+// traces with src/ files and lines (the bin then loads cli.cjs with require, which reads the map). Not on by default:
+// Node then reads and parses every map as its module loads, which made a start take half as long again and 35 MB more
+// (and the CLI prints a failure as one line, never a stack). Every dependency is bundled: the bundle needs nothing
+// from node_modules at run time but the codex binary, which is found at run time through @openai/codex (never imported).
 import * as esbuild from "esbuild"
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -72,20 +78,21 @@ const warnAboutPlatformBarrel = (metafile) => {
   )
 }
 
-// chunks from an earlier build have other hashes: start empty so no stale file is shipped
+// start empty: no stale file (an old code cache, chunks of an earlier layout) is shipped
 fs.rmSync(outdir, { recursive: true, force: true })
 
 const [cli] = await Promise.all([
   esbuild.build({
     ...common,
-    entryPoints: { main: "src/cli/main.ts" },
-    splitting: true,
-    chunkNames: "chunks/[name]-[hash]",
+    format: "cjs",
+    entryPoints: { cli: "src/cli/main.ts" },
+    outExtension: { ".js": ".cjs" },
     metafile: true,
     plugins: [withoutCliFileParsers],
-    // some bundled dependencies are CommonJS (ws in @effect/platform-node, for one) and call require() for Node's
-    // modules, which an ES module does not have: give each output file one
-    banner: { js: 'import { createRequire as __createRequire } from "node:module"; const require = __createRequire(import.meta.url);' }
+    // modules that find files next to themselves (the package's bin, its package.json) read import.meta.url, which a
+    // CommonJS script does not have: the script's own URL, which is where those modules now are
+    define: { "import.meta.url": "__codexHarnessScriptUrl" },
+    banner: { js: 'const __codexHarnessScriptUrl = require("node:url").pathToFileURL(__filename).href;' }
   }),
   esbuild.build({ ...common, entryPoints: { "hook-relay": "src/cli/hookRelay.ts" } })
 ])
@@ -99,3 +106,14 @@ const { helpPages } = await import(new URL("../dist/src/cli/help.js", import.met
 const { packageVersion } = await import(new URL("../dist/src/cli/version.js", import.meta.url).href)
 const version = packageVersion()
 fs.writeFileSync(path.join(outdir, "help.json"), JSON.stringify({ version, pages: helpPages(helpTree, version, examples) }))
+
+// The code cache: the bin writes one when there is none, at the exit of the run that compiled the script, with every
+// function that run compiled. `config schema` loads the CLI and the config's schemas without starting an app-server,
+// so building needs nothing but Node. A later run that finds the cache rejected (another Node) writes a new one.
+const warmUp = spawnSync(process.execPath, [path.join(root, "bin", "codex-harness.js"), "config", "schema"], {
+  stdio: ["ignore", "ignore", "inherit"],
+  timeout: 60_000
+})
+if (warmUp.status !== 0 || !fs.existsSync(path.join(outdir, "cli.code-cache"))) {
+  console.warn(`bundle: warning: no code cache written (config schema: exit ${warmUp.status ?? warmUp.signal}); the CLI starts without one`)
+}

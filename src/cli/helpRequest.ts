@@ -9,12 +9,18 @@ export type HelpRequest =
 /**
  * The help page `args` (the words after the command's name) asks for, if it asks for one: `-h` or `--help` before any
  * `--`, for the longest leading run of words that names a command (so `run --model x --help` is run's page). Undefined
- * when there is no help flag. Pages are keyed by command path ("" for the root, "sessions list").
+ * when there is no help flag (asksForHelp, which needs no pages). Pages are keyed by command path ("" for the root, "sessions list").
  */
-export const requestedPage = (args: ReadonlyArray<string>, pages: Readonly<Record<string, string>>): HelpRequest | undefined => {
+export const asksForHelp = (args: ReadonlyArray<string>): boolean => {
   const end = args.indexOf("--")
   const flags = end < 0 ? args : args.slice(0, end)
-  if (!flags.includes("--help") && !flags.includes("-h")) return undefined
+  return flags.includes("--help") || flags.includes("-h")
+}
+
+export const requestedPage = (args: ReadonlyArray<string>, pages: Readonly<Record<string, string>>): HelpRequest | undefined => {
+  if (!asksForHelp(args)) return undefined
+  const end = args.indexOf("--")
+  const flags = end < 0 ? args : args.slice(0, end)
   let key = ""
   for (const word of flags) {
     if (word.startsWith("-")) break

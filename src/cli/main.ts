@@ -13,8 +13,7 @@ import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import { examples, helpTree, root } from "./commands/root.js"
 import { render, UsageError } from "./errors.js"
-import { helpPages } from "./help.js"
-import { requestedPage, unknownCommandLine } from "./helpRequest.js"
+import { asksForHelp, requestedPage, unknownCommandLine } from "./helpRequest.js"
 import { packageVersion } from "./version.js"
 
 
@@ -32,10 +31,17 @@ const logging = Layer.merge(Logger.replace(Logger.defaultLogger, terminalLogger)
 /** `--help` anywhere before `--`: this CLI's own page (help.ts) instead of @effect/cli's */
 const help = (args: ReadonlyArray<string>) =>
   Effect.suspend(() => {
-    const request = requestedPage(args, helpPages(helpTree, packageVersion(), examples))
-    if (request === undefined) return Effect.succeed(false)
-    if (request._tag === "Page") return Effect.as(Effect.sync(() => process.stdout.write(request.text)), true)
-    return Effect.fail(new UsageError({ line: unknownCommandLine("codex-harness", request).replace(/^codex-harness: /, "") }))
+    // the pages are rendered only for a help request: 20 ms a run would otherwise spend on them
+    if (!asksForHelp(args)) return Effect.succeed(false)
+    return Effect.flatMap(
+      Effect.promise(() => import("./help.js")),
+      ({ helpPages }) => {
+        const request = requestedPage(args, helpPages(helpTree, packageVersion(), examples))
+        if (request === undefined) return Effect.succeed(false)
+        if (request._tag === "Page") return Effect.as(Effect.sync(() => process.stdout.write(request.text)), true)
+        return Effect.fail(new UsageError({ line: unknownCommandLine("codex-harness", request).replace(/^codex-harness: /, "") }))
+      }
+    )
   })
 
 const program = help(process.argv.slice(2)).pipe(

@@ -1,0 +1,55 @@
+// The bundled command line (dist/bundle/cli.cjs, which npm test builds first) and its V8 code cache, in a copy of the
+// package's layout: a run with no cache writes one; a cache V8 rejects is replaced; a bundle directory that others
+// may write to gets no cache (a cache is code).
+import { describe, expect, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+
+const copyPackage = () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "code-cache-"))
+  fs.mkdirSync(path.join(root, "bin"))
+  fs.copyFileSync(path.resolve("bin/codex-harness.js"), path.join(root, "bin", "codex-harness.js"))
+  fs.cpSync(path.resolve("dist/bundle"), path.join(root, "dist", "bundle"), { recursive: true })
+  fs.rmSync(path.join(root, "dist", "bundle", "cli.code-cache"), { force: true })
+  return root
+}
+
+const schemaOf = (root: string) => {
+  const ran = spawnSync(process.execPath, [path.join(root, "bin", "codex-harness.js"), "config", "schema"], {
+    encoding: "utf8",
+    timeout: 60_000
+  })
+  expect(ran.stderr).toBe("")
+  expect(ran.status).toBe(0)
+  return JSON.parse(ran.stdout) as { readonly $schema?: string }
+}
+
+describe("the bundled CLI's code cache", () => {
+  it("a run without a cache writes one; a rejected cache is replaced; an open directory gets none", () => {
+    const root = copyPackage()
+    const bundle = path.join(root, "dist", "bundle")
+    const cache = path.join(bundle, "cli.code-cache")
+    try {
+      fs.chmodSync(bundle, 0o755)
+      const expected = schemaOf(root)
+      expect(expected.$schema).toBeDefined()
+      expect(fs.statSync(cache).size).toBeGreaterThan(100_000)
+
+      // bytes V8 cannot use (as from another Node version): the run still works, and leaves a usable cache
+      fs.writeFileSync(cache, Buffer.alloc(4096, 7))
+      expect(schemaOf(root)).toEqual(expected)
+      expect(fs.statSync(cache).size).toBeGreaterThan(100_000)
+      expect(fs.readdirSync(bundle).filter((f) => f.startsWith("cli.code-cache."))).toEqual([])
+
+      // others may write to the directory: nothing is cached there
+      fs.rmSync(cache)
+      fs.chmodSync(bundle, 0o777)
+      expect(schemaOf(root)).toEqual(expected)
+      expect(fs.existsSync(cache)).toBe(false)
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true })
+    }
+  })
+})
