@@ -23,6 +23,7 @@ import {
   RpcError
 } from "./errors.js"
 import type { FramedLine } from "./LineFramer.js"
+import * as WireLog from "./WireLog.js"
 import * as Notifications from "./Notifications.js"
 import { type HandlerFailure, makeRouter, type ServerRequestRoute } from "./ServerRequestRoutes.js"
 import type { TransportHandle } from "./Transport.js"
@@ -139,8 +140,12 @@ export const make = (
         )
       })
 
+    const wireLog = yield* WireLog.make
     const write = (message: unknown) =>
-      Effect.suspend(() => transport.send(JSON.stringify(message)))
+      Effect.suspend(() => {
+        const line = JSON.stringify(message)
+        return wireLog.logs ? Effect.zipRight(wireLog.sent(line), transport.send(line)) : transport.send(line)
+      })
 
     const reply = (id: RequestId, outcome: Exit.Exit<unknown, HandlerFailure>) =>
       write(
@@ -192,7 +197,10 @@ export const make = (
         return Deferred.succeed(entry.deferred, message.result)
       })
 
-    const onLine = (line: FramedLine): Effect.Effect<void> => {
+    const onLine = (line: FramedLine): Effect.Effect<void> =>
+      wireLog.logs && line._tag !== "Oversized" ? Effect.zipRight(wireLog.received(line.text), handleLine(line)) : handleLine(line)
+
+    const handleLine = (line: FramedLine): Effect.Effect<void> => {
       if (line._tag === "Oversized") {
         counters.oversizedLines++
         // the turn it belonged to must learn at once that it lost a message, not go silent

@@ -1,5 +1,6 @@
 // Turning any failure into one readable line and an exit code: 2 for usage, 1 for everything else.
-import { ValidationError } from "@effect/cli"
+import { type HelpDoc, ValidationError } from "@effect/cli"
+import type * as Span from "@effect/cli/HelpDoc/Span"
 import { Cause, Option, Schema } from "effect"
 
 export class TurnDidNotComplete extends Schema.TaggedError<TurnDidNotComplete>()("TurnDidNotComplete", {
@@ -25,6 +26,26 @@ export interface Rendered {
 
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
 
+const spanText = (span: Span.Span): string =>
+  span._tag === "Sequence" ? spanText(span.left) + spanText(span.right) : span._tag === "Text" || span._tag === "URI" ? span.value : spanText(span.value)
+
+/** a HelpDoc's words without its layout or colours */
+const helpDocText = (doc: HelpDoc.HelpDoc): string => {
+  switch (doc._tag) {
+    case "Empty":
+      return ""
+    case "Header":
+    case "Paragraph":
+      return spanText(doc.value)
+    case "Sequence":
+      return `${helpDocText(doc.left)} ${helpDocText(doc.right)}`
+    case "Enumeration":
+      return doc.elements.map(helpDocText).join(", ")
+    case "DescriptionList":
+      return doc.definitions.map(([term, text]) => `${spanText(term)}: ${helpDocText(text)}`).join("; ")
+  }
+}
+
 /** A failure, as the single line printed on stderr. Never a stack trace. */
 export const render = (cause: Cause.Cause<unknown>): Rendered | undefined => {
   if (Cause.isInterruptedOnly(cause)) return { line: "interrupted", exitCode: 1 }
@@ -32,8 +53,9 @@ export const render = (cause: Cause.Cause<unknown>): Rendered | undefined => {
   if (Option.isSome(failure)) {
     const error = failure.value
     if (ValidationError.isValidationError(error)) {
-      // @effect/cli has already printed what was wrong with the command line
-      return { line: "", exitCode: 2 }
+      // what @effect/cli found wrong with the command line (main.ts keeps it from printing its own coloured version)
+      const text = oneLine(helpDocText(error.error))
+      return { line: text === "" ? "invalid command line (`--help` shows the usage)" : text, exitCode: 2 }
     }
     if (error instanceof UsageError) return { line: oneLine(error.line), exitCode: 2 }
     if (error instanceof Error) return { line: oneLine(error.message || error.name), exitCode: 1 }

@@ -16,6 +16,24 @@ export interface Entry {
   readonly text: string
 }
 
+/** What the command line checks of an option before @effect/cli parses it (argv.ts). */
+export interface OptionSpec {
+  readonly names: ReadonlyArray<string>
+  readonly kind: "boolean" | "integer" | "text" | "choice"
+  readonly choices: ReadonlyArray<string>
+}
+
+/** `--sandbox read-only | workspace-write`, `(-m, --model text)`, `--json`: names and the kind of value */
+const specOf = (rawTerm: string): OptionSpec | undefined => {
+  const match = /^((?:-{1,2}[\w-]+)(?:, -{1,2}[\w-]+)*)(?: (.*))?$/.exec(rawTerm.replace(/^\((.*)\)$/, "$1"))
+  if (match === null) return undefined
+  const names = match[1]!.split(", ")
+  const value = match[2]
+  if (value === undefined) return { names, kind: "boolean", choices: [] }
+  if (value.includes(" | ")) return { names, kind: "choice", choices: value.split(" | ") }
+  return { names, kind: value === "integer" ? "integer" : "text", choices: [] }
+}
+
 interface Page {
   readonly path: ReadonlyArray<string>
   readonly description: string
@@ -78,7 +96,11 @@ const sections = (doc: HelpDoc.HelpDoc) => {
     })),
     options: definitions("OPTIONS")
       .map(([term, text]) => optionEntry(spanText(term), text))
-      .filter((option) => !builtIn.test(option.term))
+      .filter((option) => !builtIn.test(option.term)),
+    specs: definitions("OPTIONS").flatMap(([term]) => {
+      const spec = specOf(spanText(term))
+      return spec === undefined || builtIn.test(spec.names.join(", ")) ? [] : [spec]
+    })
   }
 }
 
@@ -98,6 +120,20 @@ const pagesOf = (tree: HelpTree, path: ReadonlyArray<string>): Array<Page> => {
     text: childPages.find((p) => p.path.length === path.length + 1 && p.path[path.length] === nameOf(child))?.description ?? ""
   }))
   return [{ path, description, args, options, commands }, ...childPages]
+}
+
+/** The command `words` name (the longest leading run of command names), its options and subcommands. */
+export const commandAt = (tree: HelpTree, words: ReadonlyArray<string>) => {
+  let node = tree
+  const path: Array<string> = []
+  for (const word of words) {
+    const child = node.children.find((c) => nameOf(c) === word)
+    if (child === undefined) break
+    node = child
+    path.push(word)
+  }
+  const { args, specs } = sections(Command.getHelp(node.command, CliConfig.defaultConfig))
+  return { path, options: specs, args: args.length, subcommands: node.children.map(nameOf) }
 }
 
 /** text wrapped at `width`, every line after the first indented by `indent` */

@@ -11,8 +11,10 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { Effect, Exit, Layer, Logger, LogLevel } from "effect"
+import { handlerStarted } from "./commands/lazy.js"
 import { examples, helpTree, root } from "./commands/root.js"
 import { render, UsageError } from "./errors.js"
+import { terminalText } from "./terminalText.js"
 import { asksForHelp, requestedPage, unknownCommandLine } from "./helpRequest.js"
 import { packageVersion } from "./version.js"
 
@@ -24,9 +26,32 @@ const platform = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTermin
 // warnings and errors as short lines; the structured default logger is for services, not for people at a terminal
 const terminalLogger = Logger.make(({ logLevel, message }) => {
   const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
-  process.stderr.write(`codex-harness: ${logLevel.label.toLowerCase()}: ${text}\n`)
+  // a log line may quote the app-server or the model (`--log-level debug`): never their control sequences
+  process.stderr.write(`codex-harness: ${logLevel.label.toLowerCase()}: ${terminalText(text).replace(/\n/g, " ")}\n`)
 })
-const logging = Layer.merge(Logger.replace(Logger.defaultLogger, terminalLogger), Logger.minimumLogLevel(LogLevel.Warning))
+/**
+ * `--log-level LEVEL` (before any `--`): @effect/cli parses the flag, but the level it sets does not reach the logger
+ * main installs, so main reads it too. Warnings and errors by default; `debug` adds the JSON-RPC traffic.
+ */
+const logLevelOf = (args: ReadonlyArray<string>): LogLevel.LogLevel => {
+  const end = args.indexOf("--")
+  const flags = end < 0 ? args : args.slice(0, end)
+  const at = flags.findIndex((a) => a === "--log-level" || a.startsWith("--log-level="))
+  const value = at < 0 ? undefined : flags[at]!.includes("=") ? flags[at]!.slice("--log-level=".length) : flags[at + 1]
+  const levels: Record<string, LogLevel.LogLevel> = {
+    all: LogLevel.All,
+    trace: LogLevel.Trace,
+    debug: LogLevel.Debug,
+    info: LogLevel.Info,
+    warning: LogLevel.Warning,
+    error: LogLevel.Error,
+    fatal: LogLevel.Fatal,
+    none: LogLevel.None
+  }
+  return (value !== undefined ? levels[value] : undefined) ?? LogLevel.Warning
+}
+
+const logging = Layer.merge(Logger.replace(Logger.defaultLogger, terminalLogger), Logger.minimumLogLevel(logLevelOf(process.argv.slice(2))))
 
 /** `--help` anywhere before `--`: this CLI's own page (help.ts) instead of @effect/cli's */
 const help = (args: ReadonlyArray<string>) =>
@@ -44,8 +69,42 @@ const help = (args: ReadonlyArray<string>) =>
     )
   })
 
-const program = help(process.argv.slice(2)).pipe(
-  Effect.flatMap((helped) => (helped ? Effect.void : Command.run(root, { name: "codex-harness", version: packageVersion() })(process.argv))),
+/** Flags this command does not know, or values its flags cannot take: a usage error naming the flag (argv.ts). */
+const checkArgs = (args: ReadonlyArray<string>) =>
+  Effect.flatMap(
+    Effect.promise(() => Promise.all([import("./help.js"), import("./argv.js")])),
+    ([{ commandAt, helpPages }, { scanFlags }]) => {
+      const shape = commandAt(helpTree, args)
+      const scanned = scanFlags("codex-harness", shape, args.slice(shape.path.length))
+      if (scanned.error !== undefined) return Effect.fail(new UsageError({ line: scanned.error }))
+      // `codex-harness` or `codex-harness sessions` alone: the page that lists the commands, not @effect/cli's
+      if (shape.subcommands.length > 0 && scanned.positionals.length === 0 && !scanned.flags.includes("--version")) {
+        const page = helpPages(helpTree, packageVersion(), examples)[shape.path.join(" ")]
+        return Effect.as(Effect.sync(() => process.stdout.write(page ?? "")), true)
+      }
+      return Effect.succeed(false)
+    }
+  )
+
+/**
+ * @effect/cli prints its parse errors itself, as coloured paragraphs on stderr, before failing with them; main prints
+ * every failure as one line (errors.ts), so until a command's handler runs its printing is left out.
+ */
+const withoutParserPrinting = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.console, (console) =>
+    Effect.withConsole(effect, { ...console, error: (...args) => (handlerStarted() ? console.error(...args) : Effect.void) }))
+
+const args = process.argv.slice(2)
+const program = help(args).pipe(
+  Effect.flatMap((helped) =>
+    helped
+      ? Effect.void
+      : checkArgs(args).pipe(
+        Effect.flatMap((listed) =>
+          listed ? Effect.void : withoutParserPrinting(Command.run(root, { name: "codex-harness", version: packageVersion() })(process.argv))
+        )
+      )
+  ),
   Effect.provide(platform),
   Effect.provide(logging),
   Effect.as(0),
@@ -68,8 +127,13 @@ const afterOutput = (then: () => void) => process.stdout.write("", () => process
 
 // runMain's own pretty logger would stay installed next to the terminal logger and print every warning again, on
 // stdout, where only replies and --json events belong
+// runMain interrupts the program on SIGINT and on SIGTERM alike; the exit code says which (128 + the signal's number)
+let terminatedBy: "SIGINT" | "SIGTERM" = "SIGINT"
+process.once("SIGTERM", () => (terminatedBy = "SIGTERM"))
+
 NodeRuntime.runMain(program, {
   disableErrorReporting: true,
   disablePrettyLogger: true,
-  teardown: (exit, onExit) => afterOutput(() => onExit(Exit.isSuccess(exit) ? (exit.value as number) : 130))
+  teardown: (exit, onExit) =>
+    afterOutput(() => onExit(Exit.isSuccess(exit) ? (exit.value as number) : terminatedBy === "SIGTERM" ? 143 : 130))
 })

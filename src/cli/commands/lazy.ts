@@ -9,4 +9,14 @@ import { Effect } from "effect"
  * prints it as one `internal error` line, like any other.
  */
 export const lazy = <M, A, E, R>(load: () => Promise<M>, use: (module: M) => Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.flatMap(Effect.promise(load), use)
+  Effect.flatMap(
+    Effect.promise(() => {
+      started = true
+      return load()
+    }),
+    use
+  )
+
+let started = false
+/** whether a command's handler has begun: before that, what the program prints is @effect/cli's parsing (main.ts) */
+export const handlerStarted = () => started
