@@ -65,6 +65,19 @@ const httpUrl = Schema.String.pipe(
   expecting("an http(s) URL")
 )
 
+// The name of the variable the provider key is in. The message never repeats the value: a value that is not a name is
+// most likely the key itself, pasted where its variable's name belongs.
+const envVarName = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/),
+  (schema) =>
+    schema.annotations({
+      message: () => ({
+        message: "expected the name of an environment variable (letters, digits and _, not starting with a digit), not the key itself",
+        override: true
+      })
+    })
+)
+
 const section = <F extends Schema.Struct.Fields>(fields: F) => Schema.Struct(fields).pipe(expecting("an object", false))
 
 const field = <S extends Schema.Schema.All>(
@@ -203,6 +216,10 @@ export const HarnessConfig = section({
   providerUrl: field(httpUrl, {
     description:
       "An OpenAI Responses API base URL, e.g. http://127.0.0.1:8080/v1 (--provider-url wins). Without it Codex uses your own configuration and login."
+  }),
+  providerKeyEnv: field(envVarName, {
+    description:
+      "With a provider URL: the environment variable its key is read from, e.g. MY_PROVIDER_KEY (--provider-key-env wins). Default: OPENAI_API_KEY, else CODEX_HARNESS_PROVIDER_KEY. No command the agent runs sees it."
   }),
   approvalPolicy: field(ApprovalPolicy, {
     description: "When Codex asks before acting (--approval-policy wins).",

@@ -1,25 +1,107 @@
 // Pure builders for the codex command-line overrides the harness passes to `codex app-server`.
+import { Config, Option } from "effect"
 
 /** Name of the model provider the harness defines when pointed at a Responses server with --provider-url. */
 export const providerId = "codex_harness"
-/** Environment variable carrying the provider key; a local server ignores it but Codex wants one set. */
-export const providerKeyEnv = "CODEX_HARNESS_PROVIDER_KEY"
+/** The variable the provider key is read from when none is named (--provider-key-env, `providerKeyEnv`). */
+export const providerKeyEnv = "OPENAI_API_KEY"
+/** Where the key was read from before --provider-key-env: still read when no variable is named and $OPENAI_API_KEY is empty. */
+export const legacyProviderKeyEnv = "CODEX_HARNESS_PROVIDER_KEY"
+/** The key Codex reads for its own API-key login. */
+export const codexApiKeyEnv = "CODEX_API_KEY"
+/** What a provider gets when no key is set: a local server needs none, but Codex refuses a provider whose variable is empty. */
+export const placeholderProviderKey = "codex-harness-local"
 /** Model requested from a --provider-url server when none is chosen. */
 export const defaultLocalModel = "local-model"
 
 const tomlString = (value: string) => JSON.stringify(value) // a JSON string is a valid TOML basic string
 
-/** `-c` overrides that make Codex use any OpenAI Responses API server at `baseUrl` (plain HTTP, no WebSocket). */
-export const providerArgs = (baseUrl: string, model: string | undefined): ReadonlyArray<string> => [
+/**
+ * A name a POSIX shell can export. Anything else is refused: the name is written into Codex's config (`env_key`, the
+ * shell policy's exclude list, where `*` and `?` would be patterns), and a value with `-` or `.` in it is more likely the
+ * key itself than the name of its variable.
+ */
+export const isEnvName = (name: string): boolean => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)
+
+/** Why `name` cannot name the provider key's variable, in one line that never repeats it (it may be the key), or undefined. */
+export const checkProviderKeyEnv = (name: string): string | undefined =>
+  isEnvName(name)
+    ? undefined
+    : "expected the name of an environment variable (letters, digits and _, not starting with a digit), not the key itself"
+
+const envName = (name: string): string => {
+  if (!isEnvName(name)) throw new Error(`invalid environment variable name for the provider key: ${checkProviderKeyEnv(name)}`)
+  return name
+}
+
+/**
+ * `-c` overrides that make Codex use any OpenAI Responses API server at `baseUrl` (plain HTTP, no WebSocket), sending the
+ * key it finds in `$keyEnv` as its bearer token. Only the variable's name is on the command line, never the key: every
+ * user of the machine can read a command line.
+ */
+export const providerArgs = (baseUrl: string, model: string | undefined, keyEnv: string = providerKeyEnv): ReadonlyArray<string> => [
   "-c",
   `model_provider=${tomlString(providerId)}`,
   "-c",
   `model_providers.${providerId}={name=${tomlString("codex-harness provider")},base_url=${tomlString(
     baseUrl
-  )},wire_api="responses",env_key=${tomlString(providerKeyEnv)},request_max_retries=1,stream_max_retries=1}`,
+  )},wire_api="responses",env_key=${tomlString(envName(keyEnv))},request_max_retries=1,stream_max_retries=1}`,
   "-c",
   `model=${tomlString(model ?? defaultLocalModel)}`
 ]
+
+/**
+ * The variables the agent's commands never see: the provider key's (named or default), the one it was read from before
+ * --provider-key-env, and Codex's own API-key variable. Unique, in a stable order.
+ */
+export const secretEnvNames = (keyEnv?: string | undefined): ReadonlyArray<string> => [
+  ...new Set([envName(keyEnv ?? providerKeyEnv), providerKeyEnv, legacyProviderKeyEnv, codexApiKeyEnv])
+]
+
+/**
+ * `-c` override of Codex's `shell_environment_policy` that keeps the harness's secrets out of every command the agent
+ * runs: the app-server inherits the harness's environment (the provider key has to be in it for Codex to send it), and
+ * by default Codex hands that whole environment to the agent's shell, where an `env` call returns it to the model.
+ * Only `exclude` is set, as a dotted key: Codex merges it into the config's table, so the rest of the policy (`inherit`,
+ * `set`, `include_only`, whether Codex's default `*KEY*`/`*SECRET*`/`*TOKEN*` excludes apply) stays what the CODEX_HOME's
+ * config says, and every other variable still reaches the agent as it does today. Turning the default excludes on
+ * instead would also hide variables the user's commands rely on (GH_TOKEN for gh, say). The cost: an `exclude` list of
+ * that config is replaced by this one while the harness runs Codex. Exclude patterns match names without case.
+ */
+export const shellEnvironmentArgs = (keyEnv?: string | undefined): ReadonlyArray<string> => [
+  "-c",
+  `shell_environment_policy.exclude=[${secretEnvNames(keyEnv).map(tomlString).join(",")}]`
+]
+
+/**
+ * The provider key: `$keyEnv` when a variable is named; otherwise `$OPENAI_API_KEY`, else `$CODEX_HARNESS_PROVIDER_KEY`
+ * (where it was read from before). Unset and empty are the same; undefined when there is none. Pure: `lookup` reads the
+ * environment.
+ */
+export const providerKeyFrom = (lookup: (name: string) => string | undefined, keyEnv?: string | undefined): string | undefined => {
+  const value = (name: string) => {
+    const found = lookup(name)
+    return found === undefined || found === "" ? undefined : found
+  }
+  return keyEnv !== undefined ? value(keyEnv) : value(providerKeyEnv) ?? value(legacyProviderKeyEnv)
+}
+
+/** The provider key as the harness reads it from its environment (see `providerKeyFrom`). */
+export const providerKeyConfig = (keyEnv?: string | undefined): Config.Config<string | undefined> => {
+  const read = (name: string) => Config.string(name).pipe(Config.option, Config.map(Option.getOrUndefined))
+  const names = keyEnv !== undefined ? [keyEnv] : [providerKeyEnv, legacyProviderKeyEnv]
+  return Config.all(names.map(read)).pipe(
+    Config.map((values) => providerKeyFrom((name) => values[names.indexOf(name)], keyEnv))
+  )
+}
+
+/**
+ * The environment the app-server gets on top of the harness's own: the key in the variable `env_key` names. With no key
+ * set, a placeholder, because a local server ignores the key but Codex refuses a provider whose variable is unset.
+ */
+export const providerEnv = (key?: string | undefined, keyEnv: string = providerKeyEnv): Readonly<Record<string, string>> => ({
+  [envName(keyEnv)]: key ?? placeholderProviderKey
+})
 
 /** `-c` overrides that declare stdio MCP servers (names must be TOML bare keys). */
 export const mcpServerArgs = (
@@ -46,11 +128,6 @@ export const mcpServerArgs = (
     ]
     return ["-c", `mcp_servers.${name}={${fields.join(",")}}`]
   })
-
-/** The environment the provider reads its key from; a local server ignores the key, but Codex wants one set. */
-export const providerEnv = (key?: string | undefined): Readonly<Record<string, string>> => ({
-  [providerKeyEnv]: key ?? "codex-harness-local"
-})
 
 /** Query parameters that carry a credential, compared without case, `-` or `_` (so `API-Key` and `access_token` too). */
 export const credentialParams: ReadonlyArray<string> = ["key", "api_key", "apikey", "token", "access_token", "secret", "password"]
@@ -99,5 +176,5 @@ export const checkProviderUrl = (value: string): string | undefined => {
     : undefined
   if (what === undefined) return undefined
   return `${redactUrl(value)} carries a credential (${what}); leave it out of the URL and put the key in the environment ` +
-    `instead ($${providerKeyEnv})`
+    `instead ($${providerKeyEnv}, or the variable --provider-key-env names)`
 }

@@ -3,6 +3,7 @@
 // --json every reply is one JSON line instead, its text as it was (JSON escapes control characters).
 import { Effect, Layer } from "effect"
 import { Delivery, type Reply } from "../ports/Delivery.js"
+import { line, replyEvent } from "./jsonEvents.js"
 import { terminalText } from "./terminalText.js"
 
 const write = (stream: NodeJS.WriteStream, text: string) => Effect.sync(() => void stream.write(text))
@@ -16,7 +17,7 @@ export const layer = (options: { readonly json: boolean }): Layer.Layer<Delivery
   Layer.succeed(Delivery, {
     deliver: (reply) =>
       options.json
-        ? write(process.stdout, JSON.stringify({ type: "reply", ...reply }) + "\n")
+        ? write(process.stdout, line(replyEvent(reply)))
         : reply.source === "notice"
         ? write(process.stderr, `codex-harness: ${terminalText(reply.text ?? "")}\n`)
         : write(process.stdout, asText(reply))

@@ -12,14 +12,22 @@ import {
 
 const writeErr = (line: string) => Effect.sync(() => void process.stderr.write(`${line}\n`))
 
-/** Decides every approval the same way, printing one line per decision to stderr. */
-export const fixed = (mode: "deny" | "allow"): Layer.Layer<ApprovalPrompts> =>
+/**
+ * Decides every approval the same way, printing one line per decision to stderr; `report` also gets each decision
+ * (`--json` makes it an event).
+ */
+export const fixed = (
+  mode: "deny" | "allow",
+  report?: (request: ApprovalRequest, decision: ApprovalDecision) => Effect.Effect<void>
+): Layer.Layer<ApprovalPrompts> =>
   Layer.succeed(ApprovalPrompts, {
-    ask: (request) =>
-      Effect.as(
-        writeErr(`approval: ${mode === "allow" ? "allowed" : "denied"} ${describe(request)} (--approvals ${mode})`),
-        (mode === "allow" ? "allowOnce" : "deny") satisfies ApprovalDecision
+    ask: (request) => {
+      const decision: ApprovalDecision = mode === "allow" ? "allowOnce" : "deny"
+      return writeErr(`approval: ${mode === "allow" ? "allowed" : "denied"} ${describe(request)} (--approvals ${mode})`).pipe(
+        Effect.zipRight(report?.(request, decision) ?? Effect.void),
+        Effect.as(decision)
       )
+    }
   })
 
 /** What the terminal shows before the question. Pure. */

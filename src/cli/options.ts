@@ -3,7 +3,11 @@
 import { Options } from "@effect/cli"
 
 export const global = {
-  cwd: Options.text("cwd").pipe(Options.withDescription("workspace directory for the agent (default: the current directory)"), Options.optional),
+  cwd: Options.text("cwd").pipe(
+    Options.withAlias("C"),
+    Options.withDescription("workspace directory for the agent (default: the current directory)"),
+    Options.optional
+  ),
   stateDir: Options.text("state-dir").pipe(
     Options.withDescription("where sessions live (default: $CODEX_HARNESS_HOME or ~/.codex-harness)"),
     Options.optional
@@ -12,9 +16,13 @@ export const global = {
     Options.withDescription("CODEX_HOME for the app-server (default: <state-dir>/codex-home with --provider-url, else your own)"),
     Options.optional
   ),
-  model: Options.text("model").pipe(Options.withDescription("model to ask Codex for"), Options.optional),
+  model: Options.text("model").pipe(Options.withAlias("m"), Options.withDescription("model to ask Codex for"), Options.optional),
   providerUrl: Options.text("provider-url").pipe(
     Options.withDescription("an OpenAI Responses API base URL, e.g. http://127.0.0.1:8080/v1"),
+    Options.optional
+  ),
+  providerKeyEnv: Options.text("provider-key-env").pipe(
+    Options.withDescription("the environment variable the --provider-url key is in, by name (default: OPENAI_API_KEY); the agent's commands never see it"),
     Options.optional
   ),
   // optional (no default here): an unset flag lets the config file's value through

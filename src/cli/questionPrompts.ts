@@ -95,3 +95,10 @@ export const declining: QuestionsService = {
 }
 
 export const decliningLayer: Layer.Layer<Questions> = Layer.succeed(Questions, declining)
+
+/** `declining`, and `report` told of each declined prompt (`--json` makes it an event) */
+export const decliningReported = (report: (prompt: QuestionPrompt) => Effect.Effect<void>): Layer.Layer<Questions> =>
+  Layer.succeed(Questions, {
+    ...declining,
+    ask: (prompt) => Effect.zipLeft(declining.ask(prompt), report(prompt))
+  })

@@ -1,39 +1,75 @@
-// `codex-harness run PROMPT`: one turn, the final reply on stdout (or one JSON event per line with --json). Loaded when
-// the command runs; its flags are in commands/run.ts.
+// `codex-harness run [PROMPT]`: one turn, the final reply on stdout (or the `--json` event stream). Loaded when the
+// command runs; its flags are in commands/run.ts.
 import { Console, Effect, Layer, Option } from "effect"
+import * as fs from "node:fs"
 import * as Live from "../../layers/Live.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
-import { checkSessionId } from "../session/SessionStore.js"
-import { TurnDidNotComplete } from "./errors.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
-import * as QuestionPromptsCli from "./questionPrompts.js"
 import type { RunOptions } from "./commands/run.js"
+import { TurnDidNotComplete, UsageError } from "./errors.js"
+import * as JsonEvents from "./jsonEvents.js"
+import * as QuestionPromptsCli from "./questionPrompts.js"
+import { readPrompt } from "./runPrompt.js"
+import { sessionToUse } from "./sessionRef.js"
+import * as RunProgress from "./runProgress.js"
 import { toSettings } from "./settings.js"
-import { turnEventJson } from "./turnJson.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
+
+const print = (event: JsonEvents.HarnessEventOf) => Effect.sync(() => void process.stdout.write(JsonEvents.line(event)))
+
+const writeLastMessage = (file: string, text: string) =>
+  Effect.try({
+    try: () => fs.writeFileSync(file, text.endsWith("\n") ? text : `${text}\n`),
+    catch: (e) => new UsageError({ line: `--output-last-message ${file}: ${e instanceof Error ? e.message : String(e)}` })
+  })
 
 export const run = (options: RunOptions) =>
   Effect.gen(function* () {
+    const prompt = yield* readPrompt(options.prompt)
     const settings = yield* toSettings(options)
-    const sessionId = yield* checkSessionId(Option.getOrElse(options.session, () => crypto.randomUUID()))
+    const sessionId = yield* sessionToUse(options, settings.stateDir)
+    // said first when the user did not type it whole, so a turn that hangs, fails or is interrupted still tells where
+    // its conversation is
+    if (!options.json && Option.getOrUndefined(options.session) !== sessionId) yield* Console.error(`session: ${sessionId}`)
+    const encoder = JsonEvents.turnEncoder(sessionId)
+    const progress = !options.json && process.stderr.isTTY === true ? RunProgress.make() : undefined
     const outcome = yield* Effect.flatMap(CodexHarness, (harness) =>
       harness.runTurn({
         sessionId,
-        prompt: options.prompt,
+        prompt,
         model: Option.getOrUndefined(options.model),
-        onEvent: options.json ? (event) => Console.log(JSON.stringify(turnEventJson(event))) : undefined
+        onEvent: options.json
+          ? (event) => Effect.forEach(encoder.turnEvent(event), print, { discard: true })
+          : progress?.onEvent
       })
     ).pipe(
+      Effect.tapErrorCause((cause) =>
+        options.json ? print(encoder.failed(JsonEvents.causeLine(cause))) : Effect.void
+      ),
+      Effect.onInterrupt(() =>
+        Console.error(`interrupted; continue the session with: codex-harness run --session ${sessionId} PROMPT`)
+      ),
       Effect.provide(
         Live.layer(settings).pipe(
           Layer.provide(TerminalDelivery.layer({ json: options.json })),
-          Layer.provide(ApprovalPromptsCli.fixed(options.approvals)),
+          Layer.provide(
+            ApprovalPromptsCli.fixed(
+              options.approvals,
+              options.json ? (request, decision) => print(JsonEvents.approvalEvent(request, decision, "policy")) : undefined
+            )
+          ),
           // one turn, nobody to ask: questions are declined, each said on stderr
-          Layer.provide(QuestionPromptsCli.decliningLayer)
+          Layer.provide(
+            options.json
+              ? QuestionPromptsCli.decliningReported((prompt) => print(JsonEvents.questionDeclinedEvent(prompt)))
+              : QuestionPromptsCli.decliningLayer
+          )
         )
       )
     )
-    if (!options.json && Option.isNone(options.session)) yield* Console.error(`session: ${sessionId}`)
+    if (Option.isSome(options.outputLastMessage) && outcome.finalText !== undefined) {
+      yield* writeLastMessage(options.outputLastMessage.value, outcome.finalText)
+    }
     if (outcome.status !== "completed") {
       return yield* Effect.fail(new TurnDidNotComplete({ status: outcome.status, detail: outcome.error ?? "" }))
     }

@@ -1,52 +1,41 @@
 // `codex-harness sessions list|show|delete ID`: the sessions under the state dir, their bindings and transcripts.
-// Loaded when one of them runs; their flags are in commands/sessions.ts.
+// Loaded when one of them runs; their flags are in commands/sessions.ts. `show` and `delete` take a session by its id
+// or a unique prefix of it (sessionRef.ts); `list` prints the table of sessionTable.ts.
 import { FileSystem } from "@effect/platform"
-import { Console, Effect, Option, Schema } from "effect"
+import { Console, Effect, Option } from "effect"
 import type { SessionRecord } from "../../schemas/session.js"
 import { describeFileError, isNotFound } from "../platform/fileErrors.js"
 import { fileStore } from "../session/FileSessionStore.js"
-import { checkSessionId, SessionStoreError } from "../session/SessionStore.js"
+import { SessionStoreError } from "../session/SessionStore.js"
 import { sessionState } from "../session/SessionState.js"
 import { checkDeletable } from "../supervision/SessionGuard.js"
 import type { DeleteOptions, ListOptions, ShowOptions } from "./commands/sessions.js"
+import { resolveIn } from "./sessionRef.js"
+import { oneLine, renderTable, rowOf, type SessionRow } from "./sessionTable.js"
 import { stateDirOf } from "./settings.js"
-
-export class SessionNotFound extends Schema.TaggedError<SessionNotFound>()("SessionNotFound", {
-  sessionId: Schema.String,
-  stateDir: Schema.String
-}) {
-  override get message() {
-    return `no session ${this.sessionId} in ${this.stateDir}`
-  }
-}
 
 const storeFor = (stateDir: Option.Option<string>) =>
   Effect.flatMap(stateDirOf(stateDir), (dir) => Effect.map(fileStore(dir), (store) => ({ dir, store })))
 
-const turnsOf = (records: ReadonlyArray<SessionRecord>) => records.filter((r) => r._tag === "turn").length
+/** a row as `--json` prints it: the table's data, with the time in ISO 8601 */
+const jsonRow = (row: SessionRow) => ({ ...row, updatedAt: row.updatedAt.toISOString() })
 
 export const list = ({ json, stateDir }: ListOptions) =>
   Effect.scoped(Effect.gen(function* () {
-    const { store } = yield* storeFor(stateDir)
+    const { dir, store } = yield* storeFor(stateDir)
     const sessions = yield* store.list
     const rows = yield* Effect.forEach(sessions, (s) =>
       store.read(s.sessionId).pipe(
-        Effect.map(({ records }) => {
-          const state = sessionState(records)
-          return [{
-            sessionId: s.sessionId,
-            updatedAt: s.updatedAt.toISOString(),
-            threadId: state.binding?.threadId ?? null,
-            turns: turnsOf(records)
-          }]
-        }),
+        Effect.map(({ records }) => [rowOf(s.sessionId, s.updatedAt, records)]),
         // one session that cannot be read is named on stderr; the others are still listed
-        Effect.catchAll((error) => Console.error(`codex-harness: skipped session ${s.sessionId}: ${error.message}`).pipe(Effect.as([])))
+        Effect.catchAll((error) =>
+          Console.error(`codex-harness: skipped session ${oneLine(s.sessionId)}: ${error.message}`).pipe(Effect.as([]))
+        )
       )).pipe(Effect.map((all) => all.flat()))
-    if (json) return yield* Console.log(JSON.stringify(rows))
-    for (const row of rows) {
-      yield* Console.log([row.sessionId, row.updatedAt, row.threadId ?? "-", `${row.turns} turn${row.turns === 1 ? "" : "s"}`].join("  "))
-    }
+    if (json) return yield* Console.log(JSON.stringify(rows.map(jsonRow)))
+    // stdout stays the table alone; with nothing to list not even its header, and the empty case is said on stderr
+    if (rows.length === 0) return yield* Console.error(`no sessions in ${dir}`)
+    for (const line of renderTable(rows, { now: new Date() })) yield* Console.log(line)
   }))
 
 /** Continuation lines of a multi-line text, indented under the label. */
@@ -119,9 +108,7 @@ const corruptReason = (line: string | undefined, fallback: string): string => {
 export const show = ({ json, sessionId, stateDir }: ShowOptions) =>
   Effect.scoped(Effect.gen(function* () {
     const { dir, store } = yield* storeFor(stateDir)
-    const id = yield* checkSessionId(sessionId)
-    const known = yield* store.list
-    if (!known.some((s) => s.sessionId === id)) return yield* Effect.fail(new SessionNotFound({ sessionId: id, stateDir: dir }))
+    const id = yield* resolveIn(store, sessionId, dir)
     const { corrupt, records } = yield* store.read(id)
     if (corrupt.length > 0) {
       // the store's reason is a schema error naming the whole record union; the line itself says more
@@ -149,9 +136,7 @@ export const show = ({ json, sessionId, stateDir }: ShowOptions) =>
 export const remove = ({ sessionId, stateDir }: DeleteOptions) =>
   Effect.scoped(Effect.gen(function* () {
     const { dir, store } = yield* storeFor(stateDir)
-    const id = yield* checkSessionId(sessionId)
-    const known = yield* store.list
-    if (!known.some((s) => s.sessionId === id)) return yield* Effect.fail(new SessionNotFound({ sessionId: id, stateDir: dir }))
+    const id = yield* resolveIn(store, sessionId, dir)
     yield* checkDeletable(id, (yield* store.read(id)).records)
     const file = store.locate(id)
     const fs = yield* FileSystem.FileSystem

@@ -7,6 +7,7 @@ import * as CodexArgs from "../appserver/CodexArgs.js"
 import * as HarnessConfig from "../config/HarnessConfig.js"
 import type { HarnessSettings, SupervisionSettings } from "../config/Settings.js"
 import { checkPrivate, type UntrustedPath } from "../platform/trust.js"
+import { UsageError } from "./errors.js"
 import type { GlobalOptions } from "./options.js"
 
 export class BadOption extends Schema.TaggedError<BadOption>()("BadOption", { option: Schema.String, reason: Schema.String }) {
@@ -58,6 +59,7 @@ const supervisionSettings = (
   flag: Option.Option<string>,
   effective: {
     readonly providerUrl?: string
+    readonly providerKeyEnv?: string
     readonly model?: string
     readonly codexBin?: string
     readonly supervision: { readonly enabled: boolean; readonly codexHome?: string }
@@ -72,6 +74,7 @@ const supervisionSettings = (
       enabled: effective.supervision.enabled && !envOff,
       codexHome: home !== undefined ? path.resolve(home) : undefined,
       providerUrl: effective.providerUrl,
+      providerKeyEnv: effective.providerKeyEnv,
       model: effective.model,
       codexBin: effective.codexBin,
       disabledReason: envOff
@@ -83,11 +86,16 @@ const supervisionSettings = (
 /** Flags over the config file over the defaults, as the settings the harness runs with. */
 export const toSettings = (
   options: GlobalOptions
-): Effect.Effect<HarnessSettings, BadOption | HarnessConfig.ConfigError | UntrustedPath, FileSystem.FileSystem> =>
+): Effect.Effect<HarnessSettings, BadOption | UsageError | HarnessConfig.ConfigError | UntrustedPath, FileSystem.FileSystem> =>
   Effect.gen(function* () {
+    // a name that cannot be a variable's is a usage error, said before anything is read; the line never repeats it,
+    // since what was typed there may be the key itself
+    const keyEnvProblem = Option.getOrUndefined(Option.map(options.providerKeyEnv, CodexArgs.checkProviderKeyEnv))
+    if (keyEnvProblem !== undefined) return yield* new UsageError({ line: `--provider-key-env: ${keyEnvProblem}` })
     const file = yield* loadFor(options)
     const effective = HarnessConfig.merge(file, {
       providerUrl: Option.getOrUndefined(options.providerUrl),
+      providerKeyEnv: Option.getOrUndefined(options.providerKeyEnv),
       approvalPolicy: Option.getOrUndefined(options.approvalPolicy),
       sandbox: Option.getOrUndefined(options.sandbox),
       codexHome: Option.getOrUndefined(Option.map(options.codexHome, (d) => path.resolve(d))),
@@ -114,6 +122,7 @@ export const toSettings = (
       codexHome: effective.codexHome,
       codexBin: effective.codexBin,
       providerUrl: effective.providerUrl,
+      providerKeyEnv: effective.providerKeyEnv,
       // the config file's model is the default; --model is the user's explicit choice, passed per turn
       model: effective.model,
       approvalPolicy: effective.approvalPolicy,

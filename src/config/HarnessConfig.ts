@@ -180,6 +180,7 @@ export const load = (
 export interface CliOverrides {
   readonly model?: string | undefined
   readonly providerUrl?: string | undefined
+  readonly providerKeyEnv?: string | undefined
   readonly approvalPolicy?: AskForApproval | undefined
   readonly sandbox?: SandboxMode | undefined
   readonly codexHome?: string | undefined
@@ -191,6 +192,7 @@ export interface CliOverrides {
 export interface EffectiveConfig {
   readonly model?: string
   readonly providerUrl?: string
+  readonly providerKeyEnv?: string
   readonly approvalPolicy: AskForApproval
   readonly sandbox: SandboxMode
   readonly approvalsReviewer?: ConfigSchema.ApprovalsReviewer
@@ -228,6 +230,7 @@ export const merge = (config: File, cli: CliOverrides = {}): EffectiveConfig => 
   return {
     ...present("model", cli.model ?? config.model),
     ...present("providerUrl", cli.providerUrl ?? config.providerUrl),
+    ...present("providerKeyEnv", cli.providerKeyEnv ?? config.providerKeyEnv),
     approvalPolicy,
     sandbox: cli.sandbox ?? config.sandbox ?? d.sandbox,
     ...present("approvalsReviewer", config.approvalsReviewer),

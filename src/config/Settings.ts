@@ -28,6 +28,8 @@ export interface SupervisionSettings {
   readonly providerUrl?: string | undefined
   /** with `providerUrl`: the model that app-server is configured with */
   readonly model?: string | undefined
+  /** the variable that app-server's provider key is read from (see HarnessSettings.providerKeyEnv) */
+  readonly providerKeyEnv?: string | undefined
   /** how long the idle discovery client is kept for the next poll (default 2 minutes) */
   readonly idleTimeToLive?: Duration.DurationInput | undefined
   readonly codexBin?: string | undefined
@@ -46,6 +48,11 @@ export interface HarnessSettings {
   readonly codexBin?: string | undefined
   /** any OpenAI Responses API server for new sessions; without it Codex uses the user's own configuration and login */
   readonly providerUrl?: string | undefined
+  /**
+   * the environment variable the provider key is read from (a name, never the key); default: $OPENAI_API_KEY, else
+   * $CODEX_HARNESS_PROVIDER_KEY. No command the agent runs sees it (see appserver/CodexArgs.shellEnvironmentArgs).
+   */
+  readonly providerKeyEnv?: string | undefined
   /** the default model; a session's own choice (`/model`, `--model`) wins over it */
   readonly model?: string | undefined
   readonly approvalPolicy: AskForApproval

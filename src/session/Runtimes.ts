@@ -36,10 +36,11 @@ export const clientSpecFor = (runtime: SessionRuntime, settings: HarnessSettings
   codexBin: settings.codexBin,
   codexHome: runtime.codexHome,
   args: [
-    ...(runtime.providerUrl !== undefined ? CodexArgs.providerArgs(runtime.providerUrl, settings.model) : []),
-    ...CodexArgs.mcpServerArgs(settings.mcpServers ?? {})
+    ...(runtime.providerUrl !== undefined ? CodexArgs.providerArgs(runtime.providerUrl, settings.model, settings.providerKeyEnv) : []),
+    ...CodexArgs.mcpServerArgs(settings.mcpServers ?? {}),
+    ...CodexArgs.shellEnvironmentArgs(settings.providerKeyEnv)
   ],
-  env: runtime.providerUrl !== undefined ? CodexArgs.providerEnv(providerKey) : undefined,
+  env: runtime.providerUrl !== undefined ? CodexArgs.providerEnv(providerKey, settings.providerKeyEnv) : undefined,
   requestTimeout: settings.requestTimeout
 })
 
@@ -64,8 +65,11 @@ export const supervisionClientSpec = (
     codexBin: settings?.codexBin,
     // explicit even for the user's own home, so a recorded binding can be compared with it
     codexHome,
-    args: settings?.providerUrl !== undefined ? CodexArgs.providerArgs(settings.providerUrl, settings.model) : [],
-    env: settings?.providerUrl !== undefined ? CodexArgs.providerEnv(providerKey) : undefined,
+    args: [
+      ...(settings?.providerUrl !== undefined ? CodexArgs.providerArgs(settings.providerUrl, settings.model, settings.providerKeyEnv) : []),
+      ...CodexArgs.shellEnvironmentArgs(settings?.providerKeyEnv)
+    ],
+    env: settings?.providerUrl !== undefined ? CodexArgs.providerEnv(providerKey, settings.providerKeyEnv) : undefined,
     requestTimeout: settings?.requestTimeout
   }))
 

@@ -50,8 +50,8 @@ export interface SessionRuntimeService {
 
 export class SessionRuntime extends Context.Tag("codex-harness/SessionRuntime")<SessionRuntime, SessionRuntimeService>() {}
 
-/** The key a harness-defined provider gets ($CODEX_HARNESS_PROVIDER_KEY); a local server needs none. */
-export const providerKeyConfig = Config.string(CodexArgs.providerKeyEnv).pipe(Config.option, Config.map(Option.getOrUndefined))
+/** The key a harness-defined provider gets, from the variable its settings name (see CodexArgs.providerKeyFrom). */
+export const providerKeyConfig = CodexArgs.providerKeyConfig
 
 /** $CODEX_HOME as the codex CLI resolves it, else ~/.codex. */
 export const userCodexHomeConfig = Config.string("CODEX_HOME").pipe(
@@ -65,7 +65,7 @@ export const make = Effect.gen(function* () {
   const pool = yield* ClientPool
   const delivery = yield* Delivery
   const userCodexHome = yield* userCodexHomeConfig.pipe(Effect.orDie)
-  const providerKey = yield* providerKeyConfig.pipe(Effect.orDie)
+  const providerKey = yield* providerKeyConfig(settings.providerKeyEnv).pipe(Effect.orDie)
   const fresh = Runtimes.runtimeFor(settings, userCodexHome)
   // sessions already told that their record wins; a notice is worth one line per process, not one per turn
   const noticed = new Set<string>()
@@ -115,7 +115,14 @@ export const make = Effect.gen(function* () {
       }
       return {
         runtime: recorded,
-        spec: { ...base, args: CodexArgs.providerArgs(recorded.providerUrl, settings.supervision?.model), env: CodexArgs.providerEnv(providerKey) },
+        spec: {
+          ...base,
+          args: [
+            ...CodexArgs.providerArgs(recorded.providerUrl, settings.supervision?.model, settings.supervision?.providerKeyEnv),
+            ...CodexArgs.shellEnvironmentArgs(settings.supervision?.providerKeyEnv)
+          ],
+          env: CodexArgs.providerEnv(providerKey, settings.supervision?.providerKeyEnv)
+        },
         notice: `session ${sessionId} continues where it was made: provider ${recorded.providerUrl}, CODEX_HOME ${recorded.codexHome}`
       }
     })

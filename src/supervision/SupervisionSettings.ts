@@ -17,5 +17,5 @@ export const supervisionHome = (settings: SupervisionSettings | undefined): Effe
 
 /** The client spec of a supervision connection (discovery and private branch connections alike). */
 export const supervisionClientSpec = (settings: SupervisionSettings | undefined): Effect.Effect<ClientSpec, SupervisionDisabled> =>
-  Effect.flatMap(Effect.orDie(Effect.all([userCodexHomeConfig, providerKeyConfig])), ([userHome, key]) =>
+  Effect.flatMap(Effect.orDie(Effect.all([userCodexHomeConfig, providerKeyConfig(settings?.providerKeyEnv)])), ([userHome, key]) =>
     Runtimes.supervisionClientSpec(settings, userHome, key))

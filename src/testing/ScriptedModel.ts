@@ -56,6 +56,8 @@ export interface RecordedRequest {
   readonly method: string
   readonly url: string
   readonly body: string
+  /** The request's headers as Node gives them (names in lower case), e.g. `authorization` with the provider key. */
+  readonly headers: Readonly<Http.IncomingHttpHeaders>
   /** The parsed body, or undefined when it is not JSON. */
   readonly json: unknown
 }
@@ -359,6 +361,7 @@ export const make = (options: ScriptedModelOptions = {}): Effect.Effect<Scripted
           method,
           url,
           body,
+          headers: req.headers,
           get json() {
             parsed ??= { value: parseJson(body) }
             return parsed.value

@@ -17,7 +17,7 @@ describe("chat view", () => {
       const stdout = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => (out.push(String(chunk)), true))
       const stderr = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => (err.push(String(chunk)), true))
       yield* Effect.addFinalizer(() => Effect.sync(() => (stdout.mockRestore(), stderr.mockRestore())))
-      const view = yield* makeView({ json: false, stream: true, progress: true })
+      const view = yield* makeView({ json: false, sessionId: () => "chat-view", stream: true, progress: true })
       yield* view.begin
       const ids = { threadId: "th", turnId: "t" }
       yield* view.onEvent(notification("ItemStarted", { ...ids, item: { type: "commandExecution", id: "c1", command: "\u001b]0;pwned\u0007ls\u001b[2J" } }))

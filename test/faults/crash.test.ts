@@ -23,12 +23,12 @@ describe("signals and crashes lose nothing", () => {
       const common = ["--state-dir", f.stateDir, "--cwd", f.workDir, "--provider-url", f.model.url, "--session", "s"]
       const running = yield* startBin(["run", "--json", ...common, "work on it"])
       // the receipt: the completed message reached the harness (its item/completed event is printed)
-      expect(yield* running.waitFor(({ stdout }) => stdout.includes('"type":"agentMessage"') && stdout.includes("the part I finished"))).toBe(true)
+      expect(yield* running.waitFor(({ stdout }) => stdout.includes('"kind":"agent_message"') && stdout.includes("the part I finished"))).toBe(true)
       running.child.kill("SIGINT")
       const exit = yield* running.exited
       expect(exit.code).not.toBe(0)
       const replies = running.stdout().trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.type === "reply")
-      expect(replies).toEqual([{ type: "reply", sessionId: "s", text: "the part I finished", media: [], source: "final" }])
+      expect(replies).toEqual([{ type: "reply", version: 1, session_id: "s", text: "the part I finished", media: [], source: "final" }])
       const records = recordsOf(f.stateDir, "s")
       expect(records.filter((r) => r._tag === "assistant").map((r) => (r as { text: string }).text)).toEqual(["the part I finished"])
       expect(records.at(-1)).toMatchObject({ _tag: "turn", status: "interrupted" })

@@ -115,7 +115,7 @@ describe("credentials in the provider URL", () => {
       expect(ran.stderr).not.toContain("s3cr3t")
       expect(ran.stderr.trim().split("\n")).toHaveLength(1)
       expect(ran.stderr).toContain("--provider-url: http://***@127.0.0.1:9/v1 carries a credential")
-      expect(ran.stderr).toContain("$CODEX_HARNESS_PROVIDER_KEY")
+      expect(ran.stderr).toContain("$OPENAI_API_KEY, or the variable --provider-key-env names")
       expect(fs.existsSync(path.join(stateDir, "sessions"))).toBe(false)
     }))
 })

@@ -64,8 +64,12 @@ describe("codex-harness chat (piped) and sessions", () => {
         expect.objectContaining({ source: "final", text: "reply two" }),
         expect.objectContaining({ source: "final", text: "reply three" })
       ])
-      expect(events.filter((e) => e.type === "turn.completed").map((e) => e.status)).toEqual(["completed", "completed", "completed"])
-      expect(events.some((e) => e.type === "notification" && e.method === "item/agentMessage/delta")).toBe(true)
+      // the event stream of schemas/events.ts: each turn opens with its thread and session, and completes
+      expect(events.filter((e) => e.type === "turn.completed").map((e) => e.final_text)).toEqual(["reply one", "reply two", "reply three"])
+      const opened = events.filter((e) => e.type === "thread.started")
+      expect(opened).toHaveLength(3)
+      expect(new Set(opened.map((e) => e.session_id)).size).toBe(1)
+      expect(events.some((e) => "method" in e)).toBe(false)
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     })
   )
@@ -136,13 +140,13 @@ describe("codex-harness chat (piped) and sessions", () => {
       const list = yield* cli(["sessions", "list", "--state-dir", f.stateDir])
       expect(list.code).toBe(0)
       const row = list.stdout.trim().split("\n")
-      expect(row).toHaveLength(1)
-      expect(row[0]).toMatch(/^chat-s {2}\d{4}-\d\d-\d\dT\S+Z {2}\S+ {2}2 turns$/)
+      // a header, then the session: id, title from its first prompt, updated, turns, model / provider
+      expect(row).toHaveLength(2)
+      expect(row[1]).toMatch(/^chat-s +first question +\d\d-\d\d \d\d:\d\d +2 {2}\S+ \/ 127\.0\.0\.1:\d+$/)
       const listJson = yield* cli(["sessions", "list", "--json", "--state-dir", f.stateDir])
       const [summary] = JSON.parse(listJson.stdout)
       expect(summary).toMatchObject({ sessionId: "chat-s", turns: 2 })
       expect(summary.threadId).toEqual(expect.any(String))
-      expect(row[0]).toContain(summary.threadId)
 
       const show = yield* cli(["sessions", "show", "--state-dir", f.stateDir, "chat-s"])
       expect(show.code).toBe(0)

@@ -301,6 +301,7 @@ describe("HarnessConfig", () => {
         "$schema",
         "model",
         "providerUrl",
+        "providerKeyEnv",
         "approvalPolicy",
         "sandbox",
         "approvalsReviewer",

@@ -25,9 +25,13 @@ const until = async (what: string, check: () => boolean) => {
 
 describe.runIf(fs.existsSync("/proc/self/stat"))("ProcessGroup", () => {
   it("a zombie in the group is not a live member; the group is gone once its running members are", async () => {
-    // sh starts `true` in the background and execs sleep, which never waits: `true` stays a zombie child of sleep,
-    // in the same process group
-    const child = spawn("sh", ["-c", "true & echo $!; exec sleep 100"], { detached: true, stdio: ["ignore", "pipe", "ignore"] })
+    // sh starts a subshell in the background and execs sleep, which never waits: the subshell ends once its parent
+    // is sleep (never before, so sh cannot reap it first) and stays a zombie child of sleep, in the same process group
+    const child = spawn(
+      "sh",
+      ["-c", `(while [ "$(cat /proc/$$/comm)" != sleep ]; do sleep 0.01; done) & echo $!; exec sleep 100`],
+      { detached: true, stdio: ["ignore", "pipe", "ignore"] }
+    )
     const pgid = child.pid!
     try {
       const zombie = await new Promise<number>((resolve) => child.stdout.once("data", (d: Buffer) => resolve(Number(d.toString().trim()))))

@@ -14,7 +14,7 @@ describe("provider URL credentials", () => {
     const reason = checkProviderUrl("http://user:s3cr3t-value@host.example:8080/v1")!
     expect(reason).toBe(
       "http://***@host.example:8080/v1 carries a credential (a user name or password); leave it out of the URL and put " +
-        "the key in the environment instead ($CODEX_HARNESS_PROVIDER_KEY)"
+        "the key in the environment instead ($OPENAI_API_KEY, or the variable --provider-key-env names)"
     )
     expect(checkProviderUrl("https://only-a-user@host/v1")).toContain("https://***@host/v1 carries a credential")
   })
@@ -24,7 +24,7 @@ describe("provider URL credentials", () => {
       const reason = checkProviderUrl(`https://host/v1?model=m&${name}=s3cr3t-value`)
       expect(reason, name).toBe(
         `https://host/v1?model=m&${name}=*** carries a credential (a ${name} parameter); leave it out of the URL and put ` +
-          "the key in the environment instead ($CODEX_HARNESS_PROVIDER_KEY)"
+          "the key in the environment instead ($OPENAI_API_KEY, or the variable --provider-key-env names)"
       )
     }
   })

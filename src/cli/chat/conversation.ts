@@ -8,7 +8,7 @@ import { CodexHarness } from "../../harness/CodexHarness.js"
 import { SteeringQueue } from "../../harness/SteeringQueue.js"
 import { Delivery } from "../../ports/Delivery.js"
 import { Questions } from "../../ports/Questions.js"
-import { checkSessionId, SessionStore } from "../../session/SessionStore.js"
+import { SessionStore } from "../../session/SessionStore.js"
 import * as ApprovalPromptsCli from "../approvalPrompts.js"
 import type { ChatOptions } from "../commands/chat.js"
 import * as QuestionPromptsCli from "../questionPrompts.js"
@@ -17,13 +17,14 @@ import { type ChatServices, piped } from "./piped.js"
 import type { ChatState } from "./slash.js"
 import { interactive, type PendingAnswer } from "./terminal.js"
 import { makeView } from "./view.js"
+import { sessionToUse } from "../sessionRef.js"
 
 export const chat = (options: ChatOptions) =>
   Effect.scoped(
     Effect.gen(function* () {
       const settings = yield* toSettings(options)
       const state: ChatState = {
-        sessionId: yield* checkSessionId(Option.getOrElse(options.session, () => crypto.randomUUID())),
+        sessionId: yield* sessionToUse(options, settings.stateDir),
         model: Option.getOrUndefined(options.model),
         plan: false
       }
@@ -31,6 +32,7 @@ export const chat = (options: ChatOptions) =>
       const privateReplies = settings.visibleReplies === "message_tool"
       const view = yield* makeView({
         json: options.json,
+        sessionId: () => state.sessionId,
         stream: atTerminal && !options.json && !privateReplies,
         progress: atTerminal && !options.json && process.stderr.isTTY === true
       })

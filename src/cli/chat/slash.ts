@@ -87,7 +87,11 @@ const slashCommands: Record<string, SlashCommand> = {
     run: (_arg, { say, state }) =>
       Effect.sync(() => {
         state.sessionId = crypto.randomUUID()
-      }).pipe(Effect.zipRight(say(`session: ${state.sessionId}`)), Effect.as("continue" as const))
+      }).pipe(
+        // suspended: the line must read the new id, not the one there was when this effect was built
+        Effect.zipRight(Effect.suspend(() => say(`session: ${state.sessionId}`))),
+        Effect.as("continue" as const)
+      )
   },
   queue: {
     usage: "/queue [MODE]",

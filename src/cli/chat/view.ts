@@ -7,7 +7,7 @@ import { Delivery, type Reply } from "../../ports/Delivery.js"
 import type { EventSink } from "../../turn/TurnEvent.js"
 import * as TerminalDelivery from "../TerminalDelivery.js"
 import { makeTerminalStream, terminalText } from "../terminalText.js"
-import { turnEventJson } from "../turnJson.js"
+import * as JsonEvents from "../jsonEvents.js"
 
 const spinnerFrames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
@@ -67,6 +67,8 @@ const progressLabel = (item: Record<string, unknown>): string | undefined => {
 
 export interface ViewOptions {
   readonly json: boolean
+  /** the session the next turn runs in (`/new` changes it), named by the `--json` events */
+  readonly sessionId: () => string
   /** stream assistant text as it arrives (terminal mode, and never when replies are private) */
   readonly stream: boolean
   /** show the progress line (terminal mode with stderr a terminal) */
@@ -95,6 +97,7 @@ export const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, S
     const spinner = makeSpinner(options.progress)
     yield* Effect.addFinalizer(() => Effect.sync(spinner.clear))
     // per turn
+    let encoder = JsonEvents.turnEncoder(options.sessionId())
     let replies = 0
     const streamed = new Set<string>() // item ids whose text was streamed
     const shown = new Set<string>() // their completed texts
@@ -132,7 +135,7 @@ export const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, S
     const onEvent: EventSink = (event) =>
       Effect.sync(() => {
         if (options.json) {
-          process.stdout.write(JSON.stringify(turnEventJson(event)) + "\n")
+          for (const e of encoder.turnEvent(event)) process.stdout.write(JsonEvents.line(e))
           return
         }
         if (event._tag === "TurnCompleted") {
@@ -165,6 +168,7 @@ export const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, S
       delivery,
       onEvent,
       begin: Effect.sync(() => {
+        encoder = JsonEvents.turnEncoder(options.sessionId())
         replies = 0
         streamed.clear()
         shown.clear()

@@ -6,9 +6,10 @@ import { lazy } from "./lazy.js"
 const config = {
   ...GlobalOptions.global,
   session: Options.text("session").pipe(
-    Options.withDescription("session id to continue (default: a new session, printed on stderr)"),
+    Options.withDescription("session to continue, by id or a unique prefix of it (default: a new session, printed on stderr)"),
     Options.optional
-  )
+  ),
+  last: Options.boolean("last").pipe(Options.withDescription("continue the most recently updated session"))
 }
 
 export type ChatOptions = Command.Command.ParseConfig<typeof config>

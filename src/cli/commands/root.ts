@@ -6,11 +6,13 @@ import * as Chat from "./chat.js"
 import * as Compact from "./compact.js"
 import * as Config from "./config.js"
 import * as Demo from "./demo.js"
+import * as Doctor from "./doctor.js"
+import * as Events from "./events.js"
 import * as Run from "./run.js"
 import * as Sessions from "./sessions.js"
 import * as Threads from "./threads.js"
 
-const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command] as const
+const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command, Events.command, Doctor.command] as const
 
 export const root = Command.make("codex-harness").pipe(
   Command.withDescription("drive the real codex app-server: sessions, turns and everything around them"),
@@ -33,7 +35,9 @@ export const helpTree: HelpTree = {
     leaf(Demo.command),
     parent(Config.command, Config.subcommands),
     leaf(Compact.command),
-    parent(Threads.command, Threads.subcommands)
+    parent(Threads.command, Threads.subcommands),
+    parent(Events.command, Events.subcommands),
+    leaf(Doctor.command)
   ]
 }
 
@@ -48,7 +52,7 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   chat: ["codex-harness chat", "codex-harness chat --session SESSION_ID", "printf 'hi\\nthanks\\n' | codex-harness chat"],
   sessions: ["codex-harness sessions list"],
   "sessions list": ["codex-harness sessions list", "codex-harness sessions list --json"],
-  "sessions show": ["codex-harness sessions show SESSION_ID"],
+  "sessions show": ["codex-harness sessions show SESSION_ID", "codex-harness sessions show 3f2a9c1e"],
   "sessions delete": ["codex-harness sessions delete SESSION_ID"],
   demo: ["codex-harness demo"],
   config: ["codex-harness config show", "codex-harness config schema > config.schema.json"],
@@ -56,8 +60,11 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   "config show": ["codex-harness config show --model gpt-5"],
   compact: ["codex-harness compact --session SESSION_ID"],
   threads: ["codex-harness threads list"],
+  events: ["codex-harness events schema > events.schema.json"],
+  "events schema": ["codex-harness events schema > events.schema.json"],
   "threads list": ["codex-harness threads list --json"],
   "threads show": ["codex-harness threads show THREAD_ID"],
   "threads branch": ["codex-harness threads branch THREAD_ID"],
-  "threads archive": ["codex-harness threads archive --confirm-no-other-runner THREAD_ID"]
+  "threads archive": ["codex-harness threads archive --confirm-no-other-runner THREAD_ID"],
+  doctor: ["codex-harness doctor", "codex-harness doctor --provider-url http://127.0.0.1:8080/v1"]
 }

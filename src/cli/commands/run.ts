@@ -6,10 +6,19 @@ import { lazy } from "./lazy.js"
 const config = {
   ...GlobalOptions.global,
   session: Options.text("session").pipe(
-    Options.withDescription("session id to continue (default: a new session, printed on stderr)"),
+    Options.withDescription("session to continue, by id or a unique prefix of it (default: a new session, printed on stderr)"),
     Options.optional
   ),
-  prompt: Args.text({ name: "PROMPT" }).pipe(Args.withDescription("what to ask the agent"))
+  last: Options.boolean("last").pipe(Options.withDescription("continue the most recently updated session")),
+  outputLastMessage: Options.text("output-last-message").pipe(
+    Options.withAlias("o"),
+    Options.withDescription("also write the final reply to this file"),
+    Options.optional
+  ),
+  prompt: Args.text({ name: "PROMPT" }).pipe(
+    Args.withDescription("what to ask the agent; `-`, or none with input piped, reads it from stdin"),
+    Args.optional
+  )
 }
 
 export type RunOptions = Command.Command.ParseConfig<typeof config>

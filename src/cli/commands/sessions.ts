@@ -5,7 +5,9 @@ import { global } from "../options.js"
 import { lazy } from "./lazy.js"
 
 const load = () => import("../sessions.js")
-const sessionId = Args.text({ name: "ID" }).pipe(Args.withDescription("the session id"))
+const sessionId = Args.text({ name: "ID" }).pipe(
+  Args.withDescription("the session id, or its first characters (at least 4) when they name one session")
+)
 
 const listConfig = { stateDir: global.stateDir, json: global.json }
 const showConfig = { ...listConfig, sessionId }
@@ -16,7 +18,9 @@ export type ShowOptions = Command.Command.ParseConfig<typeof showConfig>
 export type DeleteOptions = Command.Command.ParseConfig<typeof deleteConfig>
 
 const list = Command.make("list", listConfig, (options) => lazy(load, (m) => m.list(options))).pipe(
-  Command.withDescription("one line per session, most recent first: id, last update, bound thread, turns")
+  Command.withDescription(
+    "a table of the sessions, most recent first: id prefix, title, last update, turns, model / provider (--json: the data)"
+  )
 )
 
 const show = Command.make("show", showConfig, (options) => lazy(load, (m) => m.show(options))).pipe(
