@@ -109,6 +109,8 @@ export const makeExtension = (
           input === undefined ? undefined : { provider, sessionId: request.sessionId, input, cwd }
         if (key !== undefined && (yield* store.allows(key))) {
           yield* Effect.logInfo(`approval: allowed ${describe(request)} (allow-always)`)
+          // the port is told, so the person whose "always" this was can see what it let through
+          if (prompts.remembered !== undefined) yield* prompts.remembered(request)
           return true
         }
         const decision = yield* prompts.ask(request).pipe(

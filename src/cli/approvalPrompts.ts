@@ -1,5 +1,6 @@
 // The CLI's ApprovalPrompts: a fixed policy (`--approvals deny|allow`) that decides without asking and says so on
-// stderr, and a terminal prompt on the TTY (one question at a time; anything but an explicit choice is a deny).
+// stderr, and a terminal prompt on the TTY (one question at a time). An answer it cannot read is asked again a few times,
+// then denied: a typo must neither allow nor silently deny.
 import { Effect, Layer } from "effect"
 import * as readline from "node:readline"
 import {
@@ -58,13 +59,32 @@ export const render = (request: ApprovalRequest): string => {
   return lines.join("\n")
 }
 
-/** Maps a typed answer; anything unrecognised (including an empty line) is a deny. Pure. */
-export const parseAnswer = (answer: string): ApprovalDecision => {
-  const a = answer.trim().toLowerCase()
-  if (a === "o" || a === "once") return "allowOnce"
-  if (a === "a" || a === "always") return "allowAlways"
-  return "deny"
+/** Maps a typed answer (case-insensitive); undefined when it is none of the choices (an empty line included). Pure. */
+export const parseAnswer = (answer: string): ApprovalDecision | undefined => {
+  switch (answer.trim().toLowerCase()) {
+    case "y":
+    case "yes":
+    case "o":
+    case "once":
+      return "allowOnce"
+    case "a":
+    case "always":
+      return "allowAlways"
+    case "n":
+    case "no":
+    case "d":
+    case "deny":
+      return "deny"
+    default:
+      return undefined
+  }
 }
+
+/** how many times an unreadable answer is asked again before the request is denied */
+export const maxAsks = 3
+
+export const choices = "[y]es once / [a]lways / [n]o"
+export const hint = "please answer y (yes, once), a (always) or n (no, deny)"
 
 const question = (prompt: string) =>
   Effect.async<string, ApprovalPromptFailed>((resume) => {
@@ -85,19 +105,34 @@ const question = (prompt: string) =>
   })
 
 /**
- * Asks through `ask` (one approval at a time): `[o]nce / [a]lways / [d]eny`, default deny. For a CLI that already reads
- * stdin (chat), pass its own reader's question so two readers never compete for the same line.
+ * Asks through `ask` (one approval at a time), `maxAsks` times at most: an answer that is none of the choices asks again
+ * with a hint, and the last one denies and says so. `say` prints a line (stderr by default); it also announces a later
+ * request an "always" answer allowed by itself, so nothing runs unseen. For a CLI that already reads stdin (chat), pass
+ * its own reader's question and printer so two readers never compete for the same line nor write over each other.
  */
 export const terminalWith = (
-  ask: (prompt: string) => Effect.Effect<string, ApprovalPromptFailed>
+  ask: (prompt: string) => Effect.Effect<string, ApprovalPromptFailed>,
+  say: (line: string) => Effect.Effect<void> = writeErr
 ): Layer.Layer<ApprovalPrompts> =>
   Layer.effect(
     ApprovalPrompts,
     Effect.map(Effect.makeSemaphore(1), (one) => ({
       ask: (request: ApprovalRequest) =>
         one.withPermits(1)(
-          Effect.map(ask(`\n${render(request)}\nAllow? [o]nce / [a]lways / [d]eny (default deny): `), parseAnswer)
-        )
+          Effect.gen(function* () {
+            let prompt = `\n${render(request)}\nAllow? ${choices}: `
+            for (let tries = 1; ; tries++) {
+              const decision = parseAnswer(yield* ask(prompt))
+              if (decision !== undefined) return decision
+              if (tries >= maxAsks) {
+                yield* say(`approval: denied ${describe(request)} (no answer among the choices after ${maxAsks} tries)`)
+                return "deny" as const
+              }
+              prompt = `(${hint}) Allow? ${choices}: `
+            }
+          })
+        ),
+      remembered: (request: ApprovalRequest) => say(`approval: allowed ${describe(request)} (you answered "always" earlier)`)
     }))
   )
 
@@ -105,5 +140,5 @@ export const terminalWith = (
 export const terminal: Layer.Layer<ApprovalPrompts> = terminalWith((prompt) =>
   process.stdin.isTTY === true
     ? question(prompt)
-    : Effect.as(writeErr("approval: denied (no terminal to ask on)"), "d")
+    : Effect.as(writeErr("approval: denied (no terminal to ask on)"), "n")
 )

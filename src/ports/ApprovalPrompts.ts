@@ -68,6 +68,11 @@ export class ApprovalPromptFailed extends Schema.TaggedError<ApprovalPromptFaile
 
 export interface ApprovalPromptsService {
   readonly ask: (request: ApprovalRequest) => Effect.Effect<ApprovalDecision, ApprovalPromptFailed>
+  /**
+   * Optional: told when an earlier `allowAlways` answer allowed this request without asking, so the person who gave it
+   * sees what it let through (a terminal prints a line).
+   */
+  readonly remembered?: ((request: ApprovalRequest) => Effect.Effect<void>) | undefined
 }
 
 /** Nobody to ask: no decision, which is always a decline. */

@@ -218,7 +218,7 @@ describe("ScriptedModel", () => {
       expect(yield* model.requests).toEqual([])
     }))
 
-  it.scopedLive("records every POST body in order", () =>
+  it.scopedLive("records every POST body and its headers in order", () =>
     Effect.gen(function*() {
       const model = yield* make()
       yield* post(model.url, { model: "m", input: "first" })
@@ -229,9 +229,10 @@ describe("ScriptedModel", () => {
           method: "POST",
           url: "/v1/responses",
           body: "{\"model\":\"m\",\"input\":\"first\"}",
-          json: { model: "m", input: "first" }
+          json: { model: "m", input: "first" },
+          headers: expect.objectContaining({ "content-type": "application/json" })
         },
-        { method: "POST", url: "/v1/responses", body: "not json at all", json: undefined }
+        { method: "POST", url: "/v1/responses", body: "not json at all", json: undefined, headers: expect.any(Object) }
       ])
     }))
 

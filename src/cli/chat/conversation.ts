@@ -61,7 +61,7 @@ export const chat = (options: ChatOptions) =>
           oneAtATime.withPermits(1)
         )
       const prompts = atTerminal
-        ? ApprovalPromptsCli.terminalWith((text) => askLine(text, false))
+        ? ApprovalPromptsCli.terminalWith((text) => askLine(text, false), view.notice)
         : ApprovalPromptsCli.fixed(options.approvals)
       // questions: piped input is the next messages, so without a terminal every question is declined
       const questions = Layer.succeed(

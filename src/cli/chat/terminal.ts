@@ -16,7 +16,7 @@ export interface PendingAnswer {
 }
 
 /** readline's echo goes through this (undocumented but stable) method; muting it hides a secret as it is typed */
-type Echoing = { _writeToOutput?: (text: string) => void; history?: Array<string> }
+type Echoing = { _writeToOutput?: (text: string) => void; history?: Array<string>; line?: string; prevRows?: number }
 
 type TerminalEvent =
   | { readonly _tag: "line"; readonly line: string }
@@ -43,9 +43,25 @@ export const interactive = (
         const echo = echoing._writeToOutput?.bind(rl)
         if (echo !== undefined) {
           echoing._writeToOutput = (text) => {
-            if (!pendingAnswer.secret || text.includes("\n")) echo(text.includes("\n") && pendingAnswer.secret ? "\n" : text)
+            if (pendingAnswer.secret) {
+              if (text.includes("\n")) echo("\n")
+              return
+            }
+            // while a turn streams, the view decides where the typed line goes (below the output, never glued to it)
+            if (view.echo(text, echoing.line ?? "")) echo(text)
           }
         }
+        view.attachInput({
+          hide: () => {
+            // back to the prompt's first row (a long typed line wraps), then erase from there down
+            readline.moveCursor(process.stdout, 0, -rl.getCursorPos().rows)
+            readline.cursorTo(process.stdout, 0)
+            readline.clearScreenDown(process.stdout)
+            // readline's redraw starts by going up the rows it last drew; they are gone, and output may stand there now
+            if (echoing.prevRows !== undefined) echoing.prevRows = 0
+          },
+          redraw: () => rl.prompt(true)
+        })
         // bridge: readline's callbacks run outside any fiber; each only offers its event to the unbounded queue
         rl.on("line", (line) => {
           if (pendingAnswer.secret && echoing.history?.[0] === line) echoing.history.shift()
@@ -113,7 +129,7 @@ export const interactive = (
               const more = yield* queue.submit(state.sessionId, input.text, submitOptions(state, view)).pipe(
                 Effect.either
               )
-              yield* Console.error(
+              yield* view.notice(
                 more._tag === "Left"
                   ? `(not sent: ${more.left.message})`
                   : more.right.disposition === "steer"

@@ -1,5 +1,9 @@
 // How a chat turn looks: streamed reply text, a one-line progress indicator on stderr while the agent works, and a
-// Delivery that counts replies and does not print a streamed final text twice. With --json, one JSON event per line.
+// Delivery that counts replies and does not print a streamed final text twice; one line per command, file change and
+// tool call as each completes (on stderr, so stdout stays the replies). With --json, one JSON event per line.
+// At a terminal the user may type while a turn streams: once they do, their prompt line is drawn below the output and
+// kept there (cleared before each write, redrawn after), reply text goes out in whole lines above it, and the spinner
+// stays off, so what they type is never glued to reply text.
 // Streamed text and progress labels come from the model (a command it runs, a tool it names), so they are made safe to
 // print first (terminalText): an escape sequence in a delta never reaches the terminal, even split over deltas.
 import { type Context, Effect, type Scope } from "effect"
@@ -8,6 +12,7 @@ import type { EventSink } from "../../turn/TurnEvent.js"
 import * as TerminalDelivery from "../TerminalDelivery.js"
 import { makeTerminalStream, terminalText } from "../terminalText.js"
 import * as JsonEvents from "../jsonEvents.js"
+import { progressLine } from "../runProgress.js"
 
 const spinnerFrames = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"]
 
@@ -75,6 +80,14 @@ export interface ViewOptions {
   readonly progress: boolean
 }
 
+/** The terminal's input line, as chat's readline draws it. */
+export interface InputLine {
+  /** erases the prompt and what was typed after it (the cursor ends at the start of the prompt's first row) */
+  readonly hide: () => void
+  /** draws the prompt and what was typed so far (the cursor where the user left it) */
+  readonly redraw: () => void
+}
+
 export interface TurnView {
   readonly delivery: Context.Tag.Service<Delivery>
   readonly onEvent: EventSink
@@ -84,6 +97,15 @@ export interface TurnView {
   readonly end: Effect.Effect<number>
   /** while a typed answer is awaited: no progress line over it */
   readonly asking: (on: boolean) => void
+  /** a line on stderr between replies' lines (never in the middle of one, never over the typed input) */
+  readonly notice: (line: string) => Effect.Effect<void>
+  /** the terminal's input line, once readline owns it (terminal mode) */
+  readonly attachInput: (input: InputLine) => void
+  /**
+   * readline is about to echo `text` with `typed` on its line: true to let it. While a turn streams the first keystroke
+   * moves the prompt below the output instead (and the view draws it); Enter releases it.
+   */
+  readonly echo: (text: string, typed: string) => boolean
 }
 
 /**
@@ -104,20 +126,63 @@ export const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, S
     let atLineStart = true
     // the streamed reply text, made safe piece by piece
     const safeText = makeTerminalStream()
+    // typing during a turn: the input line, whether it is drawn below the output, and reply text held until its line ends
+    let input: InputLine | undefined
+    let streaming = false
+    let asked = false
+    let promptShown = false
+    let held = ""
 
-    const write = (text: string) => {
+    const out = (text: string) => {
       if (text === "") return
-      spinner.clear()
       process.stdout.write(text)
       atLineStart = text.endsWith("\n")
     }
+    /** runs `f` with the typed input line out of the way, and puts it back after */
+    const aside = (f: () => void) => {
+      spinner.clear()
+      if (!promptShown || input === undefined) return f()
+      input.hide()
+      f()
+      input.redraw()
+    }
+    const write = (text: string) => {
+      if (text === "") return
+      spinner.clear()
+      if (!promptShown) return out(text)
+      // above the input line only whole lines go out: a half line would have the prompt drawn right after it
+      held += text
+      const cut = held.lastIndexOf("\n")
+      if (cut < 0) return
+      const ready = held.slice(0, cut + 1)
+      held = held.slice(cut + 1)
+      aside(() => out(ready))
+    }
     const endLine = () => {
-      if (!atLineStart) write("\n")
+      if (promptShown) {
+        if (held !== "") write("\n")
+      } else if (!atLineStart) out("\n")
+    }
+    /** the input line leaves the live area (submitted, or the turn ended): what was held goes out, the line ended */
+    const releasePrompt = () => {
+      promptShown = false
+      out(held)
+      held = ""
+      if (!atLineStart) out("\n")
     }
     const progress = (label: string) => {
-      // never over a half-written line of reply text
-      if (atLineStart) spinner.show(label)
+      // never over a half-written line of reply text, nor over the typed input
+      if (atLineStart && !promptShown) spinner.show(label)
     }
+    const say = (line: string) => {
+      if (!promptShown) endLine()
+      aside(() => void process.stderr.write(`${line}\n`))
+    }
+
+    const aroundInput = <A, E>(effect: Effect.Effect<A, E>) =>
+      promptShown && input !== undefined
+        ? Effect.acquireUseRelease(Effect.sync(() => input?.hide()), () => effect, () => Effect.sync(() => input?.redraw()))
+        : effect
 
     const delivery: TurnView["delivery"] = {
       deliver: (reply: Reply) =>
@@ -126,9 +191,9 @@ export const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, S
           spinner.clear()
           endLine()
           if (options.stream && reply.source === "final" && reply.text !== undefined && shown.has(reply.text)) {
-            return reply.media.length === 0 ? Effect.void : terminal.deliver({ ...reply, text: undefined })
+            return reply.media.length === 0 ? Effect.void : aroundInput(terminal.deliver({ ...reply, text: undefined }))
           }
-          return terminal.deliver(reply)
+          return aroundInput(terminal.deliver(reply))
         })
     }
 
@@ -155,6 +220,9 @@ export const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, S
           if (label !== undefined) progress(label)
         } else if (n._tag === "ItemCompleted") {
           const item = n.params.item as unknown as Record<string, unknown>
+          // what the agent did, as `run` shows it; the command and paths come from the agent, so made safe first
+          const did = progressLine(event)
+          if (did !== undefined) say(`  ${terminalText(did).replace(/\n/g, " ")}`)
           if (item.type === "agentMessage" && typeof item.id === "string" && streamed.has(item.id)) {
             if (typeof item.text === "string") shown.add(item.text)
             write(safeText.end())
@@ -174,17 +242,53 @@ export const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, S
         shown.clear()
         safeText.end()
         atLineStart = true
+        held = ""
+        streaming = true
         progress("thinking…")
       }),
       end: Effect.sync(() => {
         spinner.clear()
         write(safeText.end())
+        streaming = false
+        // the chat prompts again after the turn, with what was typed so far
+        if (promptShown) {
+          input?.hide()
+          releasePrompt()
+        }
         endLine()
         return replies
       }),
       asking: (on) => {
+        asked = on
         spinner.hold(on)
+        // the question is the prompt now: the input line makes way for it
+        if (on && promptShown) {
+          input?.hide()
+          releasePrompt()
+        }
         if (on) endLine()
+      },
+      notice: (line) => Effect.sync(() => say(line)),
+      attachInput: (line) => {
+        input = line
+      },
+      echo: (text, typed) => {
+        if (!streaming || asked || input === undefined || !options.stream) return true
+        if (promptShown) {
+          if (!text.includes("\n")) return true
+          // Enter: the typed line stays on screen as sent; the output continues below it
+          process.stdout.write(text)
+          atLineStart = true
+          releasePrompt()
+          return false
+        }
+        // nothing typed (an Enter on an empty line, say): nothing to show
+        if (typed === "") return false
+        spinner.clear()
+        endLine()
+        promptShown = true
+        input.redraw()
+        return false
       }
     }
   })

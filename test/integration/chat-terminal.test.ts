@@ -1,0 +1,134 @@
+// `codex-harness chat`'s lines for what the agent did (piped and at a terminal), and typing while a turn streams at a
+// terminal: the compiled bin against the real app-server and a scripted model.
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect } from "effect"
+import { spawn } from "node:child_process"
+import { reply } from "../../src/testing/ScriptedModel.js"
+import { bin, runBin } from "../support/cli.js"
+import { type Fixture, fixture, leftBehind } from "../support/harness.js"
+
+const common = (f: Fixture) => ["--provider-url", f.model.url, "--state-dir", f.stateDir, "--cwd", f.workDir]
+
+/** POSIX single quotes for `script -c` */
+const quote = (arg: string) => `'${arg.replace(/'/g, "'\\''")}'`
+
+/**
+ * The bin on a pseudo-terminal (`script` from util-linux, 200 columns): what it drew, a way to type, and a wait for a
+ * marker on screen (bounded). The whole process group is killed when the scope closes.
+ */
+const onPty = (args: ReadonlyArray<string>) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const command = `stty cols 200 rows 50; exec ${[process.execPath, bin, ...args].map(quote).join(" ")}`
+      const child = spawn("script", ["-qfec", command, "/dev/null"], { stdio: ["pipe", "pipe", "pipe"], detached: true })
+      let screen = ""
+      const waiting = new Set<() => void>()
+      child.stdout.on("data", (chunk: Buffer) => {
+        screen += chunk.toString("utf8")
+        for (const wake of waiting) wake()
+      })
+      child.stdin.on("error", () => {})
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      return { child, exited, screen: () => screen, waiting }
+    }),
+    ({ child }) =>
+      Effect.sync(() => {
+        if (child.exitCode === null && child.signalCode === null) process.kill(-child.pid!, "SIGKILL")
+      })
+  ).pipe(
+    Effect.map((pty) => ({
+      type: (text: string) => Effect.sync(() => void pty.child.stdin.write(text)),
+      screen: pty.screen,
+      /** waits (20 s at most) until the screen shows `marker` */
+      shows: (marker: string) =>
+        Effect.async<void>((resume) => {
+          const check = () => {
+            if (!pty.screen().includes(marker)) return
+            pty.waiting.delete(check)
+            resume(Effect.void)
+          }
+          pty.waiting.add(check)
+          check()
+          return Effect.sync(() => pty.waiting.delete(check))
+        }).pipe(
+          Effect.timeoutFail({ duration: Duration.seconds(20), onTimeout: () => new Error(`never showed ${JSON.stringify(marker)}:\n${pty.screen()}`) }),
+          Effect.orDie
+        ),
+      exited: Effect.promise(() => pty.exited).pipe(Effect.timeout(Duration.seconds(20)), Effect.orDie)
+    }))
+  )
+
+/** what each line of the screen shows last: escape sequences dropped, each line's last carriage-return segment */
+const visibleLines = (screen: string) =>
+  screen
+    .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "\r")
+    .split("\n")
+    .flatMap((line) => line.split("\r").filter((s) => s.trim() !== ""))
+
+describe("codex-harness chat: what the agent did", () => {
+  it.scopedLive("piped: a command the agent ran gets one line on stderr, after the session line; stdout is the reply alone", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({
+        replies: [
+          reply.steps({ type: "function_call", name: "exec_command", arguments: { cmd: "ls" } }),
+          reply.text("listed")
+        ]
+      })
+      const ran = yield* runBin(["chat", ...common(f)], { input: "what is here?\n" })
+      expect(ran.code).toBe(0)
+      expect(ran.stdout).toBe("listed\n")
+      expect(ran.stderr).toMatch(/^session: [0-9a-f-]{36}\n {2}› ran .*\bls\b.* \(exit 0\)\n$/)
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    })
+  )
+
+  it.scopedLive("piped --json: no such lines (the events carry the items)", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({
+        replies: [
+          reply.steps({ type: "function_call", name: "exec_command", arguments: { cmd: "ls" } }),
+          reply.text("listed")
+        ]
+      })
+      const ran = yield* runBin(["chat", "--json", ...common(f)], { input: "what is here?\n" })
+      expect(ran.code).toBe(0)
+      expect(ran.stderr).not.toContain("›")
+      expect(ran.stdout).not.toContain("›")
+    })
+  )
+
+  it.scopedLive("at a terminal: typing while a reply streams shows a prompt line of its own, never glued to reply or spinner; the steer reaches the model", () =>
+    Effect.gen(function* () {
+      const typed = "steer: also mention cats"
+      const f = yield* fixture({
+        replies: [
+          // the model pauses mid-turn (its own delay, not the test's): the user types meanwhile
+          reply.steps({ type: "message", text: "A slow reply that" }, { type: "pause", ms: 4000 }, { type: "message", text: "goes on" }),
+          reply.text("and about cats")
+        ]
+      })
+      const pty = yield* onPty(["chat", ...common(f)])
+      yield* pty.shows("you › ")
+      yield* pty.type("write slowly\r")
+      yield* pty.shows("A slow reply that")
+      yield* pty.type(typed)
+      yield* pty.shows(typed)
+      yield* pty.type("\r")
+      yield* pty.shows("(steering into the running turn)")
+      const requests = yield* f.model.waitForRequests(2).pipe(Effect.timeout(Duration.seconds(30)), Effect.orDie)
+      expect(requests[1]!.body).toContain(typed)
+      yield* pty.shows("and about cats")
+      yield* pty.type("/quit\r")
+      expect(yield* pty.exited).toBe(0)
+      const lines = visibleLines(pty.screen())
+      // the typed text sits on its own prompt line: never after reply text, a spinner frame or the progress label
+      const withTyped = lines.filter((l) => l.includes("steer:"))
+      expect(withTyped.length).toBeGreaterThan(0)
+      for (const line of withTyped) expect(line).toMatch(/^you › (s|st|ste|stee|steer:.*)$/)
+      expect(lines.some((l) => l === `you › ${typed}`)).toBe(true)
+      // and reply text never shares a line with the prompt
+      for (const line of lines.filter((l) => l.includes("A slow reply") || l.includes("goes on"))) expect(line).not.toContain("you ›")
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    })
+  )
+})
