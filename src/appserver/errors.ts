@@ -18,7 +18,7 @@ export class AppServerExited extends Schema.TaggedError<AppServerExited>()("AppS
 }) {
   override get message() {
     const how = this.signal !== null ? `killed by ${this.signal}` : `exited with code ${this.exitCode ?? "unknown"}`
-    const tail = lastLine(this.stderrTail)
+    const tail = causeLine(this.stderrTail)
     return `the codex app-server ${how}${tail === "" ? "" : `: ${tail}`}`
   }
 }
@@ -66,6 +66,26 @@ export class ProtocolDecodeError extends Schema.TaggedError<ProtocolDecodeError>
 
 export type ConnectionClosed = AppServerExited | ConnectionRetired
 export type RequestError = ConnectionClosed | RequestTimedOut | RpcError | ProtocolDecodeError
+
+/**
+ * What the app-server prints on stderr at every start on an ordinary machine (0.171.0, no bubblewrap installed, a
+ * temporary CODEX_HOME): warnings, never the reason it ended. Quoting one as the crash's cause sends the reader after
+ * bubblewrap when the real cause was said elsewhere (or not at all).
+ */
+const knownWarnings: ReadonlyArray<RegExp> = [
+  /Codex could not find bubblewrap on PATH/,
+  /^WARNING: proceeding, even though we could not create PATH aliases/
+]
+
+// tracing colours its level and target; the line is matched and shown without them
+const ansi = /\x1b\[[0-9;]*m/g
+
+/** The last stderr line that may say why the app-server ended: colours removed, known start-up warnings skipped. */
+export const causeLine = (text: string): string => {
+  const lines = text.replace(ansi, "").split("\n").map((l) => l.trim())
+  const telling = lines.filter((l) => l !== "" && !knownWarnings.some((w) => w.test(l)))
+  return telling[telling.length - 1] ?? ""
+}
 
 export const lastLine = (text: string): string => {
   const lines = text.trim().split("\n")

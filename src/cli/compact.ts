@@ -35,7 +35,8 @@ export const compact = (options: CompactOptions) =>
     // the timeouts come with the settings (compaction.timeoutSeconds, compaction.interruptGraceSeconds)
     const services = Live.layer(settings).pipe(
       Layer.provide(TerminalDelivery.layer({ json: options.json })),
-      Layer.provide(ApprovalPromptsCli.fixed(options.approvals))
+      // a compaction runs no commands, so no approval is asked; should one come, it is refused
+      Layer.provide(ApprovalPromptsCli.fixed("deny"))
     )
     const result = yield* Effect.scoped(
       Effect.gen(function* () {

@@ -10,7 +10,7 @@ import { Delivery } from "../ports/Delivery.js"
 import * as TempDir from "../platform/TempDir.js"
 import * as ScriptedModel from "../testing/ScriptedModel.js"
 import type { TurnEvent } from "../turn/TurnEvent.js"
-import type { GlobalOptions } from "./options.js"
+import type { DemoOptions } from "./commands/demo.js"
 import { toSettings } from "./settings.js"
 
 const conversation = [
@@ -35,7 +35,7 @@ const showToolCalls = (event: TurnEvent) => {
   return Console.log(`  tool  › ${String(item.command)}  →  ${output} (exit ${String(item.exitCode)})`)
 }
 
-export const demo = (options: GlobalOptions) =>
+export const demo = (options: DemoOptions) =>
   Effect.scoped(
     Effect.gen(function* () {
       const model = yield* ScriptedModel.make({ replies: conversation.flatMap((turn) => turn.replies) })

@@ -1,4 +1,4 @@
-// `codex-harness sessions list|show|delete ID`: the sessions under the state dir, their bindings and transcripts.
+// `codex-harness sessions list|show|delete|repair ID`: the sessions under the state dir, their bindings and transcripts.
 // Loaded when one of them runs; their flags are in commands/sessions.ts. `show` and `delete` take a session by its id
 // or a unique prefix of it (sessionRef.ts); `list` prints the table of sessionTable.ts.
 import { FileSystem } from "@effect/platform"
@@ -6,10 +6,11 @@ import { Console, Effect, Option } from "effect"
 import type { SessionRecord } from "../../schemas/session.js"
 import { describeFileError, isNotFound } from "../platform/fileErrors.js"
 import { fileStore } from "../session/FileSessionStore.js"
-import { SessionStoreError } from "../session/SessionStore.js"
+import * as SessionRepair from "../session/SessionRepair.js"
+import { corruptWarning, SessionStoreError } from "../session/SessionStore.js"
 import { sessionState } from "../session/SessionState.js"
 import { checkDeletable } from "../supervision/SessionGuard.js"
-import type { DeleteOptions, ListOptions, ShowOptions } from "./commands/sessions.js"
+import type { DeleteOptions, ListOptions, RepairOptions, ShowOptions } from "./commands/sessions.js"
 import { resolveIn } from "./sessionRef.js"
 import { oneLine, renderTable, rowOf, type SessionRow } from "./sessionTable.js"
 import { stateDirOf } from "./settings.js"
@@ -92,33 +93,13 @@ const bindingDetail = (binding: Extract<SessionRecord, { _tag: "binding" }>) => 
   return parts.length === 0 ? "" : ` (${parts.join(", ")})`
 }
 
-/** Why a line is not a record, in a few words. */
-const corruptReason = (line: string | undefined, fallback: string): string => {
-  if (line === undefined) return fallback
-  let value: unknown
-  try {
-    value = JSON.parse(line)
-  } catch {
-    return "not JSON"
-  }
-  const tag = (value as { _tag?: unknown } | null)?._tag
-  return typeof tag === "string" ? `not a valid ${JSON.stringify(tag)} record` : "not a session record"
-}
-
 export const show = ({ json, sessionId, stateDir }: ShowOptions) =>
   Effect.scoped(Effect.gen(function* () {
     const { dir, store } = yield* storeFor(stateDir)
     const id = yield* resolveIn(store, sessionId, dir)
     const { corrupt, records } = yield* store.read(id)
-    if (corrupt.length > 0) {
-      // the store's reason is a schema error naming the whole record union; the line itself says more
-      const fs = yield* FileSystem.FileSystem
-      const raw = yield* fs.readFileString(store.locate(id)).pipe(
-        Effect.map((body) => body.split("\n")),
-        Effect.orElseSucceed((): Array<string> => [])
-      )
-      for (const bad of corrupt) yield* Console.error(`line ${bad.line}: skipped (${corruptReason(raw[bad.line - 1], bad.reason)})`)
-    }
+    // the same warning a run or chat on the session gives (through the CLI's logger, on stderr)
+    if (corrupt.length > 0) yield* Effect.logWarning(corruptWarning(store.locate(id), id, corrupt))
     if (json) {
       for (const record of records) yield* Console.log(JSON.stringify(record))
       return
@@ -145,4 +126,15 @@ export const remove = ({ sessionId, stateDir }: DeleteOptions) =>
       Effect.mapError((e) => new SessionStoreError({ path: file, reason: describeFileError(e) }))
     )
     yield* Console.log(`deleted: ${id}`)
+  }))
+
+// the session is taken by its full id or a unique prefix, like `show`; the lock makes a running chat or run refuse it
+export const repair = ({ sessionId, stateDir }: RepairOptions) =>
+  Effect.scoped(Effect.gen(function* () {
+    const { dir, store } = yield* storeFor(stateDir)
+    const id = yield* resolveIn(store, sessionId, dir)
+    const done = yield* SessionRepair.repair(yield* FileSystem.FileSystem, id, store.locate(id))
+    if (done.backup === undefined) return yield* Console.log(`nothing to repair: ${done.file} has no corrupt lines`)
+    const lines = done.removed.map((c) => c.line).join(", ")
+    yield* Console.log(`repaired: ${done.file} (removed line${done.removed.length === 1 ? "" : "s"} ${lines}; the old file is ${done.backup})`)
   }))

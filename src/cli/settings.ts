@@ -1,4 +1,5 @@
-// How the options every command accepts become HarnessSettings: flags over the config file over the defaults.
+// How a command's options become HarnessSettings: flags over the config file over the defaults. A command passes only
+// the option groups it accepts (options.ts); a flag it does not have counts as not given.
 import { FileSystem } from "@effect/platform"
 import { Config, Duration, Effect, Option, Schema } from "effect"
 import * as os from "node:os"
@@ -30,16 +31,23 @@ export const defaultStateDir: Effect.Effect<string> = fromEnv("CODEX_HARNESS_HOM
 export const stateDirOf = (flag: Option.Option<string>): Effect.Effect<string> =>
   Option.match(flag, { onNone: () => defaultStateDir, onSome: (dir) => Effect.succeed(path.resolve(dir)) })
 
+/** The settings-bearing flags a command may have; each one it lacks is read as not given. */
+export type SettingsOptions = Partial<Omit<GlobalOptions, "json" | "approvals" | "model">>
+
+/** `options[key]`, or none when the command does not have that flag. */
+const given = <K extends keyof SettingsOptions>(options: SettingsOptions, key: K): NonNullable<SettingsOptions[K]> =>
+  (options[key] ?? Option.none()) as NonNullable<SettingsOptions[K]>
+
 /** Loads the config file that `--config` / `--state-dir` point at. */
-export const loadFor = (options: { readonly config: Option.Option<string>; readonly stateDir: Option.Option<string> }) =>
-  Option.match(options.config, {
+export const loadFor = (options: { readonly config?: Option.Option<string>; readonly stateDir?: Option.Option<string> }) =>
+  Option.match(options.config ?? Option.none(), {
     onSome: (file) =>
       checkPrivate("config file", path.resolve(file)).pipe(
         Effect.zipRight(HarnessConfig.load(path.resolve(file), { required: true }))
       ),
     onNone: () =>
       Effect.gen(function* () {
-        const dir = yield* stateDirOf(options.stateDir)
+        const dir = yield* stateDirOf(options.stateDir ?? Option.none())
         // the state dir and its config are obeyed (the config may declare commands): they must be this user's alone
         yield* checkPrivate("state dir", dir)
         yield* checkPrivate("config file", HarnessConfig.defaultPath(dir))
@@ -85,9 +93,22 @@ const supervisionSettings = (
 
 /** Flags over the config file over the defaults, as the settings the harness runs with. */
 export const toSettings = (
-  options: GlobalOptions
+  flags: SettingsOptions
 ): Effect.Effect<HarnessSettings, BadOption | UsageError | HarnessConfig.ConfigError | UntrustedPath, FileSystem.FileSystem> =>
   Effect.gen(function* () {
+    const options = {
+      cwd: given(flags, "cwd"),
+      stateDir: given(flags, "stateDir"),
+      config: given(flags, "config"),
+      codexHome: given(flags, "codexHome"),
+      codexBin: given(flags, "codexBin"),
+      providerUrl: given(flags, "providerUrl"),
+      providerKeyEnv: given(flags, "providerKeyEnv"),
+      approvalPolicy: given(flags, "approvalPolicy"),
+      sandbox: given(flags, "sandbox"),
+      timeout: given(flags, "timeout"),
+      supervisionHome: given(flags, "supervisionHome")
+    }
     // a name that cannot be a variable's is a usage error, said before anything is read; the line never repeats it,
     // since what was typed there may be the key itself
     const keyEnvProblem = Option.getOrUndefined(Option.map(options.providerKeyEnv, CodexArgs.checkProviderKeyEnv))

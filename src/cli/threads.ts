@@ -2,20 +2,20 @@
 // Listing and showing are passive reads; every refusal (active, owned, unconfirmed, remote, disabled) is one line.
 // Loaded when one of them runs; their flags are in commands/threads.ts.
 import { Console, Effect, Layer, Option } from "effect"
+import * as path from "node:path"
 import * as Live from "../../layers/Live.js"
 import { ArchiveGuard } from "../supervision/ArchiveGuard.js"
 import { Branching } from "../supervision/Branching.js"
 import { Catalog, type CatalogRow } from "../supervision/Catalog.js"
 import * as Supervision from "../supervision/layer.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
-import type { ArchiveOptions, BranchOptions, ShowOptions } from "./commands/threads.js"
-import type { GlobalOptions } from "./options.js"
+import type { ArchiveOptions, BranchOptions, ListOptions, ShowOptions } from "./commands/threads.js"
 import { toSettings } from "./settings.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
 
 /** Runs `use` with the supervision services over the live harness. */
 const withSupervision = <A, E>(
-  options: GlobalOptions,
+  options: ListOptions,
   use: Effect.Effect<A, E, Catalog | Branching | ArchiveGuard>
 ) =>
   Effect.flatMap(toSettings(options), (settings) =>
@@ -25,7 +25,8 @@ const withSupervision = <A, E>(
           Layer.provideMerge(
             Live.layer(settings).pipe(
               Layer.provide(TerminalDelivery.layer({ json: options.json })),
-              Layer.provide(ApprovalPromptsCli.fixed(options.approvals))
+              // nothing here runs a turn, so no approval is asked; should one come, it is refused
+              Layer.provide(ApprovalPromptsCli.fixed("deny"))
             )
           )
         )
@@ -49,7 +50,7 @@ const rowLine = (row: CatalogRow) =>
     oneLine(row.title) || "-"
   ].join("  ")
 
-export const list = (options: GlobalOptions) =>
+export const list = (options: ListOptions) =>
   withSupervision(
     options,
     Effect.gen(function* () {
@@ -86,6 +87,28 @@ export const show = (options: ShowOptions) =>
     })
   )
 
+/** A word as a POSIX shell reads it back: as it is when plain, else in single quotes. */
+const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)
+
+/**
+ * The `run` that continues the branch, ready to paste: the branch is a supervised chat in this state dir, so `run`
+ * needs the same state dir, config, supervision home, provider and codex binary, or it looks for the session elsewhere
+ * or cannot reach its locked thread. Paths are made absolute, so the line also works from another directory.
+ */
+const continueCommand = (options: BranchOptions, sessionId: string) => {
+  const absolute = (value: Option.Option<string>) => Option.map(value, (p) => path.resolve(p))
+  const carried: ReadonlyArray<readonly [string, Option.Option<string>]> = [
+    ["--state-dir", absolute(options.stateDir)],
+    ["--config", absolute(options.config)],
+    ["--supervision-home", absolute(options.supervisionHome)],
+    ["--provider-url", options.providerUrl],
+    ["--provider-key-env", options.providerKeyEnv],
+    ["--codex-bin", options.codexBin]
+  ]
+  const flags = carried.flatMap(([flag, value]) => (Option.isSome(value) ? [flag, value.value] : []))
+  return ["codex-harness", "run", ...flags, "--session", sessionId, "PROMPT"].map(shellWord).join(" ")
+}
+
 export const branch = (options: BranchOptions) =>
   withSupervision(
     options,
@@ -99,7 +122,7 @@ export const branch = (options: BranchOptions) =>
       if (made.probe === "cleanupFailed") {
         yield* Console.error(`codex-harness: warning: probe ${made.probeThreadId} could not be cleaned up; recorded in the session`)
       }
-      yield* Console.log(`continue with: codex-harness run --session ${made.sessionId} "..."`)
+      yield* Console.log(`continue with: ${continueCommand(options, made.sessionId)}`)
     })
   )
 

@@ -104,6 +104,18 @@ const corruptReason = (line: string): string => {
   return `a ${tag} record with missing or invalid fields`
 }
 
+/**
+ * The one warning about a session's corrupt lines, in the one format every command uses: the file and first line
+ * (`file:line:`, as compilers do), each line's reason, and the way out (`sessions repair` drops them, keeping a backup).
+ */
+export const corruptWarning = (file: string, sessionId: string, corrupt: ReadonlyArray<CorruptLine>): string => {
+  const fix = `\`codex-harness sessions repair ${sessionId}\` removes ${corrupt.length === 1 ? "it" : "them"}, keeping a backup`
+  const first = corrupt[0]!
+  return corrupt.length === 1
+    ? `${file}:${first.line}: skipped a corrupt record (${first.reason}); ${fix}`
+    : `${file}:${first.line}: skipped ${corrupt.length} corrupt records (${corrupt.map((c) => `line ${c.line}: ${c.reason}`).join("; ")}); ${fix}`
+}
+
 /** Parses a JSONL body; bad lines are reported by number and skipped. */
 export const parseLines = (body: string): SessionContents => {
   const records: Array<SessionRecord> = []

@@ -5,7 +5,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { ThreadItem, TurnStatus } from "../../schemas/protocol.js"
 import type { SessionRecord, SessionRuntime } from "../../schemas/session.js"
-import { type InvalidSessionId, type SessionContents, SessionStore, type SessionStoreError } from "./SessionStore.js"
+import { corruptWarning, type InvalidSessionId, type SessionContents, SessionStore, type SessionStoreError } from "./SessionStore.js"
 import { type SessionState, sessionState } from "./SessionState.js"
 
 export type MirrorError = SessionStoreError | InvalidSessionId
@@ -125,12 +125,16 @@ export const make = Effect.gen(function* () {
   const store = yield* SessionStore
   const append = (sessionId: string, record: SessionRecord) => store.append(sessionId, record)
 
+  // a session is read before every turn; its corrupt lines are said once per process, not once per turn
+  const warned = new Set<string>()
+
   const service: TranscriptMirrorService = {
     read: (sessionId) =>
       Effect.gen(function* () {
         const contents = yield* store.read(sessionId)
-        for (const bad of contents.corrupt) {
-          yield* Effect.logWarning(`${store.locate(sessionId)}:${bad.line}: skipped a corrupt record (${bad.reason})`)
+        if (contents.corrupt.length > 0 && !warned.has(sessionId)) {
+          warned.add(sessionId)
+          yield* Effect.logWarning(corruptWarning(store.locate(sessionId), sessionId, contents.corrupt))
         }
         return { contents, state: sessionState(contents.records) }
       }),

@@ -4,6 +4,7 @@
 // too long while nothing else runs, the turn's deadline, or a message too large to read. The reply streamed so far is
 // kept, so a turn that ends early still has the text that was complete.
 import type { ServerNotification, ThreadItem, TurnStatus } from "../../schemas/protocol.js"
+import * as TurnErrorText from "./TurnErrorText.js"
 
 /** Item kinds that are work Codex does itself (commands, tools, sub-agents): silence meanwhile is not the provider's. */
 export const workItemKinds: ReadonlySet<string> = new Set([
@@ -89,7 +90,7 @@ export const absorb = (turnId: string, maxReconnects: number, progress: Progress
       if (n.params.turnId !== turnId) break
       const { error, willRetry } = n.params
       if (!willRetry) {
-        progress.error = error.message
+        progress.error = TurnErrorText.describe(error)
       } else if (isConnectionFailure(error.codexErrorInfo) && ++progress.reconnects > maxReconnects) {
         progress.ended = {
           reason: `the model provider cannot be reached (${error.additionalDetails ?? error.message})`,
@@ -101,7 +102,7 @@ export const absorb = (turnId: string, maxReconnects: number, progress: Progress
     case "TurnCompleted": {
       if (n.params.turn.id !== turnId) break
       progress.status = n.params.turn.status
-      progress.error = n.params.turn.error?.message ?? progress.error
+      progress.error = n.params.turn.error != null ? TurnErrorText.describe(n.params.turn.error) : progress.error
       break
     }
     case "DroppedLine": {

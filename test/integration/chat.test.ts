@@ -172,7 +172,11 @@ describe("codex-harness chat (piped) and sessions", () => {
       fs.appendFileSync(file, "{not json\n")
       const damaged = yield* cli(["sessions", "show", "--state-dir", f.stateDir, "chat-s"])
       expect(damaged.code).toBe(0)
-      expect(damaged.stderr).toBe(`line ${good + 1}: skipped (not JSON)\n`)
+      // the same one-line warning a run or chat on the session gives
+      expect(damaged.stderr).toBe(
+        `codex-harness: warn: ${file}:${good + 1}: skipped a corrupt record (not JSON (a torn or hand-edited line)); ` +
+          "`codex-harness sessions repair chat-s` removes it, keeping a backup\n"
+      )
       expect(damaged.stdout).toContain("codex: reply two")
 
       const missing = yield* cli(["sessions", "show", "--state-dir", f.stateDir, "missing"])

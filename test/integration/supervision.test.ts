@@ -409,6 +409,27 @@ describe("threads and sessions CLI refusals", () => {
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }), 120_000)
 
+  it.scopedLive("[S15][cli] threads branch prints a continue-with command that works when pasted", () =>
+    Effect.gen(function* () {
+      const f = yield* setup({ fallback: reply.text("noted") })
+      const other = yield* otherClient(f.nativeHome, f.model.url, "source-model")
+      const source = yield* other.newThread
+      yield* other.turn(source, "a thread to branch")
+      yield* other.stop
+      const common = ["--state-dir", f.stateDir, "--supervision-home", f.nativeHome, "--provider-url", f.model.url]
+      const made = yield* cli(["threads", "branch", ...common, "--session", "pasted", source])
+      expect(made.code).toBe(0)
+      const hint = made.stdout.split("\n").find((l) => l.startsWith("continue with: "))
+      expect(hint).toBeDefined()
+      // the words as a shell reads them (the line quotes only what needs it; these paths and URL need nothing)
+      const words = hint!.slice("continue with: ".length).split(" ")
+      expect(words.slice(0, 2)).toEqual(["codex-harness", "run"])
+      expect(words).toContain("--supervision-home")
+      const pasted = yield* cli(words.slice(1))
+      expect(pasted).toMatchObject({ code: 0, stdout: "noted\n" })
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }), 120_000)
+
   it.scopedLive("[S16][cli] sessions delete refuses a supervised chat that protects its binding, and deletes a plain one", () =>
     Effect.gen(function* () {
       const state = yield* tempDir()

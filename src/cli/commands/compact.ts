@@ -1,10 +1,17 @@
 // `codex-harness compact --session ID`: what it accepts. The compaction is ../compact.ts, loaded when it runs.
 import { Command, Options } from "@effect/cli"
-import * as GlobalOptions from "../options.js"
+import * as Opts from "../options.js"
 import { lazy } from "./lazy.js"
 
+// what resuming the session's thread needs (its workspace, state, codex, provider, and supervision for a branched chat)
+// and --json; a compaction runs no commands, so no policy, model or approvals
 const config = {
-  ...GlobalOptions.global,
+  ...Opts.workspace,
+  ...Opts.state,
+  ...Opts.codex,
+  ...Opts.provider,
+  ...Opts.supervision,
+  ...Opts.output,
   session: Options.text("session").pipe(Options.withDescription("the session whose Codex thread to compact"))
 }
 

@@ -1,11 +1,14 @@
 // `codex-harness doctor`: what it accepts. The checks are ../doctor.ts (and ../doctor/), loaded when it runs.
 import { Command, Options } from "@effect/cli"
-import * as GlobalOptions from "../options.js"
+import * as Opts from "../options.js"
 import { lazy } from "./lazy.js"
 
-// every global flag, so the checks see the settings a `run` with the same flags would have
+// the flags that choose what the checks look at (state dir and config, codex binary and CODEX_HOME, provider), so they
+// see what a `run` with the same flags would get; the per-turn ones (workspace, policy, model, approvals) check nothing
 const config = {
-  ...GlobalOptions.global,
+  ...Opts.state,
+  ...Opts.codex,
+  ...Opts.provider,
   json: Options.boolean("json").pipe(Options.withDescription("print one JSON object per check instead of its line"))
 }
 

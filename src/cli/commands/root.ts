@@ -54,6 +54,7 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   "sessions list": ["codex-harness sessions list", "codex-harness sessions list --json"],
   "sessions show": ["codex-harness sessions show SESSION_ID", "codex-harness sessions show 3f2a9c1e"],
   "sessions delete": ["codex-harness sessions delete SESSION_ID"],
+  "sessions repair": ["codex-harness sessions repair SESSION_ID"],
   demo: ["codex-harness demo"],
   config: ["codex-harness config show", "codex-harness config schema > config.schema.json"],
   "config schema": ["codex-harness config schema > config.schema.json"],

@@ -1,4 +1,4 @@
-// `codex-harness sessions list|show|delete`: what they accept. Reading and deleting sessions is ../sessions.ts, loaded
+// `codex-harness sessions list|show|delete|repair`: what they accept. Reading and deleting sessions is ../sessions.ts, loaded
 // when one runs.
 import { Args, Command } from "@effect/cli"
 import { global } from "../options.js"
@@ -12,10 +12,12 @@ const sessionId = Args.text({ name: "ID" }).pipe(
 const listConfig = { stateDir: global.stateDir, json: global.json }
 const showConfig = { ...listConfig, sessionId }
 const deleteConfig = { stateDir: global.stateDir, sessionId }
+const repairConfig = deleteConfig
 
 export type ListOptions = Command.Command.ParseConfig<typeof listConfig>
 export type ShowOptions = Command.Command.ParseConfig<typeof showConfig>
 export type DeleteOptions = Command.Command.ParseConfig<typeof deleteConfig>
+export type RepairOptions = Command.Command.ParseConfig<typeof repairConfig>
 
 const list = Command.make("list", listConfig, (options) => lazy(load, (m) => m.list(options))).pipe(
   Command.withDescription(
@@ -31,8 +33,12 @@ const remove = Command.make("delete", deleteConfig, (options) => lazy(load, (m) 
   Command.withDescription("delete a session's file; a supervised chat that still holds its native thread is refused")
 )
 
+const repair = Command.make("repair", repairConfig, (options) => lazy(load, (m) => m.repair(options))).pipe(
+  Command.withDescription("drop a session file's corrupt lines, keeping the old file as <id>.jsonl.bak (refused while the session is in use)")
+)
+
 /** in the order help lists them */
-export const subcommands = [list, show, remove] as const
+export const subcommands = [list, show, remove, repair] as const
 
 export const command = Command.make("sessions").pipe(
   Command.withDescription("the sessions under the state dir"),
