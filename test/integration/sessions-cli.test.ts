@@ -73,7 +73,7 @@ describe("doctor", () => {
       const f = yield* fixture()
       // a temp dir of its own: relay directories other runs on this machine left must not fail this one
       const tmp = yield* tempDir("codex-doctor-tmp-")
-      const ran = yield* runBin(["doctor", ...common(f)], { env: { TMPDIR: tmp } })
+      const ran = yield* runBin(["doctor", "--provider-url", f.model.url, "--state-dir", f.stateDir], { env: { TMPDIR: tmp } })
       expect(ran.code, ran.stdout + ran.stderr).toBe(0)
       expect(ran.stderr).toBe("")
       const lines = ran.stdout.trimEnd().split("\n")
