@@ -1,7 +1,7 @@
 // Turning any failure into one readable line and an exit code: 2 for usage, 1 for everything else.
-import { type HelpDoc, ValidationError } from "@effect/cli"
-import type * as Span from "@effect/cli/HelpDoc/Span"
+import { ValidationError } from "@effect/cli"
 import { Cause, Option, Schema } from "effect"
+import { helpDocText } from "./helpDocText.js"
 
 export class TurnDidNotComplete extends Schema.TaggedError<TurnDidNotComplete>()("TurnDidNotComplete", {
   status: Schema.String,
@@ -25,26 +25,6 @@ export interface Rendered {
 }
 
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
-
-const spanText = (span: Span.Span): string =>
-  span._tag === "Sequence" ? spanText(span.left) + spanText(span.right) : span._tag === "Text" || span._tag === "URI" ? span.value : spanText(span.value)
-
-/** a HelpDoc's words without its layout or colours */
-const helpDocText = (doc: HelpDoc.HelpDoc): string => {
-  switch (doc._tag) {
-    case "Empty":
-      return ""
-    case "Header":
-    case "Paragraph":
-      return spanText(doc.value)
-    case "Sequence":
-      return `${helpDocText(doc.left)} ${helpDocText(doc.right)}`
-    case "Enumeration":
-      return doc.elements.map(helpDocText).join(", ")
-    case "DescriptionList":
-      return doc.definitions.map(([term, text]) => `${spanText(term)}: ${helpDocText(text)}`).join("; ")
-  }
-}
 
 /** A failure, as the single line printed on stderr. Never a stack trace. */
 export const render = (cause: Cause.Cause<unknown>): Rendered | undefined => {

@@ -6,7 +6,7 @@
 // They depend on nothing but the tree, so the build writes every page to dist/bundle/help.json and the package's
 // command prints `--help` from that file without loading the CLI (bin/codex-harness.js); helpPages is what both use.
 import { CliConfig, Command, type HelpDoc } from "@effect/cli"
-import type * as Span from "@effect/cli/HelpDoc/Span"
+import { blocks, spanText } from "./helpDocText.js"
 
 const width = 80
 const termColumn = 28
@@ -41,22 +41,6 @@ interface Page {
   readonly options: ReadonlyArray<Entry>
   readonly commands: ReadonlyArray<Entry>
 }
-
-const spanText = (span: Span.Span): string => {
-  switch (span._tag) {
-    case "Sequence":
-      return spanText(span.left) + spanText(span.right)
-    case "Text":
-    case "URI":
-      return span.value
-    default:
-      return spanText(span.value)
-  }
-}
-
-/** HelpDoc's sequences flattened into its blocks, in order */
-const blocks = (doc: HelpDoc.HelpDoc): ReadonlyArray<HelpDoc.HelpDoc> =>
-  doc._tag === "Sequence" ? [...blocks(doc.left), ...blocks(doc.right)] : doc._tag === "Empty" ? [] : [doc]
 
 const paragraphs = (doc: HelpDoc.HelpDoc): ReadonlyArray<string> =>
   blocks(doc).flatMap((block) => (block._tag === "Paragraph" ? [spanText(block.value)] : []))

@@ -204,8 +204,6 @@ export const replyEvent = (reply: Reply): HarnessEvent => ({
   media: reply.media.map((m) => ({ kind: m.kind, path: m.path }))
 })
 
-export type HarnessEventOf = HarnessEvent
-
 /** a failure as the one line the CLI prints for it (errors.ts), for `turn.failed` */
 export const causeLine = (cause: Cause.Cause<unknown>): string => render(cause)?.line || "failed"
 

@@ -3,6 +3,7 @@
 import { Console, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as Live from "../../layers/Live.js"
+import type { HarnessEvent } from "../../schemas/events.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
 import type { RunOptions } from "./commands/run.js"
@@ -15,7 +16,7 @@ import * as RunProgress from "./runProgress.js"
 import { toSettings } from "./settings.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
 
-const print = (event: JsonEvents.HarnessEventOf) => Effect.sync(() => void process.stdout.write(JsonEvents.line(event)))
+const print = (event: HarnessEvent) => Effect.sync(() => void process.stdout.write(JsonEvents.line(event)))
 
 const writeLastMessage = (file: string, text: string) =>
   Effect.try({
