@@ -22,7 +22,7 @@ import {
   describe,
   type FileChange
 } from "../ports/ApprovalPrompts.js"
-import { type TurnContext, type TurnExtension, TurnExtensions } from "../turn/TurnExtension.js"
+import { type InstalledTurn, type TurnExtension, TurnExtensions } from "../turn/TurnExtension.js"
 import * as AllowAlways from "./AllowAlways.js"
 import { HookReports } from "./HookRelay.js"
 
@@ -130,7 +130,7 @@ export const makeExtension = (
 
     const unmappable = (what: string, problem: string) => Effect.logWarning(`approval: declined an unmappable ${what} request (${problem})`)
 
-    const install = (turn: TurnContext) =>
+    const install = (turn: InstalledTurn) =>
       Effect.gen(function* () {
         const changes = new Map<string, ReadonlyArray<FileChange>>()
         const events = yield* turn.connection.subscribe({ threadId: turn.threadId })

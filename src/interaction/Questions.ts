@@ -8,7 +8,7 @@ import type { RequestId } from "../../schemas/jsonrpc.js"
 import type { ElicitationRequestParams, UserInputRequestParams } from "../../schemas/protocol.js"
 import { isMcpToolApproval } from "../approvals/Approvals.js"
 import { type Question, type QuestionPrompt, type QuestionReply, Questions } from "../ports/Questions.js"
-import { type TurnContext, type TurnExtension, TurnExtensions } from "../turn/TurnExtension.js"
+import { type InstalledTurn, type TurnExtension, TurnExtensions } from "../turn/TurnExtension.js"
 import * as Elicitation from "./Elicitation.js"
 import * as QuestionQueue from "./QuestionQueue.js"
 import * as UserInput from "./UserInput.js"
@@ -33,7 +33,7 @@ interface Origin {
 }
 
 const originOf = (
-  turn: TurnContext,
+  turn: InstalledTurn,
   params: { readonly turnId?: string | null | undefined; readonly serverName?: string | undefined }
 ): Origin => ({
   sessionId: turn.sessionId,
@@ -119,7 +119,7 @@ export const makeExtension = (
         return { _tag: "Answers", answers } as const
       })
 
-    const elicitation = (turn: TurnContext, id: RequestId, params: ElicitationRequestParams, queue: QuestionQueue.QuestionQueue) =>
+    const elicitation = (turn: InstalledTurn, id: RequestId, params: ElicitationRequestParams, queue: QuestionQueue.QuestionQueue) =>
       Effect.gen(function* () {
         const origin = originOf(turn, params)
         const plan = Elicitation.plan(params)
@@ -154,7 +154,7 @@ export const makeExtension = (
         return Option.getOrElse(served, () => Elicitation.responses.cancel)
       })
 
-    const requestUserInput = (turn: TurnContext, id: RequestId, params: UserInputRequestParams, queue: QuestionQueue.QuestionQueue) =>
+    const requestUserInput = (turn: InstalledTurn, id: RequestId, params: UserInputRequestParams, queue: QuestionQueue.QuestionQueue) =>
       Effect.gen(function* () {
         const origin = originOf(turn, params)
         const plan = UserInput.plan(params)
@@ -193,7 +193,7 @@ export const makeExtension = (
         return Option.getOrElse(served, () => UserInput.emptyAnswers(plan))
       })
 
-    const install = (turn: TurnContext) =>
+    const install = (turn: InstalledTurn) =>
       Effect.gen(function* () {
         const queue = yield* QuestionQueue.make(port, { promptTimeout: options.promptTimeout })
         yield* Effect.acquireRelease(

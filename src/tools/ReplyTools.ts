@@ -5,7 +5,7 @@ import { Effect } from "effect"
 import { Settings } from "../config/Settings.js"
 import { Delivery, type Reply } from "../ports/Delivery.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
-import type { TurnContext, TurnExtension } from "../turn/TurnExtension.js"
+import type { InstalledTurn, TurnExtension } from "../turn/TurnExtension.js"
 import * as HarnessTools from "./HarnessTools.js"
 
 export const make = Effect.gen(function* () {
@@ -44,7 +44,7 @@ export const make = Effect.gen(function* () {
     )
   ]
 
-  const install = (turn: TurnContext) =>
+  const install = (turn: InstalledTurn) =>
     turn.kind !== "heartbeat"
       ? Effect.void
       : Effect.acquireRelease(Effect.sync(() => void heartbeatThreads.add(turn.threadId)), () =>

@@ -6,7 +6,7 @@
 import { Effect, type Scope, Stream } from "effect"
 import type { ServerNotification } from "../../schemas/protocol.js"
 import { type LifecycleEvent, noObservers, PluginHooks } from "../ports/PluginHooks.js"
-import type { TurnContext, TurnExtension } from "../turn/TurnExtension.js"
+import type { InstalledTurn, TurnExtension } from "../turn/TurnExtension.js"
 import { directNamespace, searchableNamespace } from "./ToolCatalog.js"
 
 export const defaults = {
@@ -81,7 +81,7 @@ export const make = (options: ToolObservationsOptions = {}): Effect.Effect<TurnE
     const maxIds = Math.max(1, options.maxToolUsesPerTurn ?? defaults.maxToolUsesPerTurn)
     const handled = options.handledByPostToolUse ?? (() => false)
 
-    const install = (turn: TurnContext): Effect.Effect<void, never, Scope.Scope> =>
+    const install = (turn: InstalledTurn): Effect.Effect<void, never, Scope.Scope> =>
       Effect.gen(function* () {
         // one install per turn: the ids seen in it, oldest forgotten first
         const seen = new Set<string>()

@@ -6,10 +6,12 @@ import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import type { LifecycleEvent } from "../ports/PluginHooks.js"
 import type { HarnessTool } from "../ports/DynamicTools.js"
 
-/** User turns and heartbeat turns (S19). */
-export type TurnKind = "user" | "heartbeat"
+import type { TurnKind } from "./Instructions.js"
 
-export interface TurnContext {
+/** User and heartbeat turns (S19), and the internal turn kinds (S8). */
+export type { TurnKind } from "./Instructions.js"
+
+export interface InstalledTurn {
   readonly sessionId: string
   readonly threadId: string
   readonly kind: TurnKind
@@ -25,7 +27,7 @@ export interface TurnExtension {
   /** thread-level `config` entries sent on start and resume (for example per-thread hooks, S20) */
   readonly threadConfig?: ((sessionId: string) => Effect.Effect<Readonly<Record<string, unknown>>>) | undefined
   /** installed for the turn's life, before turn/start: server-request routes, observers */
-  readonly install?: ((turn: TurnContext) => Effect.Effect<void, never, Scope.Scope>) | undefined
+  readonly install?: ((turn: InstalledTurn) => Effect.Effect<void, never, Scope.Scope>) | undefined
   /** offered a plain-text reply for the session's running turn (an answer to a pending question); true when taken */
   readonly answer?: ((sessionId: string, text: string) => Effect.Effect<boolean>) | undefined
 }
