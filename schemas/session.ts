@@ -8,7 +8,7 @@ const turnRef = { threadId: Schema.String, turnId: Schema.String }
 export const UserRecord = Schema.TaggedStruct("user", {
   at,
   text: Schema.String,
-  kind: Schema.optional(Schema.Literal("user", "heartbeat"))
+  kind: Schema.optional(Schema.Literal("user", "heartbeat", "lightweight", "ringZero", "messageOnly", "toolDisabled"))
 })
 /** The final assistant text of a turn; `delivered: false` when it stayed private (message_tool mode). */
 export const AssistantRecord = Schema.TaggedStruct("assistant", {

@@ -4,7 +4,10 @@
 // turn outcomes. It never invents a summary and never touches Codex-native records.
 import { Context, Effect, Layer } from "effect"
 import type { ThreadItem, TurnStatus } from "../../schemas/protocol.js"
-import type { SessionRecord, SessionRuntime } from "../../schemas/session.js"
+import type { SessionRecord, SessionRuntime, UserRecord } from "../../schemas/session.js"
+
+/** user, heartbeat or an internal turn kind (S8) */
+export type PromptKind = NonNullable<typeof UserRecord.Type["kind"]>
 import { corruptWarning, type InvalidSessionId, type SessionContents, SessionStore, type SessionStoreError } from "./SessionStore.js"
 import { type SessionState, sessionState } from "./SessionState.js"
 
@@ -37,7 +40,7 @@ export interface TranscriptMirrorService {
   /** the session's records and the state they imply; corrupt lines are logged (with their line numbers) and skipped */
   readonly read: (sessionId: string) => Effect.Effect<{ readonly contents: SessionContents; readonly state: SessionState }, MirrorError>
   /** the user's message, written before anything is sent so a failed turn never loses it */
-  readonly prompt: (sessionId: string, text: string, kind?: "user" | "heartbeat") => Effect.Effect<void, MirrorError>
+  readonly prompt: (sessionId: string, text: string, kind?: PromptKind) => Effect.Effect<void, MirrorError>
   readonly modelChoice: (sessionId: string, model: string) => Effect.Effect<void, MirrorError>
   readonly binding: (sessionId: string, facts: BindingFacts) => Effect.Effect<void, MirrorError>
   readonly detached: (sessionId: string, threadId: string, reason: string) => Effect.Effect<void, MirrorError>
