@@ -12,6 +12,8 @@ export const ClientInfo = Schema.Struct({
 })
 export const InitializeCapabilities = Schema.Struct({
   experimentalApi: Schema.optional(Schema.Boolean),
+  /** MCP extensions the client takes, by id; Codex passes them on to its MCP servers (`"openai/form": {}`) */
+  extensions: optionalNullable(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
   optOutNotificationMethods: optionalNullable(Schema.Array(Schema.String))
 })
 export const InitializeParams = Schema.Struct({

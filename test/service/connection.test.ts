@@ -44,7 +44,7 @@ describe("AppServerConnection", () => {
       expect(init._tag === "Request" && init.id).toBe(0)
       expect(init._tag === "Request" && init.params).toMatchObject({
         clientInfo: { name: "test-client", version: "9.9.9" },
-        capabilities: { experimentalApi: true }
+        capabilities: { experimentalApi: true, extensions: { "openai/form": {} } }
       })
       expect(connection.initialize).toEqual({
         userAgent: expect.stringContaining("test-client/"),

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // A tiny stdio MCP server for the integration tests: each tool asks the client one elicitation (MCP `elicitation/create`)
 // and returns the client's answer as its result. What it received is appended, one JSON line per answer, to the file
-// named by MCP_ELICIT_LOG, so a test can check exactly what reached the MCP server.
+// named by MCP_ELICIT_LOG, so a test can check exactly what reached the MCP server. The capabilities Codex declared in
+// the MCP `initialize` go, as one JSON line, to the file named by MCP_ELICIT_INIT_LOG when it is set.
+// A tool whose request has a `method` sends that JSON-RPC method instead of `elicitation/create`: `openai/form`, the
+// OpenAI form extension, which Codex answers only when its client declared `capabilities.extensions["openai/form"]`.
 import * as fs from "node:fs"
 import * as readline from "node:readline"
 
@@ -28,6 +31,31 @@ const elicitations = {
       required: ["contact", "size", "tier"]
     }
   },
+  // the extension's own request (not an elicitation/create mode); its schema may hold extended field types
+  ask_openai_form: {
+    method: "openai/form",
+    message: "Choose a cover for the report.",
+    requestedSchema: {
+      type: "object",
+      properties: {
+        title: { type: "string", title: "Report title", maxLength: 80 },
+        cover: {
+          type: "openai/imagePicker",
+          title: "Cover",
+          items: [
+            { id: "cover-sea", title: "Sea", image: "https://images.example.com/sea.png" },
+            { id: "cover-hills", title: "Hills", image: "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4=" }
+          ]
+        }
+      },
+      required: ["title", "cover"]
+    }
+  },
+  ask_openai_unknown: {
+    method: "openai/form",
+    message: "Pick a colour.",
+    requestedSchema: { type: "object", properties: { colour: { type: "openai/colorPicker", title: "Colour" } } }
+  },
   ask_url: {
     mode: "url",
     message: "Sign in to continue.",
@@ -39,7 +67,7 @@ const elicitations = {
 const tools = [
   ...Object.keys(elicitations).map((name) => ({
     name,
-    description: `asks the user (${elicitations[name].mode} elicitation)`,
+    description: `asks the user (${elicitations[name].method ?? `${elicitations[name].mode} elicitation`})`,
     inputSchema: { type: "object", properties: {} }
   }))
 ]
@@ -59,7 +87,8 @@ const callTool = (request) => {
     if (log !== undefined) fs.appendFileSync(log, `${JSON.stringify({ tool: name, answer })}\n`)
     send({ id: request.id, result: { content: [{ type: "text", text: JSON.stringify(answer) }], isError: false } })
   })
-  send({ id, method: "elicitation/create", params: elicitation })
+  const { method = "elicitation/create", ...params } = elicitation
+  send({ id, method, params })
 }
 
 readline.createInterface({ input: process.stdin, crlfDelay: Infinity }).on("line", (line) => {
@@ -74,6 +103,9 @@ readline.createInterface({ input: process.stdin, crlfDelay: Infinity }).on("line
   }
   switch (message.method) {
     case "initialize":
+      if (process.env.MCP_ELICIT_INIT_LOG !== undefined) {
+        fs.appendFileSync(process.env.MCP_ELICIT_INIT_LOG, `${JSON.stringify({ capabilities: message.params?.capabilities })}\n`)
+      }
       send({
         id: message.id,
         result: {

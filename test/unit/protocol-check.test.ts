@@ -41,6 +41,7 @@ const definitions: Record<string, Node> = {
   InitializeCapabilities: {
     properties: {
       experimentalApi: {type: "boolean"},
+      extensions: {additionalProperties: true, type: ["object", "null"]},
       optOutNotificationMethods: {items: {type: "string"}, type: ["array", "null"]},
       requestAttestation: {type: "boolean"}
     },
