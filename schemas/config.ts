@@ -164,6 +164,31 @@ export const Heartbeat = section({
   })
 })
 
+export const TurnContext = section({
+  route: field(oneOf("native", "compatibility"), {
+    description:
+      '"native": the harness gives Codex its developer instructions (delivery, tools, profile files). "compatibility": only your own system prompt (systemPromptPath) is sent, in place of Codex\'s base instructions.',
+    default: "native"
+  }),
+  systemPromptPath: field(text, {
+    description: "The compatibility route's system prompt, a text file (relative to this file); read at most 64 KiB."
+  }),
+  policyRestricted: field(Schema.Boolean.pipe(expecting("true or false")), {
+    description: "Turns have no native filesystem: a snapshot of the workspace AGENTS.md goes with the instructions.",
+    default: false
+  }),
+  channel: field(text, { description: "The name of where replies go, for the delivery instructions.", default: "terminal" }),
+  memory: field(oneOf("tools", "inline", "off"), {
+    description:
+      '"tools": memory tools are served, MEMORY.md is not preloaded. "inline": MEMORY.md and BOOTSTRAP.md go with each turn. "off": neither. Default: "tools" when a memory_search or memory_get tool is served, else "inline".'
+  }),
+  skillsPath: field(text, {
+    description:
+      "A directory of skills (relative to this file): each subdirectory with a SKILL.md whose front matter has name and description is listed to the agent."
+  }),
+  adapterContext: field(text, { description: "Text about where the agent is talking (platform, people), given to every turn." })
+})
+
 export const Questions = section({
   timeoutSeconds: field(positiveInt, {
     description: "Seconds a question (request_user_input, an MCP elicitation) waits for an answer before it is cancelled.",
@@ -244,6 +269,7 @@ export const HarnessConfig = section({
   approvals: field(Approvals, { description: "Approval memory." }),
   appServer: field(AppServer, { description: "The codex app-server connection." }),
   heartbeat: field(Heartbeat, { description: "Heartbeat turns." }),
+  turnContext: field(TurnContext, { description: "What every turn is told besides its prompt (route, memory, skills, adapter context)." }),
   questions: field(Questions, { description: "Questions Codex and MCP servers ask during a turn." }),
   turns: field(Turns, { description: "Bounds on a turn's time." }),
   supervision: field(Supervision, { description: "Supervision of the native Codex threads of a CODEX_HOME." }),

@@ -1,5 +1,6 @@
 // Records of a session file (JSONL, one record per line). The file is append-only and holds only harness-owned records:
-// Codex keeps the canonical native thread; this is the mirror (S39, S40).
+// Codex keeps the canonical native thread; this is the mirror (S39, S40). Only a rewrite (a redaction) replaces lines,
+// atomically and under the session's lock (SessionStore.rewrite).
 import { Schema } from "effect"
 
 const at = Schema.String // ISO-8601 time the record was written
@@ -22,6 +23,21 @@ export const MessageRecord = Schema.TaggedStruct("message", { at, ...turnRef, te
 export const ReasoningRecord = Schema.TaggedStruct("reasoning", { at, ...turnRef, text: Schema.String })
 export const PlanRecord = Schema.TaggedStruct("plan", { at, ...turnRef, text: Schema.String })
 export const MediaRecord = Schema.TaggedStruct("media", { at, ...turnRef, path: Schema.String })
+/**
+ * A dynamic tool call the harness ran (S40): the result as the ToolResultPersistence hook let it be recorded (bounded;
+ * `truncated` when cut), never the arguments. Codex records the call in its own rollout; this is the harness's copy,
+ * the one a redaction may rewrite (`redacted`).
+ */
+export const ToolRecord = Schema.TaggedStruct("tool", {
+  at,
+  ...turnRef,
+  callId: Schema.String,
+  name: Schema.String,
+  success: Schema.Boolean,
+  text: Schema.String,
+  truncated: Schema.optional(Schema.Boolean),
+  redacted: Schema.optional(Schema.Boolean)
+})
 /** Native compaction: its start and terminal status only; Codex keeps the summary (S39). */
 export const CompactionRecord = Schema.TaggedStruct("compaction", {
   at,
@@ -113,6 +129,7 @@ export const SessionRecord = Schema.Union(
   ReasoningRecord,
   PlanRecord,
   MediaRecord,
+  ToolRecord,
   CompactionRecord,
   HeartbeatRecord,
   BindingRecord,

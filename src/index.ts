@@ -33,6 +33,7 @@ export {
 } from "./ports/DynamicTools.js"
 export * as HookPolicy from "./ports/HookPolicy.js"
 export * as PluginHooks from "./ports/PluginHooks.js"
+export * as ToolResultPersistence from "./ports/ToolResultPersistence.js"
 export {
   answered,
   cancelled,
@@ -73,6 +74,7 @@ export * as SessionGuard from "./supervision/SessionGuard.js"
 export * as Supervision from "./supervision/layer.js"
 export * as SupervisionSettings from "./supervision/SupervisionSettings.js"
 export * as TurnExtensions from "./turn/TurnExtension.js"
+export * as TurnContext from "./turn/TurnContext.js"
 export * as EmbedderTools from "./tools/EmbedderTools.js"
 export * as HarnessTools from "./tools/HarnessTools.js"
 export * as ToolBridge from "./tools/ToolBridge.js"

@@ -39,6 +39,7 @@ export const run = (options: RunOptions) =>
         sessionId,
         prompt,
         model: Option.getOrUndefined(options.model),
+        kind: Option.getOrUndefined(options.turnKind),
         onEvent: options.json
           ? (event) => Effect.forEach(encoder.turnEvent(event), print, { discard: true })
           : progress?.onEvent

@@ -1,4 +1,5 @@
-// `codex-harness sessions list|show|delete|repair ID`: the sessions under the state dir, their bindings and transcripts.
+// `codex-harness sessions list|show|delete|repair|redact ID`: the sessions under the state dir, their bindings and
+// transcripts.
 // Loaded when one of them runs; their flags are in commands/sessions.ts. `show` and `delete` take a session by its id
 // or a unique prefix of it (sessionRef.ts); `list` prints the table of sessionTable.ts.
 import { FileSystem } from "@effect/platform"
@@ -9,8 +10,10 @@ import { fileStore } from "../session/FileSessionStore.js"
 import * as SessionRepair from "../session/SessionRepair.js"
 import { corruptWarning, SessionStoreError } from "../session/SessionStore.js"
 import { sessionState } from "../session/SessionState.js"
+import { redaction, type RedactTarget } from "../session/TranscriptMirror.js"
 import { checkDeletable } from "../supervision/SessionGuard.js"
-import type { DeleteOptions, ListOptions, RepairOptions, ShowOptions } from "./commands/sessions.js"
+import type { DeleteOptions, ListOptions, RedactOptions, RepairOptions, ShowOptions } from "./commands/sessions.js"
+import { UsageError } from "./errors.js"
 import { resolveIn } from "./sessionRef.js"
 import { oneLine, renderTable, rowOf, type SessionRow } from "./sessionTable.js"
 import { stateDirOf } from "./settings.js"
@@ -57,6 +60,8 @@ export const transcriptLine = (record: SessionRecord): string => {
       return labelled("plan", record.text)
     case "media":
       return `[image] ${record.path}`
+    case "tool":
+      return labelled(`tool ${record.name} (${record.success ? "ok" : "failed"})`, record.text)
     case "compaction":
       return `compaction: ${record.status}`
     case "heartbeat":
@@ -137,4 +142,26 @@ export const repair = ({ sessionId, stateDir }: RepairOptions) =>
     if (done.backup === undefined) return yield* Console.log(`nothing to repair: ${done.file} has no corrupt lines`)
     const lines = done.removed.map((c) => c.line).join(", ")
     yield* Console.log(`repaired: ${done.file} (removed line${done.removed.length === 1 ? "" : "s"} ${lines}; the old file is ${done.backup})`)
+  }))
+
+/** `--call` or `--turn`, exactly one */
+const targetOf = (call: Option.Option<string>, turn: Option.Option<string>): Effect.Effect<RedactTarget, UsageError> =>
+  Option.isSome(call) === Option.isSome(turn)
+    ? Effect.fail(new UsageError({ line: "sessions redact takes exactly one of --call CALL_ID and --turn TURN_ID" }))
+    : Effect.succeed(Option.isSome(call) ? { callId: call.value } : { turnId: Option.getOrThrow(turn) })
+
+// S40: only the harness's own session file is rewritten (atomically, under the session's lock, so a running chat or run
+// makes this refuse); Codex's rollout of the thread keeps what Codex recorded
+export const redact = ({ call, sessionId, stateDir, turn }: RedactOptions) =>
+  Effect.scoped(Effect.gen(function* () {
+    const target = yield* targetOf(call, turn)
+    const { dir, store } = yield* storeFor(stateDir)
+    const id = yield* resolveIn(store, sessionId, dir)
+    const changed = yield* store.rewrite(id, redaction(target))
+    const what = "callId" in target ? `call ${target.callId}` : `turn ${target.turnId}`
+    yield* Console.log(
+      changed === 0
+        ? `nothing to redact: no unredacted records of ${what} in ${store.locate(id)}`
+        : `redacted: ${changed} record${changed === 1 ? "" : "s"} of ${what} in ${store.locate(id)}`
+    )
   }))

@@ -139,6 +139,17 @@ export const resolvePaths = (config: File, baseDir: string): File => ({
   ...(config.heartbeat?.cronScratchPath !== undefined
     ? { heartbeat: { ...config.heartbeat, cronScratchPath: expandPath(config.heartbeat.cronScratchPath, baseDir) } }
     : {}),
+  ...(config.turnContext !== undefined
+    ? {
+      turnContext: {
+        ...config.turnContext,
+        ...(config.turnContext.systemPromptPath !== undefined
+          ? { systemPromptPath: expandPath(config.turnContext.systemPromptPath, baseDir) }
+          : {}),
+        ...(config.turnContext.skillsPath !== undefined ? { skillsPath: expandPath(config.turnContext.skillsPath, baseDir) } : {})
+      }
+    }
+    : {}),
   ...(config.supervision?.codexHome !== undefined
     ? { supervision: { ...config.supervision, codexHome: expandPath(config.supervision.codexHome, baseDir) } }
     : {})
@@ -208,6 +219,7 @@ export interface EffectiveConfig {
   readonly approvals: { readonly allowAlwaysWindowMinutes: number; readonly allowAlwaysMaxEntries: number }
   readonly appServer: { readonly requestTimeoutSeconds: number; readonly idleTimeToLiveSeconds: number }
   readonly heartbeat: { readonly cronScratchPath?: string }
+  readonly turnContext: NonNullable<ConfigSchema.HarnessConfig["turnContext"]>
   readonly questions: { readonly timeoutSeconds: number }
   readonly turns: { readonly timeoutSeconds: number; readonly silenceSeconds: number }
   readonly supervision: { readonly enabled: boolean; readonly codexHome?: string }
@@ -258,6 +270,7 @@ export const merge = (config: File, cli: CliOverrides = {}): EffectiveConfig => 
       idleTimeToLiveSeconds: config.appServer?.idleTimeToLiveSeconds ?? d.appServer.idleTimeToLiveSeconds
     },
     heartbeat: present("cronScratchPath", config.heartbeat?.cronScratchPath),
+    turnContext: config.turnContext ?? {},
     questions: { timeoutSeconds: config.questions?.timeoutSeconds ?? d.questions.timeoutSeconds },
     turns: {
       timeoutSeconds: cli.turnTimeoutSeconds ?? config.turns?.timeoutSeconds ?? d.turns.timeoutSeconds,

@@ -67,6 +67,14 @@ export interface HarnessSettings {
   readonly policyRestricted?: boolean | undefined
   /** the name of the channel replies go to, for the delivery instructions */
   readonly channel?: string | undefined
+  /** S6: the compatibility route's system prompt file, sent as the thread's base instructions */
+  readonly systemPromptPath?: string | undefined
+  /** S9: a directory of skills (subdirectories with a SKILL.md) listed to every turn */
+  readonly skillsPath?: string | undefined
+  /** S9: how turns reach MEMORY.md; default: tools when memory tools are served, else inline */
+  readonly memoryMode?: "tools" | "inline" | "off" | undefined
+  /** S9: adapter context given to every turn */
+  readonly adapterContext?: string | undefined
   /** the heartbeat monitor's cron scratch file, appended to heartbeat prompts when present (S19) */
   readonly cronScratchPath?: string | undefined
   readonly requestTimeout?: Duration.DurationInput | undefined

@@ -18,6 +18,7 @@ import * as ToolBridge from "../tools/ToolBridge.js"
 import * as Instructions from "../turn/Instructions.js"
 import { LifecycleBus } from "../turn/LifecycleBus.js"
 import { LoadedThreads } from "../turn/LoadedThreads.js"
+import { mergeTurnContext, type TurnContext, TurnContexts } from "../turn/TurnContext.js"
 import { type LiveTurn, LiveTurns } from "../turn/LiveTurns.js"
 import { type TurnKind, TurnExtensions } from "../turn/TurnExtension.js"
 import { threadSettingsFor } from "../turn/ThreadSettings.js"
@@ -26,6 +27,7 @@ import { ThreadSetups } from "./ThreadSetup.js"
 import * as TurnFollower from "./TurnFollower.js"
 
 export type { TurnKind } from "../turn/TurnExtension.js"
+export type { MemoryMode, TurnContext } from "../turn/TurnContext.js"
 
 /** A thread taken as loaded on its connection that Codex no longer has loaded; the turn is attempted once more. */
 class StaleThread extends Data.TaggedError("StaleThread")<{ readonly threadId: string; readonly error: RpcError }> {}
@@ -33,7 +35,10 @@ class StaleThread extends Data.TaggedError("StaleThread")<{ readonly threadId: s
 export interface TurnRequest {
   readonly sessionId: string
   readonly prompt: string
+  /** default: the context's kind, else `user` */
   readonly kind?: TurnKind | undefined
+  /** what this turn knows beyond its prompt (skills, memory, adapter context, ...); over the TurnContexts port's */
+  readonly context?: TurnContext | undefined
   /** an explicit model choice: recorded for the session and kept on later turns (S12); refused on a locked session */
   readonly model?: string | undefined
   /** "plan": Codex's Plan collaboration mode, where the agent may ask with request_user_input (S33) */
@@ -112,6 +117,7 @@ export const make = Effect.gen(function* () {
   const setups = yield* ThreadSetups
   const extensions = yield* TurnExtensions
   const loadedThreads = yield* LoadedThreads
+  const turnContexts = yield* TurnContexts
   const visibleReplies = settings.visibleReplies ?? "automatic"
 
   const deliver = (reply: Reply) =>
@@ -154,8 +160,10 @@ export const make = Effect.gen(function* () {
       return outcome
     }).pipe(Effect.withSpan("CodexHarness.steer", { attributes: { sessionId } }))
 
-  const runTurn = ({ collaboration, kind = "user", model: requestedModel, onEvent = () => Effect.void, prompt, sessionId }: TurnRequest) =>
-    Effect.scoped(
+  const runTurn = (request: TurnRequest) => {
+    const { collaboration, model: requestedModel, onEvent = () => Effect.void, prompt, sessionId } = request
+    const kind: TurnKind = request.kind ?? request.context?.kind ?? "user"
+    return Effect.scoped(
       Effect.gen(function* () {
         // one writer per session: a second process is refused here; the state is read once the session is ours
         yield* store.hold(sessionId)
@@ -181,7 +189,9 @@ export const make = Effect.gen(function* () {
         let turnRecorded = false
         const attempt = Effect.gen(function* () {
           const threadSettings = threadSettingsFor(settings, state, requestedModel)
-          const { extras, instructions, tools } = yield* setups.forSession(sessionId, kind)
+          const context = mergeTurnContext(yield* turnContexts.forTurn(sessionId, kind), request.context)
+          const { kind: _kind, ...setupContext } = context
+          const { extras, instructions, tools } = yield* setups.forSession(sessionId, kind, setupContext)
           const { connection, runtime } = yield* runtimes.lease(sessionId, state)
           const bound = state.binding !== undefined ? { threadId: state.binding.threadId, locked, replaceIfGone: !locked } : undefined
           const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, extras, loadedThreads).pipe(
@@ -297,6 +307,7 @@ export const make = Effect.gen(function* () {
         )
       })
     ).pipe(Effect.withSpan("CodexHarness.runTurn", { attributes: { sessionId, kind } }))
+  }
 
   const answer = (sessionId: string, text: string) =>
     Effect.gen(function* () {

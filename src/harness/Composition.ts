@@ -20,6 +20,7 @@ import type { DynamicTools } from "../ports/DynamicTools.js"
 import type { HookPolicy } from "../ports/HookPolicy.js"
 import type { PluginHooks } from "../ports/PluginHooks.js"
 import type { Questions } from "../ports/Questions.js"
+import type { ToolResultPersistence } from "../ports/ToolResultPersistence.js"
 import type { EmbedderExtensions } from "../turn/TurnExtension.js"
 import * as SteeringQueue from "./SteeringQueue.js"
 import * as ThreadSetup from "./ThreadSetup.js"
@@ -29,9 +30,17 @@ export type RequiredPorts = Delivery
 
 /**
  * The ports an embedder may provide (each a `Context.Reference` with a declining default): who answers approvals and
- * questions, its dynamic tools, lifecycle observers, native-hook decisions and extra turn extensions.
+ * questions, its dynamic tools, lifecycle observers, native-hook decisions, extra turn extensions and what of a
+ * dynamic tool's result the transcript keeps.
  */
-export type OptionalPorts = ApprovalPrompts | Questions | DynamicTools | PluginHooks | HookPolicy | EmbedderExtensions
+export type OptionalPorts =
+  | ApprovalPrompts
+  | Questions
+  | DynamicTools
+  | PluginHooks
+  | HookPolicy
+  | EmbedderExtensions
+  | ToolResultPersistence
 
 /**
  * Every harness service for these settings. It needs a `Transport` (how app-servers are reached), a `SessionStore`

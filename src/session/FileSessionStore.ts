@@ -3,9 +3,10 @@
 // cut short fails the append, so the operation that wanted the record fails before anything is sent); bindings and model
 // choices are fsynced. One process at a time writes a session (SessionLock); when it first takes a session it repairs
 // what a crash left: a torn last line is moved to a `.torn` side file, pending prompts and open compactions are settled.
+// A rewrite (a redaction, S40) is the one way a line changes: the whole file written aside, fsynced and renamed over.
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { Duration, Effect, Layer, Option, RcMap, type Scope } from "effect"
+import { Duration, Effect, ExecutionStrategy, Exit, Layer, Option, RcMap, Scope } from "effect"
 import * as path from "node:path"
 import type { SessionRecord } from "../../schemas/session.js"
 import { ensureDir, type NotADirectory } from "../platform/ensureDir.js"
@@ -17,7 +18,11 @@ import {
   type CorruptLine,
   durableTags,
   encodeRecord,
+  maxRewriteBytes,
   parseLines,
+  type RecordChange,
+  RecordRewriteRefused,
+  rewriteBody,
   SessionStore,
   SessionStoreError,
   type SessionStoreService
@@ -32,7 +37,11 @@ export const heldIdleTimeToLive = Duration.seconds(5)
 /** A session this process holds: its file open for appending, its size, and its records as the file has them. */
 interface HeldJournal {
   readonly file: string
-  readonly handle: FileSystem.File
+  /** the open file, in a scope of its own: a rewrite replaces the file, and with it the handle and that scope */
+  handle: FileSystem.File
+  handleScope: Scope.CloseableScope
+  /** the scope of the hold, which a rewrite's new handle scope is forked from */
+  readonly holdScope: Scope.Scope
   size: number
   readonly records: Array<SessionRecord>
   readonly corrupt: ReadonlyArray<CorruptLine>
@@ -118,9 +127,20 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
           const file = locate(sessionId)
           yield* SessionLock.hold(fs, sessionId, `${file.slice(0, -".jsonl".length)}.lock`)
           const contents = yield* repair(sessionId, file)
-          const handle = yield* fs.open(file, { flag: "a", mode: 0o600 }).pipe(Effect.mapError(fail(file)))
+          const holdScope = yield* Effect.scope
+          const handleScope = yield* Scope.fork(holdScope, ExecutionStrategy.sequential)
+          const handle = yield* fs.open(file, { flag: "a", mode: 0o600 }).pipe(Scope.extend(handleScope), Effect.mapError(fail(file)))
           const size = Number((yield* handle.stat.pipe(Effect.mapError(fail(file)))).size)
-          const journal: HeldJournal = { file, handle, size, records: contents.records, corrupt: contents.corrupt, lock: yield* Effect.makeSemaphore(1) }
+          const journal: HeldJournal = {
+            file,
+            handle,
+            handleScope,
+            holdScope,
+            size,
+            records: contents.records,
+            corrupt: contents.corrupt,
+            lock: yield* Effect.makeSemaphore(1)
+          }
           held.set(sessionId, journal)
           yield* Effect.addFinalizer(() => Effect.sync(() => held.delete(sessionId)))
         })
@@ -141,8 +161,67 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
         })
       ).pipe(Effect.mapError(fail(journal.file)))
 
+    /**
+     * Under the lock (and the journal's own, so no append interleaves): the file with `change` applied, written to a
+     * temp file beside it (0600), fsynced and renamed over it, so a crash or a failed write leaves the old file whole.
+     * The temp file is opened for appending, so once renamed it is the held journal's new handle.
+     */
+    const replace = (sessionId: string, file: string, change: RecordChange, journal: HeldJournal | undefined) =>
+      Effect.gen(function* () {
+        const info = yield* fs.stat(file).pipe(Effect.map(Option.some), Effect.catchIf(isNotFound, () => Effect.succeedNone), Effect.mapError(fail(file)))
+        if (Option.isNone(info)) return 0
+        if (Number(info.value.size) > maxRewriteBytes) {
+          return yield* new SessionStoreError({ path: file, reason: `it is larger than ${maxRewriteBytes / 1024 / 1024} MiB, too large to rewrite` })
+        }
+        const next = rewriteBody(yield* fs.readFileString(file).pipe(Effect.mapError(fail(file))), change)
+        if ("refused" in next) return yield* new RecordRewriteRefused({ sessionId, reason: next.refused })
+        if (next.changed === 0) return 0
+        const bytes = encoder.encode(next.body)
+        const temp = `${file}.rewrite`
+        // a temp file left by a rewrite that crashed: nobody else writes it while the lock is ours
+        yield* fs.remove(temp, { force: true }).pipe(Effect.mapError(fail(temp)))
+        const scope = yield* Scope.fork(journal?.holdScope ?? (yield* Effect.scope), ExecutionStrategy.sequential)
+        const handle = yield* Effect.gen(function* () {
+          const handle = yield* fs.open(temp, { flag: "ax", mode: 0o600 }).pipe(Scope.extend(scope))
+          yield* handle.writeAll(bytes)
+          yield* handle.sync
+          yield* fs.rename(temp, file)
+          return handle
+        }).pipe(
+          Effect.mapError(fail(temp)),
+          Effect.tapError(() => Scope.close(scope, Exit.void).pipe(Effect.zipRight(fs.remove(temp, { force: true })), Effect.ignore))
+        )
+        // the rename itself made durable (best effort: not every file system syncs a directory)
+        yield* Effect.scoped(Effect.flatMap(fs.open(path.dirname(file), { flag: "r" }), (dir) => dir.sync)).pipe(Effect.ignore)
+        if (journal !== undefined) {
+          const old = journal.handleScope
+          journal.handle = handle
+          journal.handleScope = scope
+          journal.size = bytes.length
+          journal.records.splice(0, journal.records.length, ...parseLines(next.body).records)
+          yield* Scope.close(old, Exit.void)
+        } else {
+          yield* Scope.close(scope, Exit.void)
+        }
+        return next.changed
+      })
+
+    // a rewrite takes the session like any writer (refused while another process holds it), then waits for the
+    // journal's appends in this process; after a failed append (no journal) the file is the only copy there is
+    const rewrite = (sessionId: string, change: RecordChange) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          yield* RcMap.get(locks, sessionId)
+          const file = locate(sessionId)
+          const journal = held.get(sessionId)
+          const run = replace(sessionId, file, change, journal)
+          return yield* journal !== undefined ? journal.lock.withPermits(1)(run) : run
+        })
+      )
+
     return {
       locate,
+      rewrite: (sessionId, change) => checkSessionId(sessionId).pipe(Effect.flatMap((id) => rewrite(id, change))),
       hold: (sessionId) => checkSessionId(sessionId).pipe(Effect.flatMap((id) => RcMap.get(locks, id)), Effect.asVoid),
       append: (sessionId, record) =>
         checkSessionId(sessionId).pipe(

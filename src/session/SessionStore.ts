@@ -47,6 +47,13 @@ export interface SessionStoreService {
   /** where a session's records are kept, for messages (a path, or a description for non-file stores) */
   readonly locate: (sessionId: string) => string
   /**
+   * Rewrites harness-owned content records of the session after the fact (a redaction, S40): `change` returns the new
+   * record, or undefined to keep a record as it is. Only content records may change, each into one of its own kind
+   * (RecordRewriteRefused otherwise, before anything is written); every other line stays byte for byte. The file is
+   * replaced atomically under the session's lock; a failed write leaves it untouched. Returns how many records changed.
+   */
+  readonly rewrite: (sessionId: string, change: RecordChange) => Effect.Effect<number, SessionRewriteError>
+  /**
    * Makes this process the session's one writer for the Scope (shared by every operation of this process on it); a
    * session held by another live process is refused with SessionLocked. The first hold in a process also repairs what
    * a crash left: a torn last line, prompts and compactions without an outcome.
@@ -55,6 +62,21 @@ export interface SessionStoreService {
 }
 
 export type SessionHoldError = SessionLocked | SessionLockFailed | SessionStoreError | InvalidSessionId
+
+/** A record's replacement, or undefined to keep it. */
+export type RecordChange = (record: SessionRecord) => SessionRecord | undefined
+
+export class RecordRewriteRefused extends Schema.TaggedError<RecordRewriteRefused>()("RecordRewriteRefused", {
+  sessionId: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `session ${this.sessionId}: rewrite refused: ${this.reason}`
+  }
+}
+
+export type SessionRewriteError = SessionHoldError | RecordRewriteRefused
+
 
 export class SessionStore extends Context.Tag("codex-harness/SessionStore")<SessionStore, SessionStoreService>() {}
 
@@ -78,6 +100,7 @@ const recordKinds: Record<SessionRecord["_tag"], true> = {
   reasoning: true,
   plan: true,
   media: true,
+  tool: true,
   compaction: true,
   heartbeat: true,
   binding: true,
@@ -131,6 +154,51 @@ export const parseLines = (body: string): SessionContents => {
   return { records, corrupt }
 }
 
+/**
+ * The records a rewrite may change: what was said and shown. Bindings, probes, model choices, detachments, turn
+ * outcomes, settlements and compaction statuses are what the session's state is read from, and stay as written.
+ */
+export const rewritableTags: ReadonlySet<SessionRecord["_tag"]> = new Set([
+  "user",
+  "assistant",
+  "message",
+  "reasoning",
+  "plan",
+  "media",
+  "tool",
+  "heartbeat",
+  "notice"
+])
+
+/** Session files larger than this are not rewritten (the whole file is read and written again in memory). */
+export const maxRewriteBytes = 64 * 1024 * 1024
+
+/**
+ * A session file's body with `change` applied, line by line. Pure. Lines that do not decode (corrupt, or a kind this
+ * version does not know) and records left unchanged are kept byte for byte; a change of a structural record or into
+ * another kind is refused with its line number.
+ */
+export const rewriteBody = (
+  body: string,
+  change: RecordChange
+): { readonly body: string; readonly changed: number } | { readonly refused: string } => {
+  const lines = body.split("\n")
+  let changed = 0
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!
+    if (line.trim() === "") continue
+    const decoded = decodeRecord(line)
+    if (decoded._tag === "Left") continue
+    const next = change(decoded.right)
+    if (next === undefined) continue
+    if (!rewritableTags.has(decoded.right._tag)) return { refused: `line ${i + 1} is a ${decoded.right._tag} record, which stays as written` }
+    if (next._tag !== decoded.right._tag) return { refused: `line ${i + 1}: a ${decoded.right._tag} record cannot become a ${next._tag} record` }
+    lines[i] = encodeRecord(next)
+    changed++
+  }
+  return { body: lines.join("\n"), changed }
+}
+
 export const memoryStore = (): SessionStoreService => {
   const sessions = new Map<string, Array<SessionRecord>>()
   const updated = new Map<string, Date>()
@@ -152,6 +220,16 @@ export const memoryStore = (): SessionStoreService => {
       ),
     read: (sessionId) =>
       checkSessionId(sessionId).pipe(Effect.map((id) => ({ records: [...(sessions.get(id) ?? [])], corrupt: [] }))),
+    rewrite: (sessionId, change) =>
+      checkSessionId(sessionId).pipe(
+        Effect.flatMap((id) => {
+          const list = sessions.get(id) ?? []
+          const next = rewriteBody(list.map((r) => encodeRecord(r)).join("\n"), change)
+          if ("refused" in next) return Effect.fail(new RecordRewriteRefused({ sessionId: id, reason: next.refused }))
+          if (next.changed > 0) sessions.set(id, [...parseLines(next.body).records])
+          return Effect.succeed(next.changed)
+        })
+      ),
     // one process, nothing to exclude
     hold: (sessionId) => Effect.asVoid(checkSessionId(sessionId))
   }

@@ -1,14 +1,23 @@
 // The transcript mirror (S39, S40): the harness's own records of a session, written through the SessionStore. Codex
 // keeps the canonical thread; this mirrors what the harness saw and did: prompts, bindings with their runtime, final
 // texts (delivered or private), reasoning, plans, media, compaction start and terminal status, heartbeats, notices and
-// turn outcomes. It never invents a summary and never touches Codex-native records.
+// turn outcomes, and the dynamic tool calls the harness ran. It never invents a summary and never touches Codex-native
+// records: a redaction rewrites the harness's own session file only (S40), never Codex's rollout.
 import { Context, Effect, Layer } from "effect"
 import type { ThreadItem, TurnStatus } from "../../schemas/protocol.js"
 import type { SessionRecord, SessionRuntime, UserRecord } from "../../schemas/session.js"
 
 /** user, heartbeat or an internal turn kind (S8) */
 export type PromptKind = NonNullable<typeof UserRecord.Type["kind"]>
-import { corruptWarning, type InvalidSessionId, type SessionContents, SessionStore, type SessionStoreError } from "./SessionStore.js"
+import {
+  corruptWarning,
+  type InvalidSessionId,
+  type RecordChange,
+  type SessionContents,
+  type SessionRewriteError,
+  SessionStore,
+  type SessionStoreError
+} from "./SessionStore.js"
 import { type SessionState, sessionState } from "./SessionState.js"
 
 export type MirrorError = SessionStoreError | InvalidSessionId
@@ -35,6 +44,34 @@ export interface BindingFacts {
 }
 
 export type CompactionStatus = "started" | "completed" | "failed" | "interrupted"
+
+/** A dynamic tool call the harness ran, as it is recorded (after the ToolResultPersistence hook, bounded). */
+export interface ToolCallFacts extends TurnRef {
+  readonly callId: string
+  readonly name: string
+  readonly success: boolean
+  readonly text: string
+  readonly truncated: boolean
+}
+
+/** Which records a redaction replaces: a tool call's result by its call id, or everything a turn said. */
+export type RedactTarget = { readonly callId: string } | { readonly turnId: string }
+
+/** What replaces redacted text. */
+export const redactedText = "[redacted]"
+
+/** The kinds a turn redaction covers: its tool results, replies, messages, reasoning and plans (not the prompt). */
+const turnTextTags: ReadonlySet<SessionRecord["_tag"]> = new Set(["tool", "assistant", "message", "reasoning", "plan"])
+
+/** The change that redacts `target`. Pure. Already redacted records are left alone, so a redaction can be repeated. */
+export const redaction = (target: RedactTarget): RecordChange => (record) => {
+  const matches = "callId" in target
+    ? record._tag === "tool" && record.callId === target.callId
+    : turnTextTags.has(record._tag) && "turnId" in record && record.turnId === target.turnId
+  if (!matches || !("text" in record)) return undefined
+  if (record._tag === "tool") return record.redacted === true ? undefined : { ...record, text: redactedText, redacted: true, truncated: undefined }
+  return record.text === redactedText ? undefined : { ...record, text: redactedText }
+}
 
 export interface TranscriptMirrorService {
   /** the session's records and the state they imply; corrupt lines are logged (with their line numbers) and skipped */
@@ -73,6 +110,12 @@ export interface TranscriptMirrorService {
   ) => Effect.Effect<void, MirrorError>
   /** the prompts since the last outcome end without a turn: it failed or was interrupted before it started */
   readonly settled: (sessionId: string, status: "failed" | "interrupted", reason: string) => Effect.Effect<void, MirrorError>
+  /** a dynamic tool call the harness ran (S40) */
+  readonly tool: (sessionId: string, facts: ToolCallFacts) => Effect.Effect<void, MirrorError>
+  /** rewrites harness-owned content records after the fact (SessionStore.rewrite); how many changed */
+  readonly rewrite: (sessionId: string, change: RecordChange) => Effect.Effect<number, SessionRewriteError>
+  /** replaces the text of the records `target` names with "[redacted]"; how many changed (0: none matched) */
+  readonly redact: (sessionId: string, target: RedactTarget) => Effect.Effect<number, SessionRewriteError>
   /** any other record (a branch's probe state, say) */
   readonly append: (sessionId: string, record: SessionRecord) => Effect.Effect<void, MirrorError>
 }
@@ -199,6 +242,20 @@ export const make = Effect.gen(function* () {
         ...(error !== undefined ? { error } : {})
       }),
     settled: (sessionId, status, reason) => append(sessionId, { _tag: "settled", at: now(), status, reason }),
+    tool: (sessionId, facts) =>
+      append(sessionId, {
+        _tag: "tool",
+        at: now(),
+        threadId: facts.threadId,
+        turnId: facts.turnId,
+        callId: facts.callId,
+        name: facts.name,
+        success: facts.success,
+        text: facts.text,
+        ...(facts.truncated ? { truncated: true } : {})
+      }),
+    rewrite: (sessionId, change) => store.rewrite(sessionId, change),
+    redact: (sessionId, target) => store.rewrite(sessionId, redaction(target)),
     append
   }
   return service

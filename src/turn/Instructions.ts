@@ -81,7 +81,18 @@ export interface Workspace {
 export interface ToolSurface {
   /** names in the searchable `openclaw` namespace (a hint for the model; the catalog itself goes with thread/start) */
   readonly dynamicToolNames: ReadonlyArray<string>
+  /**
+   * names in `openclaw_direct` (S11): always visible, called directly, kept out of nested Code Mode. sessions_yield is
+   * listed there whenever `sessionsYieldAvailable` says so.
+   */
+  readonly directToolNames?: ReadonlyArray<string> | undefined
   readonly memoryToolsAvailable: boolean
+  /** the memory tools by name, for the memory pointer (S9); absent: "the memory tools" */
+  readonly memoryToolNames?: ReadonlyArray<string> | undefined
+  /** memory switched off for this turn: no pointer, no MEMORY.md or BOOTSTRAP.md input */
+  readonly memoryOff?: boolean | undefined
+  /** delegation tools served (S9); absent: the `sessions_*` names among the dynamic tools */
+  readonly delegationToolNames?: ReadonlyArray<string> | undefined
   /** `openclaw_direct.sessions_yield` is registered for this turn */
   readonly sessionsYieldAvailable: boolean
   /** the `message` tool is registered for this turn */
@@ -111,12 +122,16 @@ export interface InstructionContext {
   readonly skills?: ReadonlyArray<Skill>
   readonly heartbeat?: { readonly cronScratch?: string }
   readonly adapterContext?: string
+  /** compatibility route: the gateway's own system prompt, kept as the thread's base instructions (S6) */
+  readonly systemPrompt?: string
 }
 
 /** Fields for thread/start and thread/resume. */
 export interface ThreadStartInstructions {
   /** always "none": workspace profile files and the agent identity stay authoritative (S7) */
   readonly personality: "none"
+  /** compatibility route: the gateway's own system prompt in place of Codex's base instructions (S6) */
+  readonly baseInstructions?: string
   /** harness sections; native route only */
   readonly developerInstructions?: string
   /** Codex config overrides; only set to switch project-doc loading off on internal turns */
@@ -210,18 +225,26 @@ const deliverySection = (delivery: Delivery, messageTool: boolean): string => {
   ].join("\n")
 }
 
-const toolsSection = (names: ReadonlyArray<string>, hasDirect: boolean): string => {
+const listNames = (names: ReadonlyArray<string>): string => {
+  const listed = names.slice(0, DYNAMIC_TOOL_NAMES_MAX_LISTED).map((n) => clipInline(n, NAME_MAX_BYTES))
+  const more = names.length - listed.length
+  return `${listed.join(", ")}${more > 0 ? ` and ${more} more` : ""}`
+}
+
+const toolsSection = (names: ReadonlyArray<string>, direct: ReadonlyArray<string>): string => {
   const lines = ["## Gateway tools"]
   if (names.length > 0) {
-    const listed = names.slice(0, DYNAMIC_TOOL_NAMES_MAX_LISTED).map((n) => clipInline(n, NAME_MAX_BYTES))
-    const more = names.length - listed.length
     lines.push(
       "Gateway tools live in the searchable `openclaw` namespace and are not preloaded: find one with tool search, then call it.",
-      `Available: ${listed.join(", ")}${more > 0 ? ` and ${more} more` : ""}.`
+      `In \`openclaw\`: ${listNames(names)}.`
     )
   }
-  if (hasDirect) {
-    lines.push("Tools in `openclaw_direct` are always visible: call them directly, never from nested code execution.")
+  if (direct.length > 0) {
+    lines.push(
+      "Tools in `openclaw_direct` are always visible: call them directly, never from nested code execution (they are not " +
+        "available there).",
+      `In \`openclaw_direct\`: ${listNames(direct)}.`
+    )
   }
   lines.push(
     "Gateway tool results are text: parse JSON-looking output yourself. From code, call gateway tools one at a time (no Promise.all)."
@@ -280,10 +303,12 @@ const heartbeatSection =
   "Then call heartbeat_respond: quiet when nothing needs the user's attention, notify with a short message when something does. " +
   "Do not invent busywork, and do not repeat a notification you already sent."
 
-const memoryPointerSection =
+const memoryPointerSection = (tools: ReadonlyArray<string> | undefined): string =>
   "## Memory\n" +
   "Long-term memory is kept in the workspace MEMORY.md and is not preloaded. Before answering about earlier work, decisions, " +
-  "people, preferences or dates, search it with the memory tools. Write durable facts back when asked to remember something."
+  `people, preferences or dates, search it with ${
+    tools !== undefined && tools.length > 0 ? listNames(tools) : "the memory tools"
+  }. Write durable facts back when asked to remember something.`
 
 const bootstrapPreamble = "BOOTSTRAP.md is active for this workspace: follow it before anything else, then tell the user when it is done."
 
@@ -332,22 +357,30 @@ export const buildTurnInstructions = (ctx: InstructionContext): TurnInstructions
     ...(internal ? { config: suppressProjectDocs } : {})
   }
   if (ctx.route === "compatibility") {
-    return { threadStart: threadBase, extraInput: [], ...(promptSuffix !== undefined ? { promptSuffix } : {}) }
+    const system = present(ctx.systemPrompt) ? { baseInstructions: ctx.systemPrompt } : {}
+    return { threadStart: { ...threadBase, ...system }, extraInput: [], ...(promptSuffix !== undefined ? { promptSuffix } : {}) }
   }
 
-  const toolsOn = ctx.turnKind !== "toolDisabled"
+  // a message-only turn keeps the message tool and nothing else; a tool-disabled turn keeps none
+  const toolsOn = ctx.turnKind !== "toolDisabled" && ctx.turnKind !== "messageOnly"
   const names = toolsOn ? ctx.tools.dynamicToolNames : []
   const sessionsYield = toolsOn && ctx.tools.sessionsYieldAvailable
-  const memoryTools = toolsOn && ctx.tools.memoryToolsAvailable
-  const messageTool = toolsOn && ctx.tools.messageToolMode
-  const delegation = sessionsYield || names.some((n) => n.startsWith("sessions_"))
+  const declaredDirect = toolsOn ? (ctx.tools.directToolNames ?? []) : []
+  const direct = sessionsYield && !declaredDirect.includes("sessions_yield") ? [...declaredDirect, "sessions_yield"] : declaredDirect
+  const memoryOff = ctx.tools.memoryOff === true
+  const memoryTools = toolsOn && !memoryOff && ctx.tools.memoryToolsAvailable
+  const messageTool = ctx.turnKind !== "toolDisabled" && ctx.tools.messageToolMode
+  const delegationTools = toolsOn
+    ? (ctx.tools.delegationToolNames ?? [...names, ...direct].filter((n) => n.startsWith("sessions_")))
+    : []
+  const delegation = sessionsYield || delegationTools.length > 0
   const heartbeat = ctx.turnKind === "heartbeat"
   const ws = ctx.workspace
 
   const developerInstructions = joinSections(
     [
       deliverySection(ctx.delivery, messageTool),
-      names.length > 0 || sessionsYield ? toolsSection(names, sessionsYield) : undefined,
+      names.length > 0 || direct.length > 0 || sessionsYield ? toolsSection(names, direct) : undefined,
       delegation ? delegationSection : undefined,
       sessionsYield ? sessionsYieldSection : undefined,
       present(ctx.adapterContext)
@@ -360,7 +393,7 @@ export const buildTurnInstructions = (ctx: InstructionContext): TurnInstructions
     DEVELOPER_INSTRUCTIONS_MAX_BYTES
   )
 
-  const withBootstrap = !internal && present(ws.bootstrapMd)
+  const withBootstrap = !internal && !memoryOff && present(ws.bootstrapMd)
   const bootstrapText = withBootstrap
     ? `${bootstrapPreamble}\n${fileBlock("BOOTSTRAP.md", truncateUtf8(ws.bootstrapMd ?? "", BOOTSTRAP_MD_MAX_BYTES))}`
     : undefined
@@ -369,7 +402,7 @@ export const buildTurnInstructions = (ctx: InstructionContext): TurnInstructions
   const collaborationDeveloperInstructions = joinSections(
     [
       heartbeat ? heartbeatSection : undefined,
-      !internal && memoryTools ? memoryPointerSection : undefined,
+      !internal && memoryTools ? memoryPointerSection(ctx.tools.memoryToolNames) : undefined,
       memoryTools && bootstrapText !== undefined ? `## Bootstrap\n${bootstrapText}` : undefined,
       skills !== undefined ? skillsSection(skills) : undefined
     ],
@@ -377,7 +410,7 @@ export const buildTurnInstructions = (ctx: InstructionContext): TurnInstructions
   )
 
   const extraInput: Array<UserInput> = []
-  if (!internal && !memoryTools) {
+  if (!internal && !memoryTools && !memoryOff) {
     if (bootstrapText !== undefined) extraInput.push({ type: "text", text: bootstrapText })
     if (present(ws.memoryMd)) {
       extraInput.push({

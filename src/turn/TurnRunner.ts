@@ -53,6 +53,8 @@ export const defaultProviderSilence = Duration.minutes(5)
 
 /** Thread-level extras sent when a thread is started or resumed. */
 export interface ThreadExtras {
+  /** the compatibility route's system prompt in place of Codex's base instructions (S6) */
+  readonly baseInstructions?: string | undefined
   readonly developerInstructions?: string | undefined
   readonly config?: Readonly<Record<string, unknown>> | undefined
   /** only on thread/start: Codex keeps a thread's dynamic tools */
@@ -94,6 +96,7 @@ export const threadParams = (settings: ThreadSettings, extras: ThreadExtras, loc
   ...(settings.approvalsReviewer !== undefined ? { approvalsReviewer: settings.approvalsReviewer } : {}),
   ...(settings.serviceTier !== undefined ? { serviceTier: settings.serviceTier } : {}),
   ...(!locked && settings.model !== undefined ? { model: settings.model } : {}),
+  ...(extras.baseInstructions !== undefined ? { baseInstructions: extras.baseInstructions } : {}),
   ...(extras.developerInstructions !== undefined ? { developerInstructions: extras.developerInstructions } : {}),
   ...(extras.config !== undefined ? { config: { ...extras.config } } : {})
 })

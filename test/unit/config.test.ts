@@ -207,6 +207,7 @@ describe("HarnessConfig", () => {
           codexHome: "home",
           codexBin: "../bin/codex",
           heartbeat: { cronScratchPath: "~/scratch.md" },
+          turnContext: { systemPromptPath: "prompt.txt", skillsPath: "skills", memory: "off" },
           supervision: { codexHome: "native" }
         })
       )
@@ -214,6 +215,7 @@ describe("HarnessConfig", () => {
         codexHome: path.join(dir, "home"),
         codexBin: path.join(path.dirname(dir), "bin", "codex"),
         heartbeat: { cronScratchPath: path.join(os.homedir(), "scratch.md") },
+        turnContext: { systemPromptPath: path.join(dir, "prompt.txt"), skillsPath: path.join(dir, "skills"), memory: "off" },
         supervision: { codexHome: path.join(dir, "native") }
       })
       fs.writeFileSync(file, JSON.stringify({ codexHome: "/abs/home" }))
@@ -241,6 +243,7 @@ describe("HarnessConfig", () => {
       approvals: { allowAlwaysWindowMinutes: 30, allowAlwaysMaxEntries: 512 },
       appServer: { requestTimeoutSeconds: 60, idleTimeToLiveSeconds: 120 },
       heartbeat: {},
+      turnContext: {},
       questions: { timeoutSeconds: 600 },
       turns: { timeoutSeconds: 3600, silenceSeconds: 300 },
       supervision: { enabled: true }
@@ -314,6 +317,7 @@ describe("HarnessConfig", () => {
         "approvals",
         "appServer",
         "heartbeat",
+        "turnContext",
         "questions",
         "turns",
         "mcpServers",
@@ -340,6 +344,8 @@ describe("HarnessConfig", () => {
     expect(p.appServer.properties.requestTimeoutSeconds).toMatchObject({ ...positive, default: 60 })
     expect(p.appServer.properties.idleTimeToLiveSeconds).toMatchObject({ ...positive, default: 120 })
     expect(Object.keys(p.heartbeat.properties)).toEqual(["cronScratchPath"])
+    expect(p.turnContext.properties.route).toMatchObject({ enum: ["native", "compatibility"], default: "native" })
+    expect(p.turnContext.properties.memory).toMatchObject({ enum: ["tools", "inline", "off"] })
 
     // every object is closed, and every property is described; no $ref indirection for an editor to chase
     const objects: Array<string> = []
@@ -371,6 +377,7 @@ describe("HarnessConfig", () => {
         "config.approvals",
         "config.appServer",
         "config.heartbeat",
+        "config.turnContext",
         "config.questions",
         "config.turns",
         "config.supervision",

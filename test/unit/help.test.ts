@@ -52,7 +52,7 @@ describe("help pages", () => {
   })
 
   it("a parent lists its commands in their declared order, each with its description", () => {
-    expect(entriesOf(pages["sessions"]!, "Commands").map((e) => e.split(" ")[0])).toEqual(["list", "show", "delete", "repair"])
+    expect(entriesOf(pages["sessions"]!, "Commands").map((e) => e.split(" ")[0])).toEqual(["list", "show", "delete", "repair", "redact"])
     expect(entriesOf(pages[""]!, "Commands")[0]).toBe("run run one turn and print the final assistant reply")
   })
 

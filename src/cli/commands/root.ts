@@ -55,6 +55,7 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   "sessions show": ["codex-harness sessions show SESSION_ID", "codex-harness sessions show 3f2a9c1e"],
   "sessions delete": ["codex-harness sessions delete SESSION_ID"],
   "sessions repair": ["codex-harness sessions repair SESSION_ID"],
+  "sessions redact": ["codex-harness sessions redact SESSION_ID --call CALL_ID", "codex-harness sessions redact SESSION_ID --turn TURN_ID"],
   demo: ["codex-harness demo"],
   config: ["codex-harness config show", "codex-harness config schema > config.schema.json"],
   "config schema": ["codex-harness config schema > config.schema.json"],

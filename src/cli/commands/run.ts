@@ -10,6 +10,12 @@ const config = {
     Options.optional
   ),
   last: Options.boolean("last").pipe(Options.withDescription("continue the most recently updated session")),
+  turnKind: Options.choice("turn-kind", ["user", "heartbeat", "lightweight", "ringZero", "messageOnly", "toolDisabled"]).pipe(
+    Options.withDescription(
+      "user (default); heartbeat (a scheduled wake); or an internal turn without project docs or memory: lightweight, ringZero, messageOnly (only the message tool), toolDisabled (no tools)"
+    ),
+    Options.optional
+  ),
   outputLastMessage: Options.text("output-last-message").pipe(
     Options.withAlias("o"),
     Options.withDescription("also write the final reply to this file"),

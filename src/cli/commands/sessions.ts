@@ -1,6 +1,6 @@
-// `codex-harness sessions list|show|delete|repair`: what they accept. Reading and deleting sessions is ../sessions.ts, loaded
+// `codex-harness sessions list|show|delete|repair|redact`: what they accept. Reading and deleting sessions is ../sessions.ts, loaded
 // when one runs.
-import { Args, Command } from "@effect/cli"
+import { Args, Command, Options } from "@effect/cli"
 import { global } from "../options.js"
 import { lazy } from "./lazy.js"
 
@@ -13,11 +13,20 @@ const listConfig = { stateDir: global.stateDir, json: global.json }
 const showConfig = { ...listConfig, sessionId }
 const deleteConfig = { stateDir: global.stateDir, sessionId }
 const repairConfig = deleteConfig
+const redactConfig = {
+  ...deleteConfig,
+  call: Options.text("call").pipe(Options.optional, Options.withDescription("redact the recorded result of this dynamic tool call")),
+  turn: Options.text("turn").pipe(
+    Options.optional,
+    Options.withDescription("redact what this turn recorded: tool results, replies, messages, reasoning, plans")
+  )
+}
 
 export type ListOptions = Command.Command.ParseConfig<typeof listConfig>
 export type ShowOptions = Command.Command.ParseConfig<typeof showConfig>
 export type DeleteOptions = Command.Command.ParseConfig<typeof deleteConfig>
 export type RepairOptions = Command.Command.ParseConfig<typeof repairConfig>
+export type RedactOptions = Command.Command.ParseConfig<typeof redactConfig>
 
 const list = Command.make("list", listConfig, (options) => lazy(load, (m) => m.list(options))).pipe(
   Command.withDescription(
@@ -37,8 +46,14 @@ const repair = Command.make("repair", repairConfig, (options) => lazy(load, (m) 
   Command.withDescription("drop a session file's corrupt lines, keeping the old file as <id>.jsonl.bak (refused while the session is in use)")
 )
 
+const redact = Command.make("redact", redactConfig, (options) => lazy(load, (m) => m.redact(options))).pipe(
+  Command.withDescription(
+    "replace recorded text of the session's own file with [redacted] (--call or --turn); Codex's own rollout is not touched"
+  )
+)
+
 /** in the order help lists them */
-export const subcommands = [list, show, remove, repair] as const
+export const subcommands = [list, show, remove, repair, redact] as const
 
 export const command = Command.make("sessions").pipe(
   Command.withDescription("the sessions under the state dir"),

@@ -1,0 +1,29 @@
+// Port (optional): how a dynamic tool's result is persisted in the harness's transcript (S40). The harness records every
+// dynamic tool call it runs as a `tool` record of its own session file; this hook decides what of the result that record
+// keeps (redact a secret, drop a large payload). It changes only the harness's record: the model still gets the result
+// as the tool returned it, and Codex's own rollout (its native record of the call) is never read or written here. The
+// default keeps the result as it is.
+import { Context, Effect } from "effect"
+import type { ToolCallContext, ToolResult } from "./DynamicTools.js"
+
+export interface ToolResultToPersist {
+  /** the tool's name as the model called it */
+  readonly name: string
+  readonly call: ToolCallContext
+  readonly result: ToolResult
+}
+
+export interface ToolResultPersistenceService {
+  /** the text to record for this call; a defect in it records a placeholder instead, never the raw result */
+  readonly persist: (toolResult: ToolResultToPersist) => Effect.Effect<string>
+}
+
+/** Records results as the tools returned them. */
+export const identity: ToolResultPersistenceService = {
+  persist: ({ result }) => Effect.succeed(result.text)
+}
+
+/** Optional: the default records results unchanged. */
+export class ToolResultPersistence extends Context.Reference<ToolResultPersistence>()("codex-harness/ToolResultPersistence", {
+  defaultValue: (): ToolResultPersistenceService => identity
+}) {}
