@@ -21,6 +21,7 @@ import { fileURLToPath } from "node:url"
 import type { NativeHookEvent } from "../../schemas/config.js"
 import { defaultNativeHookEvents } from "../config/HarnessConfig.js"
 import { Settings } from "../config/Settings.js"
+import { type PostToolUseReporting, reporterOf } from "../turn/ToolUseLedger.js"
 import type { TurnExtension } from "../turn/TurnExtension.js"
 import {
   type ApprovalDecision,
@@ -347,6 +348,8 @@ export interface RelayServices {
   readonly prompts: ApprovalPromptsService
   readonly reports: HookReportsService
   readonly promptTimeout: Duration.DurationInput
+  /** reports a relayed PostToolUse as after_tool_call (S23); never waits for the observers */
+  readonly reportPostToolUse?: ((sessionId: string, payload: HookPayload) => Effect.Effect<void>) | undefined
 }
 
 const commandApproval = (call: HookCall, p: HookPayload, reason: string): CommandApproval => ({
@@ -419,9 +422,10 @@ export const handle = (services: RelayServices) => (call: HookCall): Effect.Effe
       return ask(services, commandApproval(call, payload, "PermissionRequest hook")).pipe(Effect.map((d) => permissionRequestOutput(d)))
     case "PostToolUse": {
       const observe = services.policy.postToolUse
+      const reported = services.reportPostToolUse?.(call.sessionId, payload) ?? Effect.void
       return observe === undefined
-        ? Effect.succeed(noDecision)
-        : observe(context).pipe(Effect.catchAllDefect(() => Effect.void), Effect.as(noDecision))
+        ? Effect.as(reported, noDecision)
+        : reported.pipe(Effect.zipRight(observe(context).pipe(Effect.catchAllDefect(() => Effect.void))), Effect.as(noDecision))
     }
     case "Stop": {
       const stop = services.policy.stop
@@ -444,18 +448,28 @@ const statusMessages: Readonly<Record<NativeHookEvent, string>> = {
 /**
  * The "hook-relay" turn extension: starts the relay socket for the scope's life and injects the per-thread hooks.
  * It asks the HookPolicy and ApprovalPrompts ports (both optional) and records report-mode requirements in HookReports.
+ * With `reporting`, each relayed PostToolUse is also an after_tool_call observation, recorded in the ledger (S23).
  */
 export const makeExtension = (
-  options: HookRelayOptions = {}
+  options: HookRelayOptions = {},
+  reporting?: PostToolUseReporting
 ): Effect.Effect<TurnExtension, HookRelayServerError, Settings | HookReports | Scope.Scope | FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const policy = yield* HookPolicy
     const prompts = yield* ApprovalPrompts
     const reports = yield* HookReports
-    const services: RelayServices = { policy, prompts, reports, promptTimeout: options.promptTimeout ?? "5 minutes" }
-    const server = yield* makeServer({ parentDir: options.socketParentDir, handle: handle(services) })
     const events = options.events ?? defaultNativeHookEvents(settings.approvalPolicy)
+    const reportsPostToolUse = reporting !== undefined && events.includes("post_tool_use") && relayed("post_tool_use", policy)
+    if (reportsPostToolUse) reporting.ledger.setRelayReports()
+    const services: RelayServices = {
+      policy,
+      prompts,
+      reports,
+      promptTimeout: options.promptTimeout ?? "5 minutes",
+      reportPostToolUse: reportsPostToolUse ? reporterOf(reporting) : undefined
+    }
+    const server = yield* makeServer({ parentDir: options.socketParentDir, handle: handle(services) })
     const prefix = options.relayCommand ?? (yield* defaultRelayCommand)
     const threadConfig = (sessionId: string) =>
       server.tokenFileFor(sessionId).pipe(

@@ -13,25 +13,30 @@ import type { TranscriptMirror } from "../session/TranscriptMirror.js"
 import * as EmbedderTools from "../tools/EmbedderTools.js"
 import * as ReplyTools from "../tools/ReplyTools.js"
 import * as ToolObservations from "../tools/ToolObservations.js"
+import { LifecycleBus } from "../turn/LifecycleBus.js"
+import * as ToolUseLedger from "../turn/ToolUseLedger.js"
 import { EmbedderExtensions, TurnExtensions } from "../turn/TurnExtension.js"
 
 export const layer: Layer.Layer<
   TurnExtensions,
   never,
-  Settings | Delivery | TranscriptMirror | HookRelay.HookReports | FileSystem.FileSystem
+  Settings | Delivery | TranscriptMirror | HookRelay.HookReports | LifecycleBus | FileSystem.FileSystem
 > = Layer.scoped(
   TurnExtensions,
   Effect.gen(function* () {
     const settings = yield* Settings
     const replyTools = yield* ReplyTools.make
     const tools = yield* EmbedderTools.fromPort()
-    const observations = yield* ToolObservations.make()
+    // S23: the PostToolUse relay reports the tool uses it relays; item/completed reports the rest, each once
+    const bus = yield* LifecycleBus
+    const ledger = ToolUseLedger.make()
+    const observations = yield* ToolObservations.make({ ledger })
     // a relay that cannot start is a startup failure, never silently unenforced hooks
     const relayOptions = yield* HookRelay.HookRelayConfig
     const hookRelay = yield* HookRelay.makeExtension({
       ...relayOptions,
       ...(settings.nativeHookEvents !== undefined ? { events: settings.nativeHookEvents } : {})
-    }).pipe(Effect.orDie)
+    }, bus.observed ? { ledger, observe: bus.observe } : undefined).pipe(Effect.orDie)
     const questions = yield* Questions.makeExtension(
       settings.questionTimeout !== undefined ? { promptTimeout: settings.questionTimeout } : {}
     )

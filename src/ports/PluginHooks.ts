@@ -15,15 +15,23 @@ export type LifecycleEvent =
   | ({ readonly type: "before_compaction" } & Where)
   | ({ readonly type: "after_compaction"; readonly status: "completed" | "failed" | "interrupted" } & Where)
   | ({
-    /** a native tool use finished (S23): mirrored from `item/completed`, for telemetry only; never blocks or alters the call */
+    /**
+     * a native tool use finished (S23), reported once: by the PostToolUse hook relay when it relays that event (it
+     * runs only with a HookPolicy `postToolUse`), else mirrored from `item/completed`. Telemetry only; never blocks or
+     * alters the call
+     */
     readonly type: "after_tool_call"
-    /** the item id: the native tool use's call id */
+    /** who reported it: `item` (an `item/completed` notification) or `post_tool_use` (the relayed PostToolUse hook) */
+    readonly source: "item" | "post_tool_use"
+    /** the native tool use's call id: the item id, and the hook payload's `tool_use_id` */
     readonly toolUseId: string
-    /** the item kind (`commandExecution`, `fileChange`, `webSearch`, ...) or, for MCP, `mcp:<server>/<tool>` */
+    /** the item kind (`commandExecution`, `fileChange`, `webSearch`, ...) or, for MCP, `mcp:<server>/<tool>`; from the
+     * relay, Codex's hook tool name (`Bash` and `apply_patch` given as `commandExecution` and `fileChange`) */
     readonly tool: string
-    /** the item's final status when it has one (`completed`, `failed`, `declined`, ...) */
+    /** the item's final status when it has one (`completed`, `failed`, `declined`, ...); none from the relay */
     readonly status: string | undefined
-    /** the completed item as the app-server sent it */
+    /** the completed item as the app-server sent it; from the relay, Codex's PostToolUse hook payload
+     * (`tool_input`, `tool_response`, `tool_use_id`, ...) */
     readonly item: Readonly<Record<string, unknown>>
   } & Where)
   | {

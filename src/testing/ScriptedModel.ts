@@ -5,6 +5,13 @@
  * Each `POST /v1/responses` is recorded, then answered with the first matching
  * rule, else the next queued reply, else the fallback. Replies are streamed as
  * server-sent events in the shape Codex parses (see APP-SERVER-FACTS.md).
+ *
+ * It also stands in for the Images API that Codex's native `image_gen` tool
+ * calls: `POST /v1/images/generations` (and `/edits`) is recorded and answered
+ * with one base64 image (`image`, default `onePixelPng`). `reply.imageGeneration`
+ * is the model's call of that tool; Codex saves the image and reports an
+ * `imageGeneration` item with its `savedPath` (codex 0.171 offers the tool only
+ * with `features.image_generation` and a ChatGPT login; see APP-SERVER-FACTS.md).
  */
 import { Effect, FiberSet } from "effect"
 import type { Scope } from "effect"
@@ -50,6 +57,8 @@ export interface ScriptedModelOptions {
   readonly rules?: ReadonlyArray<ScriptRule>
   /** Used when no rule matched and the queue is empty. Default: one message "ok". */
   readonly fallback?: Reply
+  /** The base64 image every Images API request gets. Default: `onePixelPng`. */
+  readonly image?: string
 }
 
 export interface RecordedRequest {
@@ -72,6 +81,8 @@ export interface ScriptedModel {
   readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
   /** Waits until at least n POSTs have arrived in total, then returns the log as `requests` does. */
   readonly waitForRequests: (n: number) => Effect.Effect<ReadonlyArray<RecordedRequest>>
+  /** Every Images API request (`POST /v1/images/generations` or `/edits`), oldest first. */
+  readonly imageRequests: Effect.Effect<ReadonlyArray<RecordedRequest>>
 }
 
 /**
@@ -93,11 +104,26 @@ export const reply: {
   readonly text: (text: string) => Reply
   readonly steps: (...steps: ReadonlyArray<ReplyStep>) => Reply
   readonly httpError: (status: number, body?: string) => Reply
+  /** The model calls Codex's native image tool (`imagegen` in the `image_gen` namespace) with this prompt. */
+  readonly imageGeneration: (prompt: string, callId?: string) => Reply
 } = {
   text: (text) => ({ steps: [{ type: "message", text }] }),
   steps: (...steps) => ({ steps }),
+  imageGeneration: (prompt, callId) => ({
+    steps: [{
+      type: "function_call",
+      name: "imagegen",
+      namespace: "image_gen",
+      arguments: { prompt },
+      ...(callId === undefined ? {} : { callId })
+    }]
+  }),
   httpError: (status, body) => (body === undefined ? { httpStatus: status } : { httpStatus: status, body })
 }
+
+/** A valid 1x1 RGBA PNG, base64: the image the Images API stand-in returns by default. */
+export const onePixelPng =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 const DEFAULT_FALLBACK: Reply = reply.text("ok")
 
@@ -158,6 +184,7 @@ export const make = (options: ScriptedModelOptions = {}): Effect.Effect<Scripted
     const rules: Array<ScriptRule> = [...(options.rules ?? [])]
     const fallback = options.fallback ?? DEFAULT_FALLBACK
     const log: Array<RecordedRequest> = []
+    const imageLog: Array<RecordedRequest> = []
     let totalRequests = 0
     // Callbacks of waiters for more requests, called from the Node request callback: each re-checks the count itself.
     const arrivalWaiters = new Set<() => void>()
@@ -325,6 +352,29 @@ export const make = (options: ScriptedModelOptions = {}): Effect.Effect<Scripted
 
     const sockets = new Set<Socket>()
 
+    // the body as text (decoded), recorded with the request line and headers
+    const readBody = (req: Http.IncomingMessage, then: (entry: RecordedRequest) => void): void => {
+      const chunks: Array<Buffer> = []
+      req.on("data", (chunk: Buffer) => chunks.push(chunk))
+      req.on("error", () => {})
+      req.on("end", () => {
+        const headerEncoding = req.headers["content-encoding"]
+        const body = decodeBody(Buffer.concat(chunks), Array.isArray(headerEncoding) ? headerEncoding[0] : headerEncoding)
+        // parsed only when a test looks: the log holds up to MAX_RECORDED_REQUESTS bodies of tens of KB each
+        let parsed: { value: unknown } | undefined
+        then({
+          method: req.method ?? "POST",
+          url: req.url ?? "/",
+          body,
+          headers: req.headers,
+          get json() {
+            parsed ??= { value: parseJson(body) }
+            return parsed.value
+          }
+        })
+      })
+    }
+
     const onRequest = (req: Http.IncomingMessage, res: Http.ServerResponse): void => {
       res.on("error", () => {}) // a vanished client is normal here, not a crash
       const method = req.method ?? "GET"
@@ -341,6 +391,8 @@ export const make = (options: ScriptedModelOptions = {}): Effect.Effect<Scripted
         return
       }
 
+      if (method === "POST" && /^\/v1\/images\/(generations|edits)$/.test(pathname)) return onImageRequest(req, res)
+
       if (method !== "POST" || pathname !== "/v1/responses") {
         const text = jsonError(`no route for ${method} ${pathname}`)
         res.writeHead(404, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
@@ -349,27 +401,25 @@ export const make = (options: ScriptedModelOptions = {}): Effect.Effect<Scripted
         return
       }
 
-      const chunks: Array<Buffer> = []
-      req.on("data", (chunk: Buffer) => chunks.push(chunk))
-      req.on("error", () => {})
-      req.on("end", () => {
-        const headerEncoding = req.headers["content-encoding"]
-        const body = decodeBody(Buffer.concat(chunks), Array.isArray(headerEncoding) ? headerEncoding[0] : headerEncoding)
-        // parsed only when a test looks: the log holds up to MAX_RECORDED_REQUESTS bodies of tens of KB each
-        let parsed: { value: unknown } | undefined
-        record({
-          method,
-          url,
-          body,
-          headers: req.headers,
-          get json() {
-            parsed ??= { value: parseJson(body) }
-            return parsed.value
-          }
-        })
-        run(answer(res, body))
+      readBody(req, (entry) => {
+        record(entry)
+        run(answer(res, entry.body))
       })
     }
+
+    // the Images API of Codex's native image_gen tool: one image per request
+    const onImageRequest = (req: Http.IncomingMessage, res: Http.ServerResponse): void =>
+      readBody(req, (entry) => {
+        imageLog.push(entry)
+        if (imageLog.length > MAX_RECORDED_REQUESTS) imageLog.splice(0, imageLog.length - MAX_RECORDED_REQUESTS)
+        const prompt = (entry.json as { prompt?: unknown } | undefined)?.prompt
+        const text = JSON.stringify({
+          created: Math.floor(Date.now() / 1000),
+          data: [{ b64_json: options.image ?? onePixelPng, revised_prompt: typeof prompt === "string" ? prompt : null }]
+        })
+        res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
+        res.end(text)
+      })
 
     // Requests that carry `Connection: Upgrade` bypass the request handler and arrive
     // here with the raw socket, so the 426 is written by hand.
@@ -437,6 +487,7 @@ export const make = (options: ScriptedModelOptions = {}): Effect.Effect<Scripted
       enqueue: (...replies) => Effect.sync(() => void queue.push(...replies)),
       addRule: (rule) => Effect.sync(() => void rules.push(rule)),
       requests: Effect.sync(() => log.slice()),
+      imageRequests: Effect.sync(() => imageLog.slice()),
       waitForRequests
     } satisfies ScriptedModel
   })

@@ -1,9 +1,12 @@
 // Asynchronous after_tool_call observations of native tool completions (S23). Codex holds the canonical record of its
 // own tools (commands, file changes, MCP calls, web search, ...); the harness mirrors each completion from
 // `item/completed` to the lifecycle observers, once per tool use, unless the PostToolUse relay already reported it.
+// Codex sends `item/completed` before it runs the PostToolUse hook, so while the relay reports PostToolUse a completion
+// is held until that tool use's PostToolUse hook run completes, or the turn ends (see ToolUseLedger).
 // Telemetry only: the consumer never holds up the connection (it keeps reading and hands events to the harness's
 // `observe`, which queues them for the observers) and an observer can never block, delay or alter the call. Dynamic tool calls are left out: they run in the harness.
 import { Effect, type Scope, Stream } from "effect"
+import type { ToolUseLedger } from "../turn/ToolUseLedger.js"
 import type { ServerNotification } from "../../schemas/protocol.js"
 import { type LifecycleEvent, noObservers, PluginHooks } from "../ports/PluginHooks.js"
 import type { InstalledTurn, TurnExtension } from "../turn/TurnExtension.js"
@@ -55,6 +58,7 @@ export const observationOf = (
   }
   return {
     type: "after_tool_call",
+    source: "item",
     sessionId,
     threadId: notification.params.threadId ?? threadId,
     turnId,
@@ -68,7 +72,18 @@ export const observationOf = (
 export interface ToolObservationsOptions {
   /** tool uses the native PostToolUse relay already reported: these are not observed again */
   readonly handledByPostToolUse?: ((toolUseId: string) => boolean) | undefined
+  /**
+   * The production wiring: what the hook relay reported. While it reports PostToolUse, a completion waits for its
+   * tool use's PostToolUse hook run (or the turn's end) and is observed only if the relay did not report it.
+   */
+  readonly ledger?: ToolUseLedger | undefined
   readonly maxToolUsesPerTurn?: number | undefined
+}
+
+/** The run id of a completed PostToolUse hook run; Codex ends it with the tool use's call id (`…:call_1`). Pure. */
+export const postToolUseRunOf = (notification: ServerNotification): string | undefined => {
+  if (notification._tag !== "HookCompleted" || notification.params.run.eventName !== "postToolUse") return undefined
+  return notification.params.run.id
 }
 
 /**
@@ -79,14 +94,41 @@ export const make = (options: ToolObservationsOptions = {}): Effect.Effect<TurnE
   Effect.gen(function* () {
     if ((yield* PluginHooks) === noObservers) return { name: "tool-observations" }
     const maxIds = Math.max(1, options.maxToolUsesPerTurn ?? defaults.maxToolUsesPerTurn)
-    const handled = options.handledByPostToolUse ?? (() => false)
+    const ledger = options.ledger
+    const handledBy = options.handledByPostToolUse
+    const handled = (threadId: string, toolUseId: string): boolean => {
+      try {
+        return (ledger?.take(threadId, toolUseId) ?? false) || (handledBy?.(toolUseId) ?? false)
+      } catch {
+        return false
+      }
+    }
 
     const install = (turn: InstalledTurn): Effect.Effect<void, never, Scope.Scope> =>
       Effect.gen(function* () {
         // one install per turn: the ids seen in it, oldest forgotten first
         const seen = new Set<string>()
+        // completions waiting for their PostToolUse hook run, in arrival order
+        const held = new Map<string, AfterToolCall>()
+        const waitForRelay = ledger?.relayReports() ?? false
+        const settle = (event: AfterToolCall): Effect.Effect<void> =>
+          handled(event.threadId, event.toolUseId) ? Effect.void : turn.observe(event)
+        const settleAll = Effect.suspend(() => {
+          const events = [...held.values()]
+          held.clear()
+          return Effect.forEach(events, settle, { discard: true })
+        })
+        // a turn that ends (or is interrupted) first still reports what it held
+        yield* Effect.addFinalizer(() => settleAll)
         const notifications = yield* turn.connection.subscribe({ threadId: turn.threadId })
         yield* Stream.runForEach(notifications, (notification) => {
+          if (notification._tag === "TurnCompleted") return settleAll
+          const run = postToolUseRunOf(notification)
+          if (run !== undefined) {
+            const ready = [...held.values()].filter((e) => run.endsWith(`:${e.toolUseId}`))
+            for (const e of ready) held.delete(e.toolUseId)
+            return Effect.forEach(ready, settle, { discard: true })
+          }
           const event = observationOf(turn.sessionId, turn.threadId, notification)
           if (event === undefined || seen.has(event.toolUseId)) return Effect.void
           seen.add(event.toolUseId)
@@ -94,13 +136,13 @@ export const make = (options: ToolObservationsOptions = {}): Effect.Effect<TurnE
             const oldest = seen.values().next()
             if (oldest.done !== true) seen.delete(oldest.value)
           }
-          let skip = false
-          try {
-            skip = handled(event.toolUseId)
-          } catch {
-            skip = false
-          }
-          return skip ? Effect.void : turn.observe(event)
+          if (!waitForRelay) return settle(event)
+          held.set(event.toolUseId, event)
+          // a bounded wait: beyond the cap the oldest held completion is decided now
+          const oldest = held.size > maxIds ? held.values().next() : undefined
+          if (oldest === undefined || oldest.done === true) return Effect.void
+          held.delete(oldest.value.toolUseId)
+          return settle(oldest.value)
         }).pipe(Effect.forkScoped)
       })
 

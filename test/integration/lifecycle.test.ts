@@ -36,7 +36,7 @@ const awaitGone = (pid: number | undefined) =>
   )
 
 describe("app-server process lifetime", () => {
-  it.scopedLive("[S1] closing the scope leaves no codex process (the process group is gone too)", () =>
+  it.scopedLive("closing the scope leaves no codex process (the process group is gone too)", () =>
     Effect.gen(function* () {
       const f = yield* fixture({ replies: [reply.text("done")] })
       const { harness, pool, scope } = yield* openHarness(f.settings)
@@ -49,7 +49,7 @@ describe("app-server process lifetime", () => {
     })
   )
 
-  it.scopedLive("[S1] interrupting a turn mid-stream closes everything and leaves no codex process", () =>
+  it.scopedLive("interrupting a turn mid-stream closes everything and leaves no codex process", () =>
     Effect.gen(function* () {
       const f = yield* fixture({ replies: [hangingTurn] })
       const { harness, pool, scope } = yield* openHarness(f.settings)
@@ -63,7 +63,7 @@ describe("app-server process lifetime", () => {
     })
   )
 
-  it.scopedLive("[S37] SIGKILL mid-turn fails the turn with AppServerExited within a second; the next lease is a fresh process", () =>
+  it.scopedLive("SIGKILL mid-turn fails the turn with AppServerExited within a second; the next lease is a fresh process", () =>
     Effect.gen(function* () {
       const f = yield* fixture({ replies: [hangingTurn, reply.text("after the crash")] })
       const { harness, pool, scope } = yield* openHarness(f.settings)
@@ -105,7 +105,7 @@ describe("app-server process lifetime", () => {
     })
   )
 
-  it.scopedLive("[S27] without an approval port every approval is an explicit decline, so Codex never waits and the command never runs", () =>
+  it.scopedLive("without an approval port every app-server approval is an explicit decline, so Codex never waits and the command never runs", () =>
     Effect.gen(function* () {
       const f = yield* fixture(
         {

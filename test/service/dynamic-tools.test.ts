@@ -13,6 +13,7 @@ import { Transport } from "../../src/appserver/Transport.js"
 import { type ClientReply, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"
 import type { HarnessTool } from "../../src/tools/ToolCatalog.js"
 import * as ToolObservations from "../../src/tools/ToolObservations.js"
+import * as ToolUseLedger from "../../src/turn/ToolUseLedger.js"
 
 const weather = tool({
   name: "lookup_weather",
@@ -279,6 +280,51 @@ describe("after_tool_call observations", () => {
         yield* Deferred.await(done)
       }).pipe(Effect.provide(MockAppServer.layer()))
       expect(seen).toEqual(["last"])
+    }))
+
+  it.scoped("[S23] while the relay reports PostToolUse, a completion waits for its PostToolUse hook run: skipped when the relay reported it, observed when not, and at the turn's end when no hook ran", () =>
+    Effect.gen(function* () {
+      const seen: Array<string> = []
+      const done = yield* Deferred.make<void>()
+      const ledger = ToolUseLedger.make()
+      ledger.setRelayReports()
+      const extension = yield* ToolObservations.make({ ledger }).pipe(
+        Effect.provide(Layer.succeed(PluginHooks, { observe: () => Effect.void }))
+      )
+      yield* Effect.gen(function* () {
+        const transport = yield* Transport
+        const connection = yield* Connection.make(yield* transport.spawn({}))
+        const peer = yield* (yield* MockAppServer).latest
+        yield* extension.install!({
+          sessionId: "relay",
+          threadId: "t1",
+          kind: "user",
+          connection,
+          observe: (event) =>
+            Effect.sync(() => event.type === "after_tool_call" && seen.push(event.toolUseId)).pipe(
+              Effect.zipRight(event.type === "after_tool_call" && event.toolUseId === "no-hook" ? Deferred.succeed(done, undefined) : Effect.void)
+            )
+        })
+        const completed = (id: string) => peer.notify("item/completed", { threadId: "t1", turnId: "u1", completedAtMs: 0, item: command(id) })
+        // Codex's order: item/completed, then the PostToolUse hook run (the relay records the tool use while it runs)
+        const postToolUse = (id: string) =>
+          peer.notify("hook/completed", {
+            threadId: "t1",
+            turnId: "u1",
+            run: { id: `post-tool-use:2:/<session-flags>/config.toml:${id}`, eventName: "postToolUse", status: "completed" }
+          })
+        yield* completed("relayed")
+        ledger.record("t1", "relayed")
+        yield* postToolUse("relayed")
+        yield* completed("unrelayed")
+        yield* postToolUse("unrelayed")
+        yield* completed("no-hook")
+        yield* peer.notify("turn/completed", { threadId: "t1", turn: { id: "u1", status: "completed", items: [], error: null } })
+        yield* Deferred.await(done)
+      }).pipe(Effect.provide(MockAppServer.layer()))
+      expect(seen).toEqual(["unrelayed", "no-hook"])
+      // the relay's record was used up
+      expect(ledger.take("t1", "relayed")).toBe(false)
     }))
 
   it.scoped("[S23] an observer that never returns cannot hold up the turn or the connection", () =>

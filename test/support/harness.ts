@@ -137,3 +137,44 @@ export const leaseSessionClient = (pool: ClientPoolService, settings: HarnessSet
   const runtime = ordinaryRuntime(settings)
   return pool.lease(runtime.poolKey, Runtimes.clientSpecFor(runtime, settings))
 }
+
+/**
+ * A CODEX_HOME in which codex 0.171 offers its native `image_gen` tool fully offline, against the scripted model at
+ * `modelUrl` ("http://127.0.0.1:PORT/v1"): the tool is only offered with `features.image_generation` and a ChatGPT
+ * login, so this writes an auth.json whose tokens are an unsigned JWT (Codex reads its claims without checking a
+ * signature), points the built-in provider (`openai_base_url`, Responses and Images API) and every ChatGPT backend call
+ * (`chatgpt_base_url`) at the scripted server, and turns request compression off (with a ChatGPT login Codex sends
+ * zstd bodies). Run the harness with `codexHome` set to it and no `providerUrl`.
+ */
+export const imageGenerationHome = (codexHome: string, modelUrl: string): string => {
+  fs.mkdirSync(codexHome, { recursive: true })
+  const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url")
+  const exp = Math.floor(Date.now() / 1000) + 30 * 24 * 3600
+  const auth = { chatgpt_plan_type: "plus", chatgpt_user_id: "user-test", chatgpt_account_id: "acct-test", user_id: "user-test" }
+  const claims = { email: "test@example.com", exp, iat: exp - 60, "https://api.openai.com/auth": auth }
+  const token = `${b64({ alg: "none", typ: "JWT" })}.${b64(claims)}.unsigned`
+  fs.writeFileSync(
+    `${codexHome}/auth.json`,
+    JSON.stringify({
+      auth_mode: "chatgpt",
+      OPENAI_API_KEY: null,
+      tokens: { id_token: token, access_token: token, refresh_token: "unused", account_id: "acct-test" },
+      last_refresh: new Date().toISOString()
+    })
+  )
+  const origin = new URL(modelUrl).origin
+  fs.writeFileSync(
+    `${codexHome}/config.toml`,
+    [
+      `openai_base_url = ${JSON.stringify(modelUrl)}`,
+      `chatgpt_base_url = ${JSON.stringify(`${origin}/backend-api/`)}`,
+      `model = "mock-model"`,
+      `cli_auth_credentials_store = "file"`,
+      "[features]",
+      "image_generation = true",
+      "enable_request_compression = false",
+      ""
+    ].join("\n")
+  )
+  return codexHome
+}
