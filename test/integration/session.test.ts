@@ -27,7 +27,7 @@ const start = (settings: HarnessSettings) =>
   })
 
 describe("sessions on the real app-server", () => {
-  it.scopedLive("[S12][S7] a restart between two turns resumes the same thread, and the model switch reaches the model server", () =>
+  it.scopedLive("[S12] a restart between two turns resumes the same thread, and the model switch reaches the model server", () =>
     Effect.gen(function* () {
       const f = yield* fixture({ replies: [reply.text("noted: tangerine"), reply.text("it was tangerine")] })
       const first = yield* start(f.settings)
@@ -122,10 +122,11 @@ describe("sessions on the real app-server", () => {
     })
   )
 
-  it.scopedLive("[S19] a heartbeat turn on the real app-server carries the heartbeat instruction and can notify through heartbeat_respond", () =>
+  it.scopedLive("[S19] on the real app-server a heartbeat turn gets the heartbeat-scoped collaboration instruction and notifies through heartbeat_respond; an ordinary turn stays in default mode", () =>
     Effect.gen(function* () {
       const f = yield* fixture({
         replies: [
+          reply.text("an ordinary answer"),
           reply.steps({
             type: "function_call",
             name: "heartbeat_respond",
@@ -137,12 +138,19 @@ describe("sessions on the real app-server", () => {
       })
       const h = yield* start(f.settings)
       yield* Effect.addFinalizer(() => h.stop)
+      yield* h.harness.runTurn({ sessionId: "hb", prompt: "an ordinary question" })
       const result = yield* h.harness.runTurn({ sessionId: "hb", prompt: "heartbeat: check in", kind: "heartbeat" })
       expect(result.status).toBe("completed")
-      expect(yield* h.delivered).toEqual([{ sessionId: "hb", text: "two PRs wait for review", media: [], source: "heartbeat" }])
+      // the heartbeat's own final text ("notified") is not posted; its notify is
+      expect(yield* h.delivered).toEqual([
+        { sessionId: "hb", text: "an ordinary answer", media: [], source: "final" },
+        { sessionId: "hb", text: "two PRs wait for review", media: [], source: "heartbeat" }
+      ])
       const requests = yield* f.model.requests
-      expect(requests[0]!.body).toContain("heartbeat_respond")
-      expect(requests[1]!.body).toContain("recorded: notify")
+      // what the app-server sent the model: the collaboration-mode part only on the heartbeat turn's request
+      expect(requests[0]!.body).not.toContain("<collaboration_mode>")
+      expect(requests[1]!.body).toMatch(/<collaboration_mode>## Heartbeat\\nThis turn is a scheduled heartbeat/)
+      expect(requests[2]!.body).toContain("recorded: notify")
     })
   )
 })

@@ -298,8 +298,9 @@ describe("Instructions: memory, bootstrap, profile and harness sections", () => 
     const dev = buildTurnInstructions(c).threadStart.developerInstructions ?? ""
     expect(dev).toContain("## Replies")
     expect(dev).toContain("`openclaw` namespace")
-    expect(dev).toContain("web_search, sessions_spawn")
-    expect(dev).toContain("`openclaw_direct`")
+    expect(dev).toContain("In `openclaw`: web_search, sessions_spawn.")
+    expect(dev).toContain("In `openclaw_direct`: sessions_yield.")
+    expect(dev).toContain("never from nested code execution")
     expect(dev).toContain("## Delegation")
     expect(dev).toContain("ADAPTER-SENTINEL")
     expect(fileContent(dev, "SOUL.md")).toContain("SOUL-SENTINEL")
