@@ -47,7 +47,8 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   run: [
     'codex-harness run "list the files in this directory"',
     'codex-harness run --session SESSION_ID "and now the tests"',
-    'codex-harness run --json "say hello" > events.jsonl'
+    'codex-harness run --json "say hello" > events.jsonl',
+    'codex-harness run --turn-kind toolDisabled "summarise the alerts in one line"'
   ],
   chat: ["codex-harness chat", "codex-harness chat --session SESSION_ID", "printf 'hi\\nthanks\\n' | codex-harness chat"],
   sessions: ["codex-harness sessions list"],
