@@ -89,7 +89,9 @@ const spawnProcess = (options: TransportOptions) =>
       )
       env.CODEX_HOME = home
     }
-    const argv = [...codex.prefixArgs, ...(options.args ?? []), "app-server"]
+    // a thread this connection unsubscribes is unloaded at once, so reopening it with other thread config (an internal
+    // turn's project-doc switch, S8) takes effect: Codex ignores the config of a resume while the thread is loaded
+    const argv = [...codex.prefixArgs, "-c", "thread_unload_delay_secs=0", ...(options.args ?? []), "app-server"]
     const maxLineBytes = options.maxLineBytes ?? defaults.maxLineBytes
     const tailChars = options.stderrTailChars ?? defaults.stderrTailChars
     const exitGrace = options.exitGrace ?? defaults.exitGrace

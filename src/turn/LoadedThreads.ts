@@ -4,7 +4,8 @@
 // first turn on a connection opens the thread, and later turns go straight to `turn/start`, which carries the settings
 // S12 resends (model, approval policy, sandbox, approvals reviewer, service tier). A thread is opened again when what
 // the open sends changes (the developer instructions, the thread config, a model switch), when the connection is a new
-// one, or when `turn/start` says the thread is not loaded any more.
+// one, or when `turn/start` says the thread is not loaded any more. A resume of a loaded thread does not change its
+// config, so when the config changes the thread is unloaded first (TurnRunner.openThread).
 import { Context, Layer } from "effect"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import type { OpenedThread } from "./TurnEvent.js"
@@ -12,6 +13,8 @@ import type { OpenedThread } from "./TurnEvent.js"
 export interface LoadedThread {
   /** what the open sent, as compared text: the same text means nothing needs sending again */
   readonly sentWith: string
+  /** the thread config it was opened with, as text: Codex applies another only when the thread is loaded anew */
+  readonly config?: string | undefined
   readonly opened: OpenedThread
 }
 

@@ -122,9 +122,14 @@ export const openThread = (
 ): Effect.Effect<OpenedThread, RequestError> => {
   // what a resume of this thread sends, as text: compared with what opened it on this connection
   const resumeParams = (threadId: string, locked: boolean) => ({ ...threadParams(settings, extras, locked), threadId, excludeTurns: true })
+  const configText = JSON.stringify(extras.config ?? null)
   const opened = (opened: OpenedThread, locked: boolean) =>
     Effect.sync(() => {
-      loaded.remember(connection, opened.threadId, { sentWith: JSON.stringify(resumeParams(opened.threadId, locked)), opened })
+      loaded.remember(connection, opened.threadId, {
+        sentWith: JSON.stringify(resumeParams(opened.threadId, locked)),
+        config: configText,
+        opened
+      })
       return opened
     })
   const start = connection
@@ -139,8 +144,11 @@ export const openThread = (
   if (known !== undefined && known.sentWith === JSON.stringify(params)) {
     return Effect.succeed({ ...known.opened, resumed: true, reused: true, replacedThreadId: undefined })
   }
-  return connection
-    .request("thread/resume", params)
+  // loaded here with other thread config: a resume would keep the old one, so the thread is unloaded first
+  const reload = known !== undefined && known.config !== configText
+    ? unloadThread(connection, bound.threadId).pipe(Effect.zipRight(Effect.sync(() => loaded.forget(connection, bound.threadId))))
+    : Effect.void
+  return reload.pipe(Effect.zipRight(connection.request("thread/resume", params)))
     .pipe(
       Effect.flatMap((r) => opened({ threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: true }, bound.locked)),
       Effect.catchIf((error): error is RpcError => bound.replaceIfGone !== false && isThreadGone(error), (error) =>
@@ -151,6 +159,29 @@ export const openThread = (
       )
     )
 }
+
+/** How long an unsubscribed thread may take to close; past it the resume goes ahead (and may keep the old config). */
+export const unloadTimeout = Duration.seconds(5)
+
+/**
+ * Unsubscribes this connection from a thread and waits for Codex to close it (the app-server runs with
+ * `thread_unload_delay_secs=0`, so that is at once when nobody else is subscribed). Bounded; never fails the turn.
+ */
+export const unloadThread = (connection: AppServerConnection, threadId: string): Effect.Effect<void> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const events = yield* connection.subscribe({ threadId })
+      const closed = yield* events.pipe(Stream.filter((n) => n._tag === "ThreadClosed"), Stream.runHead, Effect.fork)
+      const unsubscribed = yield* connection.request("thread/unsubscribe", { threadId }).pipe(
+        Effect.as(true),
+        // the resume that follows says what is wrong, if anything is
+        Effect.catchAll((error) => Effect.logDebug(`thread/unsubscribe ${threadId}: ${error.message}`).pipe(Effect.as(false)))
+      )
+      if (!unsubscribed) return
+      const done = yield* Fiber.join(closed).pipe(Effect.timeoutOption(unloadTimeout))
+      if (Option.isNone(done)) yield* Effect.logDebug(`thread ${threadId} did not close within ${Duration.format(unloadTimeout)}`)
+    })
+  )
 
 /** The thread's status and active flags from a passive `thread/read`, or undefined when it cannot be read. */
 const threadStatus = (connection: AppServerConnection, threadId: string) =>

@@ -112,6 +112,9 @@ describe("turn context on the real app-server", () => {
       // no native filesystem: the snapshot goes with the thread-level developer instructions
       yield* harness.runTurn({ sessionId: "restricted", prompt: "hi", context: { policyRestricted: true } })
       expect(developer(yield* lastRequest(f))).toMatch(/## Workspace AGENTS\.md[\s\S]*AGENTS-SENTINEL/)
+      // an internal turn on a thread that has AGENTS.md: Codex withdraws it for that turn
+      yield* harness.runTurn({ sessionId: "plain", prompt: "hi again", kind: "lightweight" })
+      expect(yield* lastRequest(f)).toContain("The previously provided AGENTS.md instructions no longer apply.")
       for (const kind of ["lightweight", "ringZero", "messageOnly", "toolDisabled"] as const) {
         yield* harness.runTurn({ sessionId: `internal-${kind}`, prompt: "hi", kind, context: { policyRestricted: true } })
         const body = yield* lastRequest(f)
