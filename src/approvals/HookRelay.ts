@@ -14,7 +14,7 @@
 // decision, which Codex treats as "ask the usual way", never as an allow (S27). Stop never blocks when
 // `stop_hook_active` is set, so a Stop hook can continue a turn at most once in a row.
 import { FileSystem } from "@effect/platform"
-import { Clock, Context, type Duration, Effect, Layer, Option, type Scope } from "effect"
+import { Clock, Context, type Duration, Effect, type Scope } from "effect"
 import * as crypto from "node:crypto"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -36,6 +36,7 @@ import {
   type HookPolicyService,
   type StopVerdict
 } from "../ports/HookPolicy.js"
+import { HookReports, type HookReportsService } from "./HookReports.js"
 import {
   type HookCall,
   type HookEventName,
@@ -46,6 +47,14 @@ import {
 } from "./HookRelayServer.js"
 
 export type { HookEventName, HookOutput } from "./HookRelayServer.js"
+export {
+  HookReports,
+  type HookReportsService,
+  makeReports,
+  type ReportedRequirement,
+  type ReportLookup,
+  reportsLayer
+} from "./HookReports.js"
 export {
   allowAll,
   type HookContext,
@@ -80,78 +89,6 @@ export const readPayload = (raw: unknown): HookPayload => {
     raw
   }
 }
-
-// ---------------------------------------------------------------------------------------------------------------------
-// policy and verdicts
-
-// ---------------------------------------------------------------------------------------------------------------------
-// report mode (S22)
-
-export interface ReportedRequirement {
-  readonly sessionId: string
-  readonly threadId: string | undefined
-  readonly turnId: string | undefined
-  readonly toolUseId: string | undefined
-  readonly command: string | undefined
-  readonly toolName: string | undefined
-  readonly toolInput: unknown
-  readonly reason: string | undefined
-  readonly recordedAt: number
-}
-
-export interface ReportLookup {
-  readonly sessionId: string
-  /** the app-server approval's itemId (Codex's call id, the hook's tool_use_id) */
-  readonly itemId?: string | undefined
-  /** the app-server approval's command */
-  readonly command?: string | undefined
-}
-
-export interface HookReportsService {
-  readonly record: (requirement: ReportedRequirement) => Effect.Effect<void>
-  /** finds and removes the requirement for that tool use: by tool_use_id, else by the same command, else by a command
-   * the approval's command contains (Codex may wrap it in a shell invocation) */
-  readonly take: (lookup: ReportLookup) => Effect.Effect<Option.Option<ReportedRequirement>>
-  readonly pending: Effect.Effect<ReadonlyArray<ReportedRequirement>>
-}
-
-export class HookReports extends Context.Tag("codex-harness/HookReports")<HookReports, HookReportsService>() {}
-
-/** A bounded in-memory registry (oldest dropped first); entries older than `maxAgeMs` are ignored and dropped. */
-export const makeReports = (options: { readonly maxEntries?: number; readonly maxAgeMs?: number } = {}) =>
-  Effect.sync((): HookReportsService => {
-    const maxEntries = options.maxEntries ?? 256
-    const maxAgeMs = options.maxAgeMs ?? 30 * 60_000
-    let entries: Array<ReportedRequirement> = []
-    const prune = (now: number) => {
-      entries = entries.filter((e) => now - e.recordedAt <= maxAgeMs).slice(-maxEntries)
-    }
-    return {
-      record: (requirement) =>
-        Effect.sync(() => {
-          entries.push(requirement)
-          prune(requirement.recordedAt)
-        }),
-      take: (lookup) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.sync(() => {
-            prune(now)
-            const mine = entries.filter((e) => e.sessionId === lookup.sessionId)
-            const found = (lookup.itemId !== undefined ? mine.find((e) => e.toolUseId === lookup.itemId) : undefined) ??
-              (lookup.command !== undefined ? mine.find((e) => e.command === lookup.command) : undefined) ??
-              (lookup.command !== undefined
-                ? mine.find((e) => e.command !== undefined && e.command !== "" && lookup.command!.includes(e.command))
-                : undefined)
-            if (found === undefined) return Option.none()
-            entries = entries.filter((e) => e !== found)
-            return Option.some(found)
-          })
-        ),
-      pending: Effect.sync(() => [...entries])
-    }
-  })
-
-export const reportsLayer: Layer.Layer<HookReports> = Layer.effect(HookReports, makeReports())
 
 // ---------------------------------------------------------------------------------------------------------------------
 // pure output mapping (Codex's hook output format)
