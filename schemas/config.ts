@@ -235,6 +235,30 @@ export const Supervision = section({
   })
 })
 
+// "<name>@<marketplace>", as Codex's plugin/installed lists plugin ids
+const pluginId = Schema.String.pipe(Schema.pattern(/^[^@\s]+@[^@\s]+$/), expecting('a plugin id "<name>@<marketplace>"'))
+
+export const AppsPlugin = section({
+  allow: field(Schema.Array(text).pipe(expecting("an array of app ids")), {
+    description: "The app ids this plugin may contribute to a native thread; any other app of it stays off."
+  })
+})
+
+export const Apps = section({
+  plugins: field(Schema.Record({ key: pluginId, value: AppsPlugin }).pipe(expecting("an object", false)), {
+    description:
+      'Connected apps a native thread may use, per plugin id ("<name>@<marketplace>"); an app is admitted only when allowed here and listed by that plugin\'s own details.'
+  }),
+  disabledPlugins: field(Schema.Array(pluginId).pipe(expecting("an array of plugin ids", false)), {
+    description: "Plugin ids whose apps stay off on every native thread, whatever account-wide app access says."
+  }),
+  snapshotTtlSeconds: field(positiveInt, { description: "Seconds a plugin/installed snapshot is reused per runtime and workspace.", default: 300 }),
+  readyTimeoutSeconds: field(positiveInt, {
+    description: "Seconds the check waits for a new thread's codex_apps server before its one app/installed.",
+    default: 10
+  })
+})
+
 export const HarnessConfig = section({
   $schema: field(text, { description: "The JSON Schema for editors (`codex-harness config schema`); ignored by the harness." }),
   model: field(text, { description: "Model to ask Codex for (--model wins)." }),
@@ -275,7 +299,8 @@ export const HarnessConfig = section({
   supervision: field(Supervision, { description: "Supervision of the native Codex threads of a CODEX_HOME." }),
   mcpServers: field(Schema.Record({ key: mcpServerName, value: McpServer }).pipe(expecting("an object", false)), {
     description: "MCP servers the app-server starts, by name; their tools appear to the agent as mcp__<name>."
-  })
+  }),
+  apps: field(Apps, { description: "Connected apps (native Codex apps owned by plugins) admitted to native threads; off when absent." })
 }).annotations({
   title: "codex-harness config",
   description: "The codex-harness config file (JSON). Every key is optional; unknown keys are an error."

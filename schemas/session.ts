@@ -25,14 +25,16 @@ export const PlanRecord = Schema.TaggedStruct("plan", { at, ...turnRef, text: Sc
 export const MediaRecord = Schema.TaggedStruct("media", { at, ...turnRef, path: Schema.String })
 /**
  * A dynamic tool call the harness ran (S40): the result as the ToolResultPersistence hook let it be recorded (bounded;
- * `truncated` when cut), never the arguments. Codex records the call in its own rollout; this is the harness's copy,
- * the one a redaction may rewrite (`redacted`).
+ * `truncated` when cut) and the input's shape, never the arguments. Codex records the call in its own rollout; this is
+ * the harness's copy, the one a redaction may rewrite (`redacted`).
  */
 export const ToolRecord = Schema.TaggedStruct("tool", {
   at,
   ...turnRef,
   callId: Schema.String,
   name: Schema.String,
+  /** the input's shape (JSON: its keys, and a type such as "<string>" in place of every value), never the values (S38) */
+  inputShape: Schema.optional(Schema.String),
   success: Schema.Boolean,
   text: Schema.String,
   truncated: Schema.optional(Schema.Boolean),

@@ -34,6 +34,7 @@ export {
 export * as HookPolicy from "./ports/HookPolicy.js"
 export * as PluginHooks from "./ports/PluginHooks.js"
 export * as ToolResultPersistence from "./ports/ToolResultPersistence.js"
+export * as ContextEngine from "./ports/ContextEngine.js"
 export {
   answered,
   cancelled,

@@ -1,6 +1,14 @@
 // The client requests the harness makes, with their params and results, and the contract table `request<M>` is typed
 // by. Each is held to the binary's generated schema by `npm run protocol:check`.
 import { Schema } from "effect"
+import {
+  AppsInstalledParams,
+  AppsInstalledResponse,
+  PluginInstalledParams,
+  PluginInstalledResponse,
+  PluginReadParams,
+  PluginReadResponse
+} from "./apps.js"
 import { ApprovalsReviewer, AskForApproval, optionalNullable, Personality, SandboxMode, SandboxPolicy } from "./common.js"
 import { Thread, Turn, UserInput } from "./items.js"
 
@@ -223,6 +231,9 @@ export const ClientMethods = {
   "thread/inject_items": method(ThreadInjectItemsParams, ThreadInjectItemsResponse, "ThreadInjectItemsParams", "ThreadInjectItemsResponse"),
   "thread/archive": method(ThreadIdParams, EmptyResponse, "ThreadArchiveParams", "ThreadArchiveResponse"),
   "thread/delete": method(ThreadIdParams, EmptyResponse, "ThreadDeleteParams", "ThreadDeleteResponse"),
-  "thread/unsubscribe": method(ThreadIdParams, ThreadUnsubscribeResponse, "ThreadUnsubscribeParams", "ThreadUnsubscribeResponse")
+  "thread/unsubscribe": method(ThreadIdParams, ThreadUnsubscribeResponse, "ThreadUnsubscribeParams", "ThreadUnsubscribeResponse"),
+  "plugin/installed": method(PluginInstalledParams, PluginInstalledResponse, "PluginInstalledParams", "PluginInstalledResponse"),
+  "plugin/read": method(PluginReadParams, PluginReadResponse, "PluginReadParams", "PluginReadResponse"),
+  "app/installed": method(AppsInstalledParams, AppsInstalledResponse, "AppsInstalledParams", "AppsInstalledResponse")
 } as const satisfies Record<string, MethodContract>
 export type ClientMethod = keyof typeof ClientMethods

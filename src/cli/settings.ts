@@ -172,6 +172,14 @@ export const toSettings = (
       turnTimeout: Duration.seconds(effective.turns.timeoutSeconds),
       providerSilence: Duration.seconds(effective.turns.silenceSeconds),
       mcpServers: effective.mcpServers,
-      supervision: yield* supervisionSettings(options.supervisionHome, effective)
+      supervision: yield* supervisionSettings(options.supervisionHome, effective),
+      apps: effective.apps === undefined
+        ? undefined
+        : {
+          plugins: Object.fromEntries(Object.entries(effective.apps.plugins ?? {}).map(([id, p]) => [id, { allow: p.allow ?? [] }])),
+          disabledPlugins: effective.apps.disabledPlugins ?? [],
+          ...(effective.apps.snapshotTtlSeconds !== undefined ? { snapshotTtl: Duration.seconds(effective.apps.snapshotTtlSeconds) } : {}),
+          ...(effective.apps.readyTimeoutSeconds !== undefined ? { readyTimeout: Duration.seconds(effective.apps.readyTimeoutSeconds) } : {})
+        }
     }
   })

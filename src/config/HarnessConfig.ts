@@ -224,6 +224,7 @@ export interface EffectiveConfig {
   readonly turns: { readonly timeoutSeconds: number; readonly silenceSeconds: number }
   readonly supervision: { readonly enabled: boolean; readonly codexHome?: string }
   readonly mcpServers?: ConfigSchema.HarnessConfig["mcpServers"]
+  readonly apps?: ConfigSchema.HarnessConfig["apps"]
 }
 
 /** S20: with app-server approvals on (policy not "never") PermissionRequest is left to Codex's reviewer unless configured. */
@@ -280,7 +281,8 @@ export const merge = (config: File, cli: CliOverrides = {}): EffectiveConfig => 
       enabled: config.supervision?.enabled ?? d.supervision.enabled,
       ...present("codexHome", config.supervision?.codexHome)
     },
-    ...present("mcpServers", config.mcpServers)
+    ...present("mcpServers", config.mcpServers),
+    ...present("apps", config.apps)
   }
 }
 

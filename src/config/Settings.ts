@@ -38,6 +38,18 @@ export interface SupervisionSettings {
   readonly disabledReason?: string | undefined
 }
 
+/** S2-S5: connected apps a native thread may use; absent (or empty): no admission step at all. */
+export interface AppsSettings {
+  /** plugin id ("<name>@<marketplace>") -> the app ids it may contribute */
+  readonly plugins: Readonly<Record<string, { readonly allow: ReadonlyArray<string> }>>
+  /** plugin ids whose apps stay off whatever account-wide access says */
+  readonly disabledPlugins: ReadonlyArray<string>
+  /** how long a plugin/installed snapshot is reused per (runtime, workspace); default 5 minutes */
+  readonly snapshotTtl?: Duration.DurationInput | undefined
+  /** how long the check waits for the thread's codex_apps server before its app/installed; default 10 s */
+  readonly readyTimeout?: Duration.DurationInput | undefined
+}
+
 export interface HarnessSettings {
   /** where session files (and, with a provider URL, Codex's own home) live */
   readonly stateDir: string
@@ -99,6 +111,8 @@ export interface HarnessSettings {
   readonly interruptGrace?: Duration.DurationInput | undefined
   /** S14-S17: native thread supervision (discovery, continue as branch, archive guard); off when absent */
   readonly supervision?: SupervisionSettings | undefined
+  /** S2-S5: connected-apps admission; off when absent */
+  readonly apps?: AppsSettings | undefined
 }
 
 export class Settings extends Context.Tag("codex-harness/HarnessSettings")<Settings, HarnessSettings>() {}

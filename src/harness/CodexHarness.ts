@@ -4,10 +4,14 @@
 // fence, follows the turn, delivers what is visible and mirrors it into the transcript. It never talks to the wire
 // itself and knows no capability by name: tools, approvals, hooks and questions plug in as turn extensions.
 import { Cause, Context, Data, Effect, Exit, Layer, Option } from "effect"
+import { AppAdmission } from "../apps/AppAdmission.js"
+import * as AppsPolicy from "../apps/AppsPolicy.js"
+import type { AppsError } from "../apps/errors.js"
 import type { LeaseError } from "../appserver/ClientPool.js"
 import { type RequestError, RpcError } from "../appserver/errors.js"
 import { CompactionFence } from "../compaction/CompactionFence.js"
 import { Settings } from "../config/Settings.js"
+import { ContextEngine } from "../ports/ContextEngine.js"
 import { Delivery, type Reply } from "../ports/Delivery.js"
 import { ModelLocked, SupervisedThreadGone } from "../session/errors.js"
 import { type InvalidSessionId, type SessionHoldError, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
@@ -15,6 +19,7 @@ import { type RuntimeRefusal, SessionRuntime } from "../session/SessionRuntime.j
 import type { SessionState } from "../session/SessionState.js"
 import { type MirrorError, mediaOf, TranscriptMirror } from "../session/TranscriptMirror.js"
 import * as ToolBridge from "../tools/ToolBridge.js"
+import * as Bootstrap from "../turn/BootstrapProjection.js"
 import * as Instructions from "../turn/Instructions.js"
 import { LifecycleBus } from "../turn/LifecycleBus.js"
 import { LoadedThreads } from "../turn/LoadedThreads.js"
@@ -61,6 +66,8 @@ export type HarnessError =
   | RuntimeRefusal
   | ModelLocked
   | SupervisedThreadGone
+  | Bootstrap.BootstrapFailed
+  | AppsError
 
 /** What became of messages sent into a running turn (S35). */
 export type SteerOutcome =
@@ -118,6 +125,9 @@ export const make = Effect.gen(function* () {
   const extensions = yield* TurnExtensions
   const loadedThreads = yield* LoadedThreads
   const turnContexts = yield* TurnContexts
+  const contextEngine = yield* ContextEngine
+  const apps = yield* AppAdmission
+  const appsOn = AppsPolicy.hasAppsConfig(settings.apps)
   const visibleReplies = settings.visibleReplies ?? "automatic"
 
   const deliver = (reply: Reply) =>
@@ -167,7 +177,7 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         // one writer per session: a second process is refused here; the state is read once the session is ours
         yield* store.hold(sessionId)
-        const { state } = yield* mirror.read(sessionId)
+        const { contents, state } = yield* mirror.read(sessionId)
         const locked = state.runtime?.locked === true || state.binding?.locked === true
         // refusals come before anything is recorded or sent: nothing was asked of Codex
         yield* refuseModelSwitch(sessionId, state, requestedModel)
@@ -194,17 +204,39 @@ export const make = Effect.gen(function* () {
           const { extras, instructions, tools } = yield* setups.forSession(sessionId, kind, setupContext)
           const { connection, runtime } = yield* runtimes.lease(sessionId, state)
           const bound = state.binding !== undefined ? { threadId: state.binding.threadId, locked, replaceIfGone: !locked } : undefined
-          const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, extras, loadedThreads).pipe(
+          // S2-S5: only with apps in the config; the thread opens deny-by-default and is checked before anything else
+          const gate = appsOn ? yield* apps.prepare(connection, { poolKey: runtime.poolKey, cwd: threadSettings.cwd }) : undefined
+          const readiness = gate !== undefined ? yield* apps.watchReadiness(connection) : undefined
+          const threadExtras = gate === undefined ? extras : { ...extras, config: { ...extras.config, ...gate.threadConfig } }
+          const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, threadExtras, loadedThreads).pipe(
             Effect.catchIf(
               (error): error is RpcError => locked && TurnRunner.isThreadGone(error),
               (error) => Effect.fail(new SupervisedThreadGone({ sessionId, threadId: bound?.threadId ?? "", reason: error.rpcMessage }))
             )
           )
+          if (gate !== undefined && !thread.resumed) {
+            yield* apps.confirm(connection, {
+              threadId: thread.threadId,
+              ephemeral: false,
+              gate,
+              readiness,
+              retire: (reason) => runtimes.retire(runtime, reason),
+              forget: Effect.sync(() => loadedThreads.forget(connection, thread.threadId))
+            })
+          }
           yield* onEvent(TurnRunner.TurnEvent.ThreadOpened({ thread }))
           if (thread.replacedThreadId !== undefined) {
             const text = `The Codex thread ${thread.replacedThreadId} of this session no longer exists; continuing on a new thread.`
             yield* mirror.notice(sessionId, text)
             yield* deliver({ sessionId, text, media: [], source: "notice" })
+            // the fresh thread gets the conversation it takes over, as the ContextEngine asks, before any turn (S38)
+            yield* Bootstrap.inject(connection, contextEngine, mirror, {
+              sessionId,
+              reason: "threadGone",
+              threadId: thread.threadId,
+              previousThreadId: thread.replacedThreadId,
+              records: contents.records
+            })
           }
           if (state.binding?.threadId !== thread.threadId || state.binding.runtime === undefined) {
             yield* mirror.binding(sessionId, { threadId: thread.threadId, model: thread.model, modelProvider: thread.modelProvider, runtime })
@@ -334,4 +366,5 @@ export const layer: Layer.Layer<
   | ThreadSetups
   | TurnExtensions
   | LoadedThreads
+  | AppAdmission
 > = Layer.effect(CodexHarness, make)

@@ -2,6 +2,7 @@
 // session store) and the Test layer (the in-memory MockAppServer, a memory store): only the transport, the store and
 // the Delivery port differ, so service tests run the production services in the production extension order.
 import { Layer } from "effect"
+import * as AppAdmission from "../apps/AppAdmission.js"
 import * as HookRelay from "../approvals/HookRelay.js"
 import * as ClientPool from "../appserver/ClientPool.js"
 import * as Compaction from "../compaction/Compaction.js"
@@ -15,6 +16,7 @@ import * as LoadedThreads from "../turn/LoadedThreads.js"
 import * as CodexHarness from "./CodexHarness.js"
 import * as DefaultExtensions from "./defaultExtensions.js"
 import type { ApprovalPrompts } from "../ports/ApprovalPrompts.js"
+import type { ContextEngine } from "../ports/ContextEngine.js"
 import type { Delivery } from "../ports/Delivery.js"
 import type { DynamicTools } from "../ports/DynamicTools.js"
 import type { HookPolicy } from "../ports/HookPolicy.js"
@@ -41,6 +43,7 @@ export type OptionalPorts =
   | HookPolicy
   | EmbedderExtensions
   | ToolResultPersistence
+  | ContextEngine
 
 /**
  * Every harness service for these settings. It needs a `Transport` (how app-servers are reached), a `SessionStore`
@@ -56,6 +59,7 @@ export const layer = (settings: HarnessSettings, pool: ClientPool.ClientPoolOpti
     CompactionFence.layer,
     HookRelay.reportsLayer
   )
+  const apps = AppAdmission.layer.pipe(Layer.provide(Layer.succeed(Settings, settings)))
   const session = Layer.mergeAll(SessionRuntime.layer, TranscriptMirror.layer)
   const front = Layer.mergeAll(
     Compaction.layer({ timeout: settings.compactionTimeout, interruptGrace: settings.interruptGrace }),
@@ -67,6 +71,7 @@ export const layer = (settings: HarnessSettings, pool: ClientPool.ClientPoolOpti
     Layer.provideMerge(DefaultExtensions.layer),
     Layer.provideMerge(session),
     Layer.provideMerge(ClientPool.layer(pool)),
+    Layer.provideMerge(apps),
     Layer.provideMerge(base)
   )
 }

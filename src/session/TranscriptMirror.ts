@@ -49,6 +49,8 @@ export type CompactionStatus = "started" | "completed" | "failed" | "interrupted
 export interface ToolCallFacts extends TurnRef {
   readonly callId: string
   readonly name: string
+  /** the input's shape (keys and types), never its values (S38) */
+  readonly inputShape?: string | undefined
   readonly success: boolean
   readonly text: string
   readonly truncated: boolean
@@ -250,6 +252,7 @@ export const make = Effect.gen(function* () {
         turnId: facts.turnId,
         callId: facts.callId,
         name: facts.name,
+        ...(facts.inputShape !== undefined ? { inputShape: facts.inputShape } : {}),
         success: facts.success,
         text: facts.text,
         ...(facts.truncated ? { truncated: true } : {})

@@ -21,7 +21,7 @@ import {
   type SessionStoreError
 } from "../session/SessionStore.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
-import * as Instructions from "../turn/Instructions.js"
+import { conversationBounds, fitText, keepNewest, messageItem } from "../turn/BootstrapProjection.js"
 import { threadSettingsFor } from "../turn/ThreadSettings.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { ActiveRuns } from "./ActiveRuns.js"
@@ -30,10 +30,11 @@ import { BranchRefused, EnumerationFailed, type SupervisionDisabled, type Thread
 
 /** How much of the source's visible conversation a branch carries (UTF-8 bytes; the newest messages are kept). */
 export const historyBounds = {
-  maxMessages: 200,
-  maxTotalBytes: 512 * 1024,
+  /** the same limits as a bootstrap projection's (S38) */
+  maxMessages: conversationBounds.maxEntries,
+  maxTotalBytes: conversationBounds.maxTotalBytes,
   /** a longer message is cut, with a marker saying how much was left out */
-  maxMessageBytes: 64 * 1024,
+  maxMessageBytes: conversationBounds.maxEntryBytes,
   /** thread/turns/list pages read, newest first */
   turnPageSize: 50,
   maxTurnPages: 100
@@ -86,35 +87,22 @@ export const visibleMessages = (turn: Turn): ReadonlyArray<HistoryMessage> =>
 export const boundHistory = (newestFirst: ReadonlyArray<Turn>, bounds: HistoryBounds = historyBounds): History => {
   const start = newestFirst.findIndex((t) => terminal.has(t.status))
   if (start < 0) return { messages: [], bytes: 0, truncated: false, lastTurnId: undefined }
-  const kept: Array<HistoryMessage> = []
-  let bytes = 0
-  let truncated = false
-  outer: for (const turn of newestFirst.slice(start)) {
-    const messages = visibleMessages(turn)
-    for (let i = messages.length - 1; i >= 0; i--) {
-      const message = messages[i]!
-      const size = Instructions.utf8Length(message.text)
-      const text = size > bounds.maxMessageBytes ? Instructions.truncateUtf8(message.text, bounds.maxMessageBytes) : message.text
-      const length = Instructions.utf8Length(text)
-      if (kept.length >= bounds.maxMessages || bytes + length > bounds.maxTotalBytes) {
-        truncated = true
-        break outer
-      }
-      if (text !== message.text) truncated = true
-      kept.push({ ...message, text })
-      bytes += length
-    }
+  const newestMessages = function*() {
+    for (const turn of newestFirst.slice(start)) yield* [...visibleMessages(turn)].reverse()
   }
-  return { messages: kept.reverse(), bytes, truncated, lastTurnId: newestFirst[start]!.id }
+  const { bytes, kept, truncated } = keepNewest(
+    newestMessages(),
+    { maxEntries: bounds.maxMessages, maxTotalBytes: bounds.maxTotalBytes, maxEntryBytes: bounds.maxMessageBytes },
+    (message, max) => {
+      const fitted = fitText(message.text, max)
+      return { entry: { ...message, text: fitted.text }, bytes: fitted.bytes, cut: fitted.cut }
+    }
+  )
+  return { messages: kept, bytes, truncated, lastTurnId: newestFirst[start]!.id }
 }
 
 /** The history as raw Responses API items for thread/inject_items. */
-export const injectionItems = (history: History): ReadonlyArray<unknown> =>
-  history.messages.map((m) =>
-    m.role === "user"
-      ? { type: "message", role: "user", content: [{ type: "input_text", text: m.text }] }
-      : { type: "message", role: "assistant", content: [{ type: "output_text", text: m.text }] }
-  )
+export const injectionItems = (history: History): ReadonlyArray<unknown> => history.messages.map((m) => messageItem(m.role, m.text))
 
 export interface BranchOptions {
   /** the new chat's session id; default `branch-<uuid>`; it must not exist yet */

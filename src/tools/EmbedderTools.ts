@@ -8,6 +8,7 @@ import type { TurnExtension } from "../turn/TurnExtension.js"
 import { DynamicTools, type ToolCallContext } from "../ports/DynamicTools.js"
 import { ToolResultPersistence } from "../ports/ToolResultPersistence.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
+import { inputShape } from "../turn/BootstrapProjection.js"
 import { truncateUtf8 } from "../turn/Instructions.js"
 import type { HarnessTool, ToolResult } from "./ToolCatalog.js"
 
@@ -21,8 +22,11 @@ export const defaults = {
 /** What a `tool` record says when the persistence hook died: never the raw result it was meant to transform. */
 export const hookFailedText = "[not recorded: the tool-result persistence hook failed]"
 
-/** Records one finished call; a record that cannot be written is a warning, never a changed or dropped result. */
-export type RecordToolResult = (name: string, call: ToolCallContext, result: ToolResult) => Effect.Effect<void>
+/**
+ * Records one finished call (with its input, of which only the shape is kept); a record that cannot be written is a
+ * warning, never a changed or dropped result.
+ */
+export type RecordToolResult = (name: string, call: ToolCallContext, result: ToolResult, input?: unknown) => Effect.Effect<void>
 
 export interface EmbedderToolsOptions {
   readonly maxSessions?: number | undefined
@@ -79,7 +83,7 @@ export const makeExtension = (tools: ReadonlyArray<HarnessTool>, options: Embedd
     handler: (args, call) =>
       lanes.run(
         call.sessionId,
-        record === undefined ? t.handler(args, call) : Effect.tap(t.handler(args, call), (result) => record(t.name, call, result))
+        record === undefined ? t.handler(args, call) : Effect.tap(t.handler(args, call), (result) => record(t.name, call, result, args))
       )
   }))
   return { name: "dynamic-tools", tools: () => serialized }
@@ -90,12 +94,14 @@ export const mirrorRecorder = Effect.gen(function* () {
   const mirror = yield* TranscriptMirror
   const persistence = yield* ToolResultPersistence
   const max = defaults.maxRecordedResultBytes
-  const record: RecordToolResult = (name, call, result) =>
+  const record: RecordToolResult = (name, call, result, input) =>
     persistence.persist({ name, call, result }).pipe(
       Effect.catchAllDefect(() => Effect.succeed(hookFailedText)),
       Effect.flatMap((text) => {
         const kept = truncateUtf8(text, max)
-        return mirror.tool(call.sessionId, { ...call, name, success: result.success, text: kept, truncated: kept !== text })
+        // the input's keys and types only: no argument value is ever recorded (S38)
+        const shape = input === undefined ? undefined : inputShape(input)
+        return mirror.tool(call.sessionId, { ...call, name, inputShape: shape, success: result.success, text: kept, truncated: kept !== text })
       }),
       Effect.catchAll((error) => Effect.logWarning(`dynamic tool ${name} (call ${call.callId}): result not recorded: ${error.message}`))
     )

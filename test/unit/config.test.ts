@@ -107,6 +107,9 @@ describe("HarnessConfig", () => {
       [{ questions: { timeoutSeconds: 0 } }, "questions.timeoutSeconds: expected a positive integer, got 0"],
       [{ supervision: { enabled: "no" } }, 'supervision.enabled: expected true or false, got "no"'],
       [{ mcpServers: { elic: { args: ["x"] } } }, "mcpServers.elic.command: is missing"],
+      [{ apps: { plugins: { demo: { allow: ["a"] } } } }, 'apps.plugins.demo: unknown key, expected one of a string matching the pattern ^[^@\\s]+@[^@\\s]+$'],
+      [{ apps: { disabledPlugins: "x@y" } }, 'apps.disabledPlugins: expected an array of plugin ids, got "x@y"'],
+      [{ apps: { plugins: { "demo@m": { allow: "a" } } } }, 'apps.plugins.demo@m.allow: expected an array of app ids, got "a"'],
       [{ mcpServers: { elic: { command: "node", args: [1] } } }, "mcpServers.elic.args: expected an array of strings, got [1]"],
       [
         { mcpServers: { elic: { command: "node", defaultToolsApprovalMode: "always" } } },
@@ -321,7 +324,8 @@ describe("HarnessConfig", () => {
         "questions",
         "turns",
         "mcpServers",
-        "supervision"
+        "supervision",
+        "apps"
       ].sort()
     )
     const p = schema.properties
@@ -383,7 +387,10 @@ describe("HarnessConfig", () => {
         "config.supervision",
         "config.mcpServers",
         "config.mcpServers.*",
-        "config.mcpServers.*.env"
+        "config.mcpServers.*.env",
+        "config.apps",
+        "config.apps.plugins",
+        "config.apps.plugins.*"
       ].sort()
     )
     expect(JSON.stringify(schema)).not.toContain("$ref")

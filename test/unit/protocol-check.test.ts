@@ -534,6 +534,82 @@ const definitions: Record<string, Node> = {
     title: "ThreadUnsubscribeResponse",
     type: "object"
   },
+  PluginInstalledParams: {
+    properties: {cwds: {items: {type: "string"}, type: ["array", "null"]}},
+    title: "PluginInstalledParams",
+    type: "object"
+  },
+  PluginSummaryFab: {
+    properties: {id: {type: "string"}, name: {type: "string"}, installed: {type: "boolean"}, enabled: {type: "boolean"}},
+    required: ["enabled", "id", "installed", "name"],
+    type: "object"
+  },
+  PluginInstalledResponse: {
+    properties: {
+      marketplaces: {
+        items: {
+          properties: {
+            name: {type: "string"},
+            path: {type: ["string", "null"]},
+            plugins: {items: {"$ref": "#/definitions/PluginSummaryFab"}, type: "array"}
+          },
+          required: ["name", "plugins"],
+          type: "object"
+        },
+        type: "array"
+      },
+      marketplaceLoadErrors: {
+        items: {properties: {marketplacePath: {type: "string"}, message: {type: "string"}}, required: ["marketplacePath", "message"], type: "object"},
+        type: "array"
+      }
+    },
+    required: ["marketplaces"],
+    title: "PluginInstalledResponse",
+    type: "object"
+  },
+  PluginReadParams: {
+    properties: {pluginName: {type: "string"}, marketplacePath: {type: ["string", "null"]}, remoteMarketplaceName: {type: ["string", "null"]}},
+    required: ["pluginName"],
+    title: "PluginReadParams",
+    type: "object"
+  },
+  PluginReadResponse: {
+    properties: {
+      plugin: {
+        properties: {
+          marketplaceName: {type: "string"},
+          marketplacePath: {type: ["string", "null"]},
+          summary: {"$ref": "#/definitions/PluginSummaryFab"},
+          apps: {items: {properties: {id: {type: "string"}, name: {type: "string"}}, required: ["id", "name"], type: "object"}, type: "array"}
+        },
+        required: ["apps", "marketplaceName", "summary"],
+        type: "object"
+      }
+    },
+    required: ["plugin"],
+    title: "PluginReadResponse",
+    type: "object"
+  },
+  AppsInstalledParams: {
+    properties: {threadId: {type: ["string", "null"]}, forceRefresh: {type: "boolean"}},
+    title: "AppsInstalledParams",
+    type: "object"
+  },
+  AppsInstalledResponse: {
+    properties: {
+      apps: {
+        items: {
+          properties: {id: {type: "string"}, enabled: {type: "boolean"}, callable: {type: "boolean"}, runtimeName: {type: ["string", "null"]}},
+          required: ["callable", "enabled", "id"],
+          type: "object"
+        },
+        type: "array"
+      }
+    },
+    required: ["apps"],
+    title: "AppsInstalledResponse",
+    type: "object"
+  },
   ThreadUnsubscribeStatus: {enum: ["notLoaded", "notSubscribed", "unsubscribed"], type: "string"},
   ThreadStartedNotification: {
     properties: {thread: {"$ref": "#/definitions/Thread"}},
@@ -840,7 +916,10 @@ const base: Fixture = {
     "thread/inject_items": "ThreadInjectItemsParams",
     "thread/archive": "ThreadArchiveParams",
     "thread/delete": "ThreadDeleteParams",
-    "thread/unsubscribe": "ThreadUnsubscribeParams"
+    "thread/unsubscribe": "ThreadUnsubscribeParams",
+    "plugin/installed": "PluginInstalledParams",
+    "plugin/read": "PluginReadParams",
+    "app/installed": "AppsInstalledParams"
   },
   serverNotifications: {
     error: "ErrorNotification",

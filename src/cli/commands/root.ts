@@ -2,6 +2,7 @@
 // command's implementation is loaded when it runs (lazy.ts).
 import { Command } from "@effect/cli"
 import type { HelpTree } from "../help.js"
+import * as Apps from "./apps.js"
 import * as Chat from "./chat.js"
 import * as Compact from "./compact.js"
 import * as Config from "./config.js"
@@ -12,7 +13,7 @@ import * as Run from "./run.js"
 import * as Sessions from "./sessions.js"
 import * as Threads from "./threads.js"
 
-const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command, Events.command, Doctor.command] as const
+const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command, Apps.command, Events.command, Doctor.command] as const
 
 export const root = Command.make("codex-harness").pipe(
   Command.withDescription("drive the real codex app-server: sessions, turns and everything around them"),
@@ -36,6 +37,7 @@ export const helpTree: HelpTree = {
     parent(Config.command, Config.subcommands),
     leaf(Compact.command),
     parent(Threads.command, Threads.subcommands),
+    parent(Apps.command, Apps.subcommands),
     parent(Events.command, Events.subcommands),
     leaf(Doctor.command)
   ]
@@ -63,6 +65,8 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   "config show": ["codex-harness config show --model gpt-5"],
   compact: ["codex-harness compact --session SESSION_ID"],
   threads: ["codex-harness threads list"],
+  apps: ["codex-harness apps list"],
+  "apps list": ["codex-harness apps list --session SESSION_ID", "codex-harness apps list --json"],
   events: ["codex-harness events schema > events.schema.json"],
   "events schema": ["codex-harness events schema > events.schema.json"],
   "threads list": ["codex-harness threads list --json"],

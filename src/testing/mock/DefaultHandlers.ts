@@ -1,6 +1,6 @@
 // The built-in answers of a mock peer to the requests the harness sends (initialize, thread/start, thread/resume,
-// turn/start, turn/interrupt), shaped like the real 0.171 server's, and the error for any other method. A script's own
-// handler replaces one of these; these must never reach past the peer's environment into a test.
+// thread/inject_items, turn/start, turn/interrupt), shaped like the real 0.171 server's, and the error for any other
+// method. A script's own handler replaces one of these; these must never reach past the peer's environment into a test.
 import { Effect } from "effect"
 import type { TransportOptions } from "../../appserver/Transport.js"
 import { invalidRequest, isRecord, type RpcFailure } from "./ClientMessages.js"
@@ -66,6 +66,12 @@ export const defaultHandlers = ({ state, options, codexHome, loaded, turns, noti
         loaded.add(threadId)
         return yield* openedThread(t, params)
       }),
+    // history for a thread this peer has loaded, before its next turn (S38, S15); the real server answers `{}`
+    "thread/inject_items": (params: Record<string, unknown> = {}) => {
+      const threadId = str(params.threadId)
+      if (threadId === undefined) return Effect.fail(invalidRequest("Invalid request: missing field `threadId`"))
+      return loaded.has(threadId) ? Effect.succeed({}) : Effect.fail(invalidRequest(`thread not found: ${threadId}`))
+    },
     "turn/start": (params: TurnStartInput, ctx) =>
       Effect.gen(function* () {
         const threadId = str(params?.threadId)
