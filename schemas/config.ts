@@ -60,6 +60,21 @@ const isHttpUrl = (value: string): boolean => {
   }
 }
 
+const isWsUrl = (value: string): boolean => {
+  try {
+    const url = new URL(value)
+    return url.protocol === "ws:" || url.protocol === "wss:"
+  } catch {
+    return false
+  }
+}
+
+// only the scheme here; which hosts plain ws:// may go to is checked when settings are built (AppServerUrl.check)
+const wsUrl = Schema.String.pipe(
+  Schema.filter(isWsUrl, { jsonSchema: { format: "uri", pattern: "^wss?://" } }),
+  expecting("a ws:// or wss:// URL")
+)
+
 const httpUrl = Schema.String.pipe(
   Schema.filter(isHttpUrl, { jsonSchema: { format: "uri", pattern: "^https?://" } }),
   expecting("an http(s) URL")
@@ -155,6 +170,13 @@ export const AppServer = section({
   idleTimeToLiveSeconds: field(positiveInt, {
     description: "Seconds an unused app-server process is kept alive for the next turn.",
     default: Defaults.appServer.idleTimeToLiveSeconds
+  }),
+  url: field(wsUrl, {
+    description:
+      "A running `codex app-server --listen ws://...` for new sessions, instead of starting one: ws:// on a loopback address (an SSH forward), or wss://. --app-server wins."
+  }),
+  tokenEnv: field(envVarName, {
+    description: "The environment variable its bearer token is read from, by name (default: CODEX_HARNESS_APP_SERVER_TOKEN); never the token itself."
   })
 })
 

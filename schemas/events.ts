@@ -59,7 +59,7 @@ export const ItemEvent = Schema.Struct({
 export const ApprovalEvent = Schema.Struct({
   type: Schema.Literal("approval.decided"),
   version,
-  kind: Schema.Literal("command", "file_change", "permissions", "mcp_tool"),
+  kind: Schema.Literal("command", "file_change", "permissions", "mcp_tool", "diagnostics"),
   /** what was asked: the command, the server and tool, or the item */
   subject: Schema.String,
   decision: Schema.Literal("allow_once", "allow_always", "deny", "no_decision"),

@@ -58,9 +58,15 @@ export const HeartbeatRecord = Schema.TaggedStruct("heartbeat", {
  * another CODEX_HOME or provider.
  */
 export const SessionRuntime = Schema.Struct({
-  /** how the app-server is reached: a local child process over stdio */
-  transport: Schema.Literal("stdio"),
-  /** the CODEX_HOME that app-server runs with (absolute) */
+  /**
+   * how the app-server is reached: a local child process over stdio, or a WebSocket to one somebody else started
+   * (`--app-server`, config `appServer.url`). A websocket runtime is remote: the harness cannot stop that process, so a
+   * connection to it that ends or is retired detaches the bindings that had work on it (S37).
+   */
+  transport: Schema.Literal("stdio", "websocket"),
+  /** with websocket: the app-server's URL (never a credential: its token is read from the environment) */
+  url: Schema.optional(Schema.String),
+  /** the CODEX_HOME that app-server runs with (absolute); with websocket, the one it reported (the remote machine's) */
   codexHome: Schema.String,
   /** the Responses API server the harness pointed Codex at; absent: Codex's own provider configuration */
   providerUrl: Schema.optional(Schema.String),
@@ -100,10 +106,16 @@ export const ProbeRecord = Schema.TaggedStruct("probe", {
 })
 /**
  * The binding to `threadId` is dropped: the next message starts a fresh thread. Written when a manual compaction on a
- * remote connection could not confirm that its turn stopped, so later work cannot overlap it (S37). A binding to any
- * other thread is untouched.
+ * remote connection could not confirm that its turn stopped, so later work cannot overlap it (S37), or when the person
+ * asked for a fresh thread in the same session (`/new --carry`, `/new --thread`). A binding to any other thread is
+ * untouched. `carry`: the fresh thread gets the session's conversation projected into it before its first turn (S38).
  */
-export const DetachedRecord = Schema.TaggedStruct("detached", { at, threadId: Schema.String, reason: Schema.String })
+export const DetachedRecord = Schema.TaggedStruct("detached", {
+  at,
+  threadId: Schema.String,
+  reason: Schema.String,
+  carry: Schema.optional(Schema.Boolean)
+})
 /** The user's explicit model choice for this session; later turns keep it until the user changes it (S12). */
 export const ModelChoiceRecord = Schema.TaggedStruct("model", { at, model: Schema.String })
 export const NoticeRecord = Schema.TaggedStruct("notice", { at, text: Schema.String })

@@ -10,6 +10,8 @@ export * from "./appserver/errors.js"
 export * as Transport from "./appserver/Transport.js"
 export * as Compaction from "./compaction/Compaction.js"
 export * as CompactionFence from "./compaction/CompactionFence.js"
+export * as Diagnostics from "./diagnostics/Diagnostics.js"
+export * as DiagnosticsBundle from "./diagnostics/DiagnosticsBundle.js"
 export * as HarnessConfig from "./config/HarnessConfig.js"
 export * as CodexHarness from "./harness/CodexHarness.js"
 export * as Composition from "./harness/Composition.js"
@@ -21,6 +23,8 @@ export {
   ApprovalPrompts,
   type ApprovalPromptsService,
   type ApprovalRequest,
+  type DiagnosticsApproval,
+  type DiagnosticsThread,
   type FileChange
 } from "./ports/ApprovalPrompts.js"
 export * as Delivery from "./ports/Delivery.js"

@@ -200,6 +200,32 @@ export const ThreadUnsubscribeResponse = Schema.Struct({
   status: Schema.Literal("notLoaded", "notSubscribed", "unsubscribed")
 })
 
+// ---- diagnostics (S36) ----
+/** Codex's feedback upload to OpenAI: one thread (or none) and, with `includeLogs`, Codex's logs; `reason` is the note */
+export const FeedbackUploadParams = Schema.Struct({
+  classification: Schema.String,
+  reason: optionalNullable(Schema.String),
+  threadId: optionalNullable(Schema.String),
+  includeLogs: Schema.optional(Schema.Boolean),
+  extraLogFiles: optionalNullable(Schema.Array(Schema.String)),
+  tags: optionalNullable(Schema.Record({ key: Schema.String, value: Schema.String }))
+})
+export type FeedbackUploadParams = typeof FeedbackUploadParams.Type
+export const FeedbackUploadResponse = Schema.Struct({
+  threadId: Schema.String,
+  promptHash: optionalNullable(Schema.String)
+})
+export const ServerDiagnosticsParams = Schema.Struct({})
+export const ServerDiagnosticsResponse = Schema.Struct({
+  process: Schema.Struct({
+    id: Schema.Number,
+    residentMemoryBytes: optionalNullable(Schema.Number),
+    physicalFootprintBytes: optionalNullable(Schema.Number)
+  }),
+  gauges: Schema.Array(Schema.Struct({ name: Schema.String, value: Schema.Number }))
+})
+export type ServerDiagnosticsResponse = typeof ServerDiagnosticsResponse.Type
+
 // ---- the contract: which methods we call, with their generated-schema names ----
 export interface MethodContract {
   readonly params: Schema.Schema.AnyNoContext
@@ -234,6 +260,8 @@ export const ClientMethods = {
   "thread/unsubscribe": method(ThreadIdParams, ThreadUnsubscribeResponse, "ThreadUnsubscribeParams", "ThreadUnsubscribeResponse"),
   "plugin/installed": method(PluginInstalledParams, PluginInstalledResponse, "PluginInstalledParams", "PluginInstalledResponse"),
   "plugin/read": method(PluginReadParams, PluginReadResponse, "PluginReadParams", "PluginReadResponse"),
-  "app/installed": method(AppsInstalledParams, AppsInstalledResponse, "AppsInstalledParams", "AppsInstalledResponse")
+  "app/installed": method(AppsInstalledParams, AppsInstalledResponse, "AppsInstalledParams", "AppsInstalledResponse"),
+  "feedback/upload": method(FeedbackUploadParams, FeedbackUploadResponse, "FeedbackUploadParams", "FeedbackUploadResponse"),
+  "server/diagnostics": method(ServerDiagnosticsParams, ServerDiagnosticsResponse, "ServerDiagnosticsParams", "ServerDiagnosticsResponse")
 } as const satisfies Record<string, MethodContract>
 export type ClientMethod = keyof typeof ClientMethods

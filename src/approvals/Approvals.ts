@@ -18,7 +18,7 @@ import { Settings } from "../config/Settings.js"
 import {
   type ApprovalDecision,
   ApprovalPrompts,
-  type ApprovalRequest,
+  type TurnApprovalRequest,
   describe,
   type FileChange
 } from "../ports/ApprovalPrompts.js"
@@ -103,7 +103,7 @@ export const makeExtension = (
     const provider = settings.providerUrl ?? "codex"
 
     /** true only for an explicit allow (or a remembered allow-always for the exact fingerprint) */
-    const decide = (request: ApprovalRequest, input: unknown | undefined, cwd: string) =>
+    const decide = (request: TurnApprovalRequest, input: unknown | undefined, cwd: string) =>
       Effect.gen(function* () {
         const key: AllowAlways.FingerprintParts | undefined =
           input === undefined ? undefined : { provider, sessionId: request.sessionId, input, cwd }

@@ -254,12 +254,15 @@ export const make = (
       if (first === "exit") yield* reader.await.pipe(Effect.timeout(Duration.seconds(1)), Effect.ignore)
       const info = yield* transport.exited.pipe(Effect.timeoutOption(Duration.seconds(1)))
       const stderrTail = yield* transport.stderrTail
+      // a closed WebSocket says how it closed; a process, how it exited
+      const told = transport.closed === undefined ? Option.none() : yield* transport.closed.pipe(Effect.timeoutOption(Duration.seconds(1)))
       yield* terminate(
-        new AppServerExited({
-          exitCode: Option.match(info, { onNone: () => null, onSome: (i) => i.exitCode }),
-          signal: Option.match(info, { onNone: () => null, onSome: (i) => i.signal }),
-          stderrTail
-        })
+        Option.getOrElse(told, () =>
+          new AppServerExited({
+            exitCode: Option.match(info, { onNone: () => null, onSome: (i) => i.exitCode }),
+            signal: Option.match(info, { onNone: () => null, onSome: (i) => i.signal }),
+            stderrTail
+          }))
       )
     }).pipe(Effect.forkIn(scope))
     // closing the scope means the harness is done with it: anyone still waiting gets a clear cause

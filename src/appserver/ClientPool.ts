@@ -4,12 +4,12 @@
 import { Context, Duration, Effect, Layer, Option, RcMap, Scope } from "effect"
 import * as Connection from "./AppServerConnection.js"
 import type { CodexBinaryNotFound } from "./CodexBinary.js"
-import type { RequestError, SpawnFailed } from "./errors.js"
+import type { AppServerUnreachable, RequestError, SpawnFailed } from "./errors.js"
 import { Transport, type TransportOptions } from "./Transport.js"
 
 export interface ClientSpec extends TransportOptions, Connection.ConnectionOptions {}
 
-export type LeaseError = SpawnFailed | CodexBinaryNotFound | RequestError
+export type LeaseError = SpawnFailed | CodexBinaryNotFound | AppServerUnreachable | RequestError
 
 export interface ClientPoolOptions {
   /** how long an unleased client stays alive for the next lease */

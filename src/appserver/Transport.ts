@@ -1,5 +1,6 @@
 // Owns the app-server child process: spawning it in its own process group, framing its stdout into lines, keeping a
-// bounded stderr tail, and the shutdown sequence (end stdin, wait for the exit, then kill the group). It never parses
+// bounded stderr tail, and the shutdown sequence (end stdin, wait for the exit, then kill the group). With a `url` the
+// Live transport connects to an app-server somebody else started instead (WebSocketTransport). It never parses
 // JSON-RPC; that is the connection's job.
 import { FileSystem } from "@effect/platform"
 import * as NodeStream from "@effect/platform-node/NodeStream"
@@ -8,11 +9,18 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { ensureDir } from "../platform/ensureDir.js"
 import { describeFileError } from "../platform/fileErrors.js"
 import * as CodexBinary from "./CodexBinary.js"
-import { SpawnFailed } from "./errors.js"
+import { type AppServerExited, type AppServerUnreachable, SpawnFailed } from "./errors.js"
 import { type FramedLine, LineFramer } from "./LineFramer.js"
 import { groupAlive, signalGroup } from "./ProcessGroup.js"
 
 export interface TransportOptions {
+  /**
+   * a running app-server to connect to (`ws://` on loopback, or `wss://`) instead of spawning one; the options below
+   * that describe a process (binary, CODEX_HOME, args, env, cwd) then do not apply: that app-server has its own
+   */
+  readonly url?: string | undefined
+  /** with `url`: the variable its bearer token is read from (default AppServerUrl.defaultTokenEnv) */
+  readonly tokenEnv?: string | undefined
   /** explicit codex executable; default: the native binary of the installed @openai/codex */
   readonly codexBin?: string | undefined
   /** CODEX_HOME for this app-server; created when missing. Default: inherit the user's */
@@ -47,8 +55,10 @@ export interface TransportHandle {
   /** completes when the process has exited */
   readonly exited: Effect.Effect<ExitInfo>
   readonly stderrTail: Effect.Effect<string>
-  /** closes stdin: the app-server exits by itself soon after */
+  /** closes stdin: the app-server exits by itself soon after (over a WebSocket: closes the socket; it keeps running) */
   readonly endInput: Effect.Effect<void>
+  /** a transport that knows better than an exit status how it ended (a closed WebSocket) says so here */
+  readonly closed?: Effect.Effect<AppServerExited> | undefined
 }
 
 /** Spawns app-server transports. Live: a real child process. Tests: `MockAppServer`. */
@@ -57,7 +67,7 @@ export class Transport extends Context.Tag("codex-harness/Transport")<
   {
     readonly spawn: (
       options: TransportOptions
-    ) => Effect.Effect<TransportHandle, SpawnFailed | CodexBinary.CodexBinaryNotFound, Scope.Scope>
+    ) => Effect.Effect<TransportHandle, SpawnFailed | CodexBinary.CodexBinaryNotFound | AppServerUnreachable, Scope.Scope>
   }
 >() {}
 
@@ -178,10 +188,16 @@ const spawnProcess = (options: TransportOptions) =>
 const describe = (error: unknown): string =>
   error instanceof Error ? ((error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : error.message) : String(error)
 
-/** The real thing: `codex app-server` over stdio. */
+/** The real thing: `codex app-server` over stdio, or (with `url`) over a WebSocket to one that is already running. */
 export const NodeTransportLive: Layer.Layer<Transport, never, FileSystem.FileSystem> = Layer.effect(
   Transport,
   Effect.map(FileSystem.FileSystem, (fs) => ({
-    spawn: (options: TransportOptions) => spawnProcess(options).pipe(Effect.provideService(FileSystem.FileSystem, fs))
+    spawn: (options: TransportOptions) =>
+      options.url !== undefined
+        // loaded when first used: a CLI that only runs local app-servers never parses `ws` and the socket module
+        ? Effect.promise(() => import("./WebSocketTransport.js")).pipe(
+          Effect.flatMap((ws) => ws.connect({ url: options.url!, tokenEnv: options.tokenEnv, maxFrameBytes: options.maxLineBytes }))
+        )
+        : spawnProcess(options).pipe(Effect.provideService(FileSystem.FileSystem, fs))
   }))
 )

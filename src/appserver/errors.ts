@@ -10,16 +10,39 @@ export class SpawnFailed extends Schema.TaggedError<SpawnFailed>()("SpawnFailed"
   }
 }
 
-/** The app-server process ended (on its own, killed, or its stdout closed); every pending request fails with this. */
+/**
+ * The app-server process ended (on its own, killed, or its stdout closed), or the WebSocket to a remote one closed
+ * (`url` and `closeCode` set; no exit code or stderr from a process the harness does not own); every pending request
+ * fails with this. Retryable on a fresh client.
+ */
 export class AppServerExited extends Schema.TaggedError<AppServerExited>()("AppServerExited", {
   exitCode: Schema.NullOr(Schema.Number),
   signal: Schema.NullOr(Schema.String),
-  stderrTail: Schema.String
+  stderrTail: Schema.String,
+  url: Schema.optional(Schema.String),
+  closeCode: Schema.optional(Schema.Number),
+  closeReason: Schema.optional(Schema.String)
 }) {
+  readonly retryable = true
   override get message() {
+    if (this.url !== undefined) {
+      const why = this.closeReason !== undefined && this.closeReason !== "" ? `: ${this.closeReason}` : ""
+      return `the connection to the codex app-server at ${this.url} closed (WebSocket code ${this.closeCode ?? "none"}${why})`
+    }
     const how = this.signal !== null ? `killed by ${this.signal}` : `exited with code ${this.exitCode ?? "unknown"}`
     const tail = causeLine(this.stderrTail)
     return `the codex app-server ${how}${tail === "" ? "" : `: ${tail}`}`
+  }
+}
+
+/** A remote app-server (`--app-server URL`) could not be reached, or refused the connection. */
+export class AppServerUnreachable extends Schema.TaggedError<AppServerUnreachable>()("AppServerUnreachable", {
+  url: Schema.String,
+  reason: Schema.String
+}) {
+  readonly retryable = true
+  override get message() {
+    return `could not connect to the codex app-server at ${this.url}: ${this.reason}`
   }
 }
 

@@ -54,6 +54,16 @@ export const render = (request: ApprovalRequest): string => {
       if (request.toolDescription !== undefined) lines.push(`  ${request.toolDescription}`)
       if (request.params !== undefined) lines.push(`  params: ${JSON.stringify(request.params)}`)
       break
+    case "diagnostics":
+      lines.push(`Send diagnostics to ${request.destination}?`)
+      lines.push(`  session: ${request.sessionId ?? "(none)"}`)
+      if (request.threads.length === 0) lines.push("  threads: none (Codex's logs only)")
+      for (const thread of request.threads) {
+        lines.push(`  thread ${thread.threadId}${thread.role === "subAgent" ? ` (sub-agent of ${thread.parentThreadId ?? "?"})` : " (the session's thread)"}`)
+      }
+      lines.push(`  Codex's logs: ${request.includeLogs ? "included" : "not included"}`)
+      lines.push(`  note: ${request.note === undefined ? "(none)" : JSON.stringify(request.note)}`)
+      break
   }
   if ("reason" in request && request.reason !== undefined) lines.push(`  reason: ${request.reason}`)
   return lines.join("\n")

@@ -182,6 +182,8 @@ export const approvalEvent = (request: ApprovalRequest, decision: ApprovalDecisi
       return { type: "approval.decided", version, kind: "permissions", subject: JSON.stringify(request.permissions), decision: decisions[decision], by }
     case "mcpTool":
       return { type: "approval.decided", version, kind: "mcp_tool", subject: `${request.serverName}.${request.toolName}`, decision: decisions[decision], by }
+    case "diagnostics":
+      return { type: "approval.decided", version, kind: "diagnostics", subject: request.threads.map((t) => t.threadId).join(", "), decision: decisions[decision], by }
   }
 }
 

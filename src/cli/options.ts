@@ -34,6 +34,16 @@ export const codex = {
   codexBin: Options.text("codex-bin").pipe(Options.withDescription("path to a codex executable"), Options.optional)
 }
 
+/** an app-server that is already running, instead of one the harness starts */
+export const appServer = {
+  appServer: Options.text("app-server").pipe(
+    Options.withDescription(
+      "a running `codex app-server --listen ws://...` for new sessions: ws://127.0.0.1:PORT (or an SSH forward to one), or wss://; its token is read from $CODEX_HARNESS_APP_SERVER_TOKEN, never from the command line"
+    ),
+    Options.optional
+  )
+}
+
 /** the model a turn asks for (settings.ts leaves it out: it is passed per turn) */
 export const model = {
   model: Options.text("model").pipe(Options.withAlias("m"), Options.withDescription("model to ask Codex for"), Options.optional)
@@ -101,6 +111,7 @@ export const global = {
   sandbox: policy.sandbox,
   config: state.config,
   codexBin: codex.codexBin,
+  appServer: appServer.appServer,
   supervisionHome: supervision.supervisionHome,
   timeout: policy.timeout,
   json: output.json,

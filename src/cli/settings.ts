@@ -4,6 +4,7 @@ import { FileSystem } from "@effect/platform"
 import { Config, Duration, Effect, Option, Schema } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as AppServerUrl from "../appserver/AppServerUrl.js"
 import * as CodexArgs from "../appserver/CodexArgs.js"
 import * as HarnessConfig from "../config/HarnessConfig.js"
 import type { HarnessSettings, SupervisionSettings } from "../config/Settings.js"
@@ -107,6 +108,7 @@ export const toSettings = (
       approvalPolicy: given(flags, "approvalPolicy"),
       sandbox: given(flags, "sandbox"),
       timeout: given(flags, "timeout"),
+      appServer: given(flags, "appServer"),
       supervisionHome: given(flags, "supervisionHome")
     }
     // a name that cannot be a variable's is a usage error, said before anything is read; the line never repeats it,
@@ -121,7 +123,8 @@ export const toSettings = (
       sandbox: Option.getOrUndefined(options.sandbox),
       codexHome: Option.getOrUndefined(Option.map(options.codexHome, (d) => path.resolve(d))),
       codexBin: Option.getOrUndefined(options.codexBin),
-      turnTimeoutSeconds: Option.getOrUndefined(options.timeout)
+      turnTimeoutSeconds: Option.getOrUndefined(options.timeout),
+      appServerUrl: Option.getOrUndefined(options.appServer)
     })
     if (Option.isSome(options.timeout) && options.timeout.value <= 0) {
       return yield* Effect.fail(new BadOption({ option: "timeout", reason: `expected a positive number of seconds, got ${options.timeout.value}` }))
@@ -129,6 +132,10 @@ export const toSettings = (
     if (effective.providerUrl !== undefined) {
       const problem = CodexArgs.checkProviderUrl(effective.providerUrl)
       if (problem !== undefined) return yield* Effect.fail(new BadOption({ option: "provider-url", reason: problem }))
+    }
+    if (effective.appServer.url !== undefined) {
+      const problem = AppServerUrl.check(effective.appServer.url)
+      if (problem !== undefined) return yield* Effect.fail(new BadOption({ option: "app-server", reason: problem }))
     }
     const cwd = path.resolve(Option.getOrElse(options.cwd, () => process.cwd()))
     const fs = yield* FileSystem.FileSystem
@@ -161,6 +168,8 @@ export const toSettings = (
       adapterContext: effective.turnContext.adapterContext,
       requestTimeout: Duration.seconds(effective.appServer.requestTimeoutSeconds),
       idleTimeToLive: Duration.seconds(effective.appServer.idleTimeToLiveSeconds),
+      appServerUrl: effective.appServer.url,
+      appServerTokenEnv: effective.appServer.tokenEnv,
       queueMode: effective.messages.queue.mode,
       quietWindow: Duration.millis(effective.messages.queue.quietWindowMs),
       nativeHookEvents: effective.nativeHookRelay.events,

@@ -197,6 +197,7 @@ export interface CliOverrides {
   readonly codexHome?: string | undefined
   readonly codexBin?: string | undefined
   readonly turnTimeoutSeconds?: number | undefined
+  readonly appServerUrl?: string | undefined
 }
 
 /** Every setting after flags, file and defaults; keys without a default are absent when nobody set them. */
@@ -217,7 +218,12 @@ export interface EffectiveConfig {
   readonly nativeHookRelay: { readonly events: ReadonlyArray<ConfigSchema.NativeHookEvent> }
   readonly compaction: { readonly timeoutSeconds: number; readonly interruptGraceSeconds: number }
   readonly approvals: { readonly allowAlwaysWindowMinutes: number; readonly allowAlwaysMaxEntries: number }
-  readonly appServer: { readonly requestTimeoutSeconds: number; readonly idleTimeToLiveSeconds: number }
+  readonly appServer: {
+    readonly requestTimeoutSeconds: number
+    readonly idleTimeToLiveSeconds: number
+    readonly url?: string
+    readonly tokenEnv?: string
+  }
   readonly heartbeat: { readonly cronScratchPath?: string }
   readonly turnContext: NonNullable<ConfigSchema.HarnessConfig["turnContext"]>
   readonly questions: { readonly timeoutSeconds: number }
@@ -268,7 +274,9 @@ export const merge = (config: File, cli: CliOverrides = {}): EffectiveConfig => 
     },
     appServer: {
       requestTimeoutSeconds: config.appServer?.requestTimeoutSeconds ?? d.appServer.requestTimeoutSeconds,
-      idleTimeToLiveSeconds: config.appServer?.idleTimeToLiveSeconds ?? d.appServer.idleTimeToLiveSeconds
+      idleTimeToLiveSeconds: config.appServer?.idleTimeToLiveSeconds ?? d.appServer.idleTimeToLiveSeconds,
+      ...present("url", cli.appServerUrl ?? config.appServer?.url),
+      ...present("tokenEnv", config.appServer?.tokenEnv)
     },
     heartbeat: present("cronScratchPath", config.heartbeat?.cronScratchPath),
     turnContext: config.turnContext ?? {},

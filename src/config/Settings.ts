@@ -91,6 +91,13 @@ export interface HarnessSettings {
   readonly cronScratchPath?: string | undefined
   readonly requestTimeout?: Duration.DurationInput | undefined
   readonly idleTimeToLive?: Duration.DurationInput | undefined
+  /**
+   * a running app-server new sessions use over a WebSocket (`ws://` on loopback, or `wss://`) instead of one the harness
+   * starts; codexHome, codexBin, providerUrl and mcpServers then do not apply to them (that app-server has its own)
+   */
+  readonly appServerUrl?: string | undefined
+  /** the variable that app-server's bearer token is read from (a name; default CODEX_HARNESS_APP_SERVER_TOKEN) */
+  readonly appServerTokenEnv?: string | undefined
   /** S35: what messages arriving during a run do, and the steer batching window */
   readonly queueMode?: "steer" | "followup" | "collect" | undefined
   readonly quietWindow?: Duration.DurationInput | undefined

@@ -13,7 +13,7 @@ import { CompactionFence } from "../compaction/CompactionFence.js"
 import { Settings } from "../config/Settings.js"
 import { ContextEngine } from "../ports/ContextEngine.js"
 import { Delivery, type Reply } from "../ports/Delivery.js"
-import { ModelLocked, SupervisedThreadGone } from "../session/errors.js"
+import { ModelLocked, NewThreadRefused, SupervisedThreadGone } from "../session/errors.js"
 import { type InvalidSessionId, type SessionHoldError, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
 import { type RuntimeRefusal, SessionRuntime } from "../session/SessionRuntime.js"
 import type { SessionState } from "../session/SessionState.js"
@@ -93,6 +93,21 @@ export interface CodexHarnessService {
   readonly activeTurn: (sessionId: string) => Effect.Effect<LiveTurn | undefined>
   /** records the user's model choice for the session without running a turn (`/model NAME`); refused when locked */
   readonly chooseModel: (sessionId: string, model: string) => Effect.Effect<void, MirrorError | SessionHoldError | ModelLocked>
+  /**
+   * The session continues on a fresh Codex thread from its next turn (`/new --carry`, `/new --thread`): its binding is
+   * detached; with `carry` the fresh thread gets the conversation projected into it before its first turn, as the
+   * ContextEngine agrees (S38). Refused for a supervised session and while a turn runs.
+   */
+  readonly newThread: (
+    sessionId: string,
+    options: { readonly carry: boolean }
+  ) => Effect.Effect<NewThreadOutcome, MirrorError | SessionHoldError | NewThreadRefused>
+}
+
+/** What `newThread` did: the thread the session leaves (undefined when it had none bound: it starts one anyway). */
+export interface NewThreadOutcome {
+  readonly previousThreadId: string | undefined
+  readonly carry: boolean
 }
 
 export class CodexHarness extends Context.Tag("codex-harness/CodexHarness")<CodexHarness, CodexHarnessService>() {}
@@ -143,6 +158,27 @@ export const make = Effect.gen(function* () {
       yield* refuseModelSwitch(sessionId, state, model)
       yield* mirror.modelChoice(sessionId, model)
     }).pipe(Effect.scoped)
+
+  const newThread = (sessionId: string, { carry }: { readonly carry: boolean }) =>
+    Effect.gen(function* () {
+      yield* store.hold(sessionId)
+      const { state } = yield* mirror.read(sessionId)
+      if (state.runtime?.locked === true || state.binding?.locked === true) {
+        return yield* new NewThreadRefused({
+          sessionId,
+          reason: "it is a supervised chat, bound to its native thread for good (branch the source thread again instead)"
+        })
+      }
+      if ((yield* live.get(sessionId)) !== undefined) {
+        return yield* new NewThreadRefused({ sessionId, reason: "a turn is running; ask again once it has ended" })
+      }
+      const previousThreadId = state.binding?.threadId ?? state.detached?.threadId
+      if (previousThreadId !== undefined) {
+        const reason = carry ? "a fresh thread carrying the conversation was asked for" : "a fresh, empty thread was asked for"
+        yield* mirror.detached(sessionId, previousThreadId, reason, { carry })
+      }
+      return { previousThreadId, carry } satisfies NewThreadOutcome
+    }).pipe(Effect.scoped, Effect.withSpan("CodexHarness.newThread", { attributes: { sessionId, carry } }))
 
   const steer = (sessionId: string, texts: ReadonlyArray<string>) =>
     Effect.gen(function* () {
@@ -225,16 +261,22 @@ export const make = Effect.gen(function* () {
             })
           }
           yield* onEvent(TurnRunner.TurnEvent.ThreadOpened({ thread }))
+          // a fresh thread after `newThread(carry)` takes over the detached one's conversation (S38)
+          const carriedFrom = !thread.resumed && state.binding === undefined && state.detached?.carry === true
+            ? state.detached.threadId
+            : undefined
           if (thread.replacedThreadId !== undefined) {
             const text = `The Codex thread ${thread.replacedThreadId} of this session no longer exists; continuing on a new thread.`
             yield* mirror.notice(sessionId, text)
             yield* deliver({ sessionId, text, media: [], source: "notice" })
+          }
+          if (thread.replacedThreadId !== undefined || carriedFrom !== undefined) {
             // the fresh thread gets the conversation it takes over, as the ContextEngine asks, before any turn (S38)
             yield* Bootstrap.inject(connection, contextEngine, mirror, {
               sessionId,
-              reason: "threadGone",
+              reason: thread.replacedThreadId !== undefined ? "threadGone" : "carry",
               threadId: thread.threadId,
-              previousThreadId: thread.replacedThreadId,
+              previousThreadId: thread.replacedThreadId ?? carriedFrom,
               records: contents.records
             })
           }
@@ -296,7 +338,10 @@ export const make = Effect.gen(function* () {
                 ? mirror.turnAborted(sessionId, { threadId: thread.threadId, turnId }, status, error)
                 : thread.resumed
                 ? Effect.void
-                : mirror.detached(sessionId, thread.threadId, `its first turn did not start: ${error ?? "interrupted"}`)
+                : mirror.detached(sessionId, thread.threadId, `its first turn did not start: ${error ?? "interrupted"}`, {
+                  // a carry not yet taken up is still owed to the next fresh thread
+                  carry: carriedFrom !== undefined
+                })
               return kept.pipe(Effect.ignore, Effect.zipRight(Effect.ignore(settled)))
             })
           )
@@ -349,7 +394,7 @@ export const make = Effect.gen(function* () {
       return false
     })
 
-  return { runTurn, steer, answer, chooseModel, activeTurn: live.get } satisfies CodexHarnessService
+  return { runTurn, steer, answer, chooseModel, newThread, activeTurn: live.get } satisfies CodexHarnessService
 })
 
 export const layer: Layer.Layer<

@@ -60,7 +60,8 @@ export const layer = (settings: HarnessSettings, pool: ClientPool.ClientPoolOpti
     HookRelay.reportsLayer
   )
   const apps = AppAdmission.layer.pipe(Layer.provide(Layer.succeed(Settings, settings)))
-  const session = Layer.mergeAll(SessionRuntime.layer, TranscriptMirror.layer)
+  // SessionRuntime writes the detach of a binding whose remote connection ended (S37)
+  const session = SessionRuntime.layer.pipe(Layer.provideMerge(TranscriptMirror.layer))
   const front = Layer.mergeAll(
     Compaction.layer({ timeout: settings.compactionTimeout, interruptGrace: settings.interruptGrace }),
     SteeringQueue.layer({ mode: settings.queueMode, quietWindow: settings.quietWindow })

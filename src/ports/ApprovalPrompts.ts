@@ -54,7 +54,33 @@ export interface McpToolApproval {
   readonly message: string
 }
 
-export type ApprovalRequest = CommandApproval | FileChangeApproval | PermissionsApproval | McpToolApproval
+/** one thread a diagnostics upload would send, with how it relates to the session */
+export interface DiagnosticsThread {
+  readonly threadId: string
+  /** the session's bound thread, or a sub-agent thread Codex spawned under it */
+  readonly role: "bound" | "subAgent"
+  readonly parentThreadId?: string | undefined
+}
+
+/**
+ * S36: a diagnostics upload to OpenAI (Codex's `feedback/upload`), asked before anything is sent. It names exactly
+ * what would leave the machine: the threads, whether Codex's logs go with them, and the note.
+ */
+export interface DiagnosticsApproval {
+  readonly kind: "diagnostics"
+  readonly sessionId: string | undefined
+  /** where it goes, in words ("OpenAI, through Codex's feedback upload") */
+  readonly destination: string
+  /** the threads uploaded, one `feedback/upload` each; empty: one upload of Codex's logs without a thread */
+  readonly threads: ReadonlyArray<DiagnosticsThread>
+  readonly includeLogs: boolean
+  readonly note: string | undefined
+}
+
+/** the requests Codex itself makes during a turn */
+export type TurnApprovalRequest = CommandApproval | FileChangeApproval | PermissionsApproval | McpToolApproval
+
+export type ApprovalRequest = TurnApprovalRequest | DiagnosticsApproval
 
 export type ApprovalDecision = "allowOnce" | "allowAlways" | "deny" | "noDecision"
 
@@ -96,5 +122,9 @@ export const describe = (request: ApprovalRequest): string => {
       return `permissions ${JSON.stringify(request.permissions)}`
     case "mcpTool":
       return `MCP tool ${request.serverName}/${request.toolName}`
+    case "diagnostics":
+      return `diagnostics upload of ${
+        request.threads.length === 0 ? "no thread" : `thread${request.threads.length === 1 ? "" : "s"} ${request.threads.map((t) => t.threadId).join(", ")}`
+      }${request.includeLogs ? " with Codex's logs" : ""}`
   }
 }

@@ -4,6 +4,7 @@
 import { Effect } from "effect"
 import * as path from "node:path"
 import type { SessionRuntime } from "../../schemas/session.js"
+import * as AppServerUrl from "../appserver/AppServerUrl.js"
 import * as CodexArgs from "../appserver/CodexArgs.js"
 import type { ClientSpec } from "../appserver/ClientPool.js"
 import type { HarnessSettings, SupervisionSettings } from "../config/Settings.js"
@@ -13,11 +14,22 @@ import { SupervisionDisabled } from "./errors.js"
 export const ordinaryPoolKey = (codexHome: string, providerUrl: string | undefined): string =>
   `stdio|${codexHome}|${providerUrl ?? "codex"}`
 
+/** The pool key of a remote runtime: one shared client per app-server URL. */
+export const remotePoolKey = (url: string): string => `websocket|${url}`
+
+/** A runtime on an app-server the harness did not start (S37: its bindings are detached when its connection ends). */
+export const isRemote = (runtime: SessionRuntime): boolean => runtime.transport === "websocket"
+
 /** The pool key of a supervised chat's private connection. */
 export const supervisedPoolKey = (sessionId: string): string => `supervision:${sessionId}`
 
 /** The runtime a new session of these settings gets; `userHome` is the user's own CODEX_HOME. Pure. */
 export const runtimeFor = (settings: HarnessSettings, userHome: string): SessionRuntime => {
+  if (settings.appServerUrl !== undefined) {
+    // the remote app-server has its own CODEX_HOME and provider; its CODEX_HOME is filled in from `initialize` at lease
+    const url = normaliseUrl(settings.appServerUrl)
+    return { transport: "websocket", url, codexHome: "", poolKey: remotePoolKey(url), locked: false }
+  }
   const providerUrl = settings.providerUrl
   const codexHome = path.resolve(
     settings.codexHome ?? (providerUrl !== undefined ? path.join(settings.stateDir, "codex-home") : userHome)
@@ -32,7 +44,12 @@ export const runtimeFor = (settings: HarnessSettings, userHome: string): Session
 }
 
 /** The client an ordinary runtime is leased with: its own home and provider, the settings' binary and MCP servers. Pure. */
-export const clientSpecFor = (runtime: SessionRuntime, settings: HarnessSettings, providerKey?: string | undefined): ClientSpec => ({
+export const clientSpecFor = (runtime: SessionRuntime, settings: HarnessSettings, providerKey?: string | undefined): ClientSpec =>
+  runtime.transport === "websocket"
+    ? { url: runtime.url, tokenEnv: settings.appServerTokenEnv, requestTimeout: settings.requestTimeout }
+    : localClientSpec(runtime, settings, providerKey)
+
+const localClientSpec = (runtime: SessionRuntime, settings: HarnessSettings, providerKey?: string | undefined): ClientSpec => ({
   codexBin: settings.codexBin,
   codexHome: runtime.codexHome,
   args: [
@@ -81,6 +98,16 @@ export const supervisedRuntime = (sessionId: string, codexHome: string, provider
   poolKey: supervisedPoolKey(sessionId),
   locked: true
 })
+
+/** A URL as the runtime records it (the accepted form; one that is refused is kept as given, and refused at connect). */
+export const normaliseUrl = (url: string): string => {
+  const parsed = AppServerUrl.parse(url)
+  return "endpoint" in parsed ? parsed.endpoint.url : url
+}
+
+/** How a runtime's app-server is named in notices and refusals. */
+export const describeAppServer = (runtime: SessionRuntime): string =>
+  runtime.transport === "websocket" ? `the app-server at ${runtime.url ?? "(no url)"}` : `a local app-server (CODEX_HOME ${runtime.codexHome})`
 
 /** How a runtime is named in notices and refusals. */
 export const describeProvider = (runtime: SessionRuntime): string => runtime.providerUrl ?? "Codex's own provider configuration"

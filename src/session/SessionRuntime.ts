@@ -4,6 +4,9 @@
 // from the flags of the call. Settings that disagree with the record are either followed-around (left unset: the
 // record wins, with a one-line notice) or refused (set to something else: one line naming the difference). A
 // supervised (locked) session runs only on its private connection under the supervision home; any drift fails closed.
+// A remote runtime (a WebSocket to an app-server the harness did not start) is the one the harness cannot stop: when a
+// lease's connection ends or is retired under it, the session's binding is detached, so no later turn overlaps work the
+// remote app-server may still be doing on that thread (S37).
 import { Config, Context, Effect, Layer, Option, type Scope } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -13,6 +16,7 @@ import { type ClientSpec, ClientPool, type LeaseError } from "../appserver/Clien
 import * as CodexArgs from "../appserver/CodexArgs.js"
 import { Settings } from "../config/Settings.js"
 import { Delivery } from "../ports/Delivery.js"
+import { TranscriptMirror } from "./TranscriptMirror.js"
 import { RuntimeMismatch, SupervisedBindingDrift, type SupervisionDisabled } from "./errors.js"
 import * as Runtimes from "./Runtimes.js"
 import type { SessionState } from "./SessionState.js"
@@ -64,6 +68,7 @@ export const make = Effect.gen(function* () {
   const settings = yield* Settings
   const pool = yield* ClientPool
   const delivery = yield* Delivery
+  const mirror = yield* TranscriptMirror
   const userCodexHome = yield* userCodexHomeConfig.pipe(Effect.orDie)
   const providerKey = yield* providerKeyConfig(settings.providerKeyEnv).pipe(Effect.orDie)
   const fresh = Runtimes.runtimeFor(settings, userCodexHome)
@@ -71,6 +76,20 @@ export const make = Effect.gen(function* () {
   const noticed = new Set<string>()
 
   const ordinary = (sessionId: string, recorded: Runtime): Effect.Effect<Resolved, RuntimeMismatch> => {
+    // where the app-server is comes first: a session never moves between a local and a remote one, or two remote ones
+    const where = (runtime: Runtime) => (runtime.transport === "websocket" ? runtime.url ?? "(no url)" : `stdio (CODEX_HOME ${runtime.codexHome})`)
+    const remoteRequested = settings.appServerUrl !== undefined
+    if (remoteRequested && (recorded.transport !== "websocket" || recorded.url !== fresh.url)) {
+      return Effect.fail(new RuntimeMismatch({ sessionId, what: "app-server", recorded: where(recorded), requested: where(fresh) }))
+    }
+    if (recorded.transport === "websocket") {
+      // the remote app-server has its own CODEX_HOME and provider: only its URL is the harness's to compare
+      return Effect.succeed({
+        runtime: recorded,
+        spec: Runtimes.clientSpecFor(recorded, settings, providerKey),
+        notice: remoteRequested ? undefined : `session ${sessionId} continues where it was made: ${Runtimes.describeAppServer(recorded)}`
+      })
+    }
     const providerDiffers = recorded.providerUrl !== fresh.providerUrl
     if (providerDiffers && settings.providerUrl !== undefined) {
       return Effect.fail(
@@ -152,8 +171,32 @@ export const make = Effect.gen(function* () {
         )
       }
       const connection = yield* leaseRuntime(resolved.runtime, resolved.spec)
-      return { connection, runtime: resolved.runtime } satisfies Leased
+      if (!Runtimes.isRemote(resolved.runtime)) return { connection, runtime: resolved.runtime } satisfies Leased
+      // the binding records the CODEX_HOME the remote app-server runs with (its machine's), as it says at initialize
+      const runtime: Runtime = { ...resolved.runtime, codexHome: connection.initialize.codexHome }
+      // added after the lease: it runs before the lease is given back, while the session is still held
+      yield* Effect.addFinalizer(() => detachIfEnded(sessionId, runtime, connection))
+      return { connection, runtime } satisfies Leased
     })
+
+  /**
+   * S37 on a remote connection: the connection this session's work ran on ended or was retired. The app-server may go
+   * on with the thread's turn (a dropped socket does not stop it, and the harness cannot stop that process), so the
+   * session's binding to the thread is dropped: its next turn starts a fresh thread rather than overlap that one.
+   * Bindings of sessions with nothing in flight on it stay; nothing of theirs can be running there.
+   */
+  const detachIfEnded = (sessionId: string, runtime: Runtime, connection: AppServerConnection) =>
+    Effect.gen(function* () {
+      const ended = yield* connection.terminationCause
+      if (Option.isNone(ended)) return
+      const { state } = yield* mirror.read(sessionId)
+      const binding = state.binding
+      if (binding === undefined || binding.runtime?.poolKey !== runtime.poolKey) return
+      yield* mirror.detached(sessionId, binding.threadId, `its remote app-server connection ended: ${ended.value.message}`)
+      yield* Effect.logWarning(`session ${sessionId}: detached from thread ${binding.threadId} (${ended.value.message})`)
+    }).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`session ${sessionId}: the binding could not be detached: ${error.message}`))
+    )
 
   return {
     userCodexHome,
@@ -166,4 +209,7 @@ export const make = Effect.gen(function* () {
   } satisfies SessionRuntimeService
 })
 
-export const layer: Layer.Layer<SessionRuntime, never, Settings | ClientPool | Delivery> = Layer.effect(SessionRuntime, make)
+export const layer: Layer.Layer<SessionRuntime, never, Settings | ClientPool | Delivery | TranscriptMirror> = Layer.effect(
+  SessionRuntime,
+  make
+)

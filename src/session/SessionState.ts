@@ -14,7 +14,7 @@ export interface SessionState {
    * written before runtimes were recorded (those adopt the current settings' runtime once).
    */
   readonly runtime?: SessionRuntime | undefined
-  /** why the last binding was dropped, when it was */
+  /** why the last binding was dropped, when it was (a later record for the same thread restates it, e.g. its `carry`) */
   readonly detached?: DetachedRecord | undefined
   /** the last explicit model choice (S12) */
   readonly modelChoice?: string | undefined
@@ -39,7 +39,10 @@ export const sessionState = (records: ReadonlyArray<SessionRecord>): SessionStat
       binding = record
       runtime = runtimeOf(record) ?? runtime
       detached = undefined
-    } else if (record._tag === "detached" && binding?.threadId === record.threadId) {
+    } else if (
+      record._tag === "detached" &&
+      (binding?.threadId === record.threadId || (binding === undefined && detached?.threadId === record.threadId))
+    ) {
       binding = undefined
       detached = record
     } else if (record._tag === "model") modelChoice = record.model

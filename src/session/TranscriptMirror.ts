@@ -82,7 +82,13 @@ export interface TranscriptMirrorService {
   readonly prompt: (sessionId: string, text: string, kind?: PromptKind) => Effect.Effect<void, MirrorError>
   readonly modelChoice: (sessionId: string, model: string) => Effect.Effect<void, MirrorError>
   readonly binding: (sessionId: string, facts: BindingFacts) => Effect.Effect<void, MirrorError>
-  readonly detached: (sessionId: string, threadId: string, reason: string) => Effect.Effect<void, MirrorError>
+  /** drops the binding to `threadId`; `carry`: the next fresh thread gets the conversation projected into it (S38) */
+  readonly detached: (
+    sessionId: string,
+    threadId: string,
+    reason: string,
+    options?: { readonly carry?: boolean }
+  ) => Effect.Effect<void, MirrorError>
   readonly notice: (sessionId: string, text: string) => Effect.Effect<void, MirrorError>
   /** a final text: `delivered` false when it stayed private (message_tool mode) */
   readonly reply: (sessionId: string, ref: TurnRef, text: string, delivered: boolean) => Effect.Effect<void, MirrorError>
@@ -199,7 +205,8 @@ export const make = Effect.gen(function* () {
         ...(facts.runtime.locked ? { locked: true } : {}),
         runtime: facts.runtime
       }),
-    detached: (sessionId, threadId, reason) => append(sessionId, { _tag: "detached", at: now(), threadId, reason }),
+    detached: (sessionId, threadId, reason, options) =>
+      append(sessionId, { _tag: "detached", at: now(), threadId, reason, ...(options?.carry === true ? { carry: true } : {}) }),
     notice: (sessionId, text) => append(sessionId, { _tag: "notice", at: now(), text }),
     reply: (sessionId, ref, text, delivered) =>
       append(sessionId, { _tag: "assistant", at: now(), threadId: ref.threadId, turnId: ref.turnId, text, delivered }),

@@ -57,3 +57,13 @@ export class SupervisedThreadGone extends Schema.TaggedError<SupervisedThreadGon
       `it does not continue on another thread: branch the source thread again`
   }
 }
+
+/** A session cannot move to a fresh thread now (`/new --carry`, `/new --thread`): supervised, or a turn is running. */
+export class NewThreadRefused extends Schema.TaggedError<NewThreadRefused>()("NewThreadRefused", {
+  sessionId: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `session ${this.sessionId} cannot continue on a fresh thread: ${this.reason}`
+  }
+}

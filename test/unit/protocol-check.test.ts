@@ -610,6 +610,47 @@ const definitions: Record<string, Node> = {
     title: "AppsInstalledResponse",
     type: "object"
   },
+  // S36, as 0.171.0 generates them (--experimental for server/diagnostics)
+  FeedbackUploadParams: {
+    properties: {
+      classification: {type: "string"},
+      extraLogFiles: {items: {type: "string"}, type: ["array", "null"]},
+      includeLogs: {type: "boolean"},
+      reason: {type: ["string", "null"]},
+      tags: {additionalProperties: {type: "string"}, type: ["object", "null"]},
+      threadId: {type: ["string", "null"]}
+    },
+    required: ["classification"],
+    title: "FeedbackUploadParams",
+    type: "object"
+  },
+  FeedbackUploadResponse: {
+    properties: {promptHash: {default: null, type: ["string", "null"]}, threadId: {type: "string"}},
+    required: ["threadId"],
+    title: "FeedbackUploadResponse",
+    type: "object"
+  },
+  ServerDiagnosticsParams: {title: "ServerDiagnosticsParams", type: "object"},
+  ServerDiagnosticsResponse: {
+    properties: {
+      gauges: {
+        items: {properties: {name: {type: "string"}, value: {format: "uint64", minimum: 0, type: "integer"}}, required: ["name", "value"], type: "object"},
+        type: "array"
+      },
+      process: {
+        properties: {
+          id: {format: "uint32", minimum: 0, type: "integer"},
+          physicalFootprintBytes: {format: "uint64", minimum: 0, type: ["integer", "null"]},
+          residentMemoryBytes: {format: "uint64", minimum: 0, type: ["integer", "null"]}
+        },
+        required: ["id"],
+        type: "object"
+      }
+    },
+    required: ["gauges", "process"],
+    title: "ServerDiagnosticsResponse",
+    type: "object"
+  },
   ThreadUnsubscribeStatus: {enum: ["notLoaded", "notSubscribed", "unsubscribed"], type: "string"},
   ThreadStartedNotification: {
     properties: {thread: {"$ref": "#/definitions/Thread"}},
@@ -919,7 +960,9 @@ const base: Fixture = {
     "thread/unsubscribe": "ThreadUnsubscribeParams",
     "plugin/installed": "PluginInstalledParams",
     "plugin/read": "PluginReadParams",
-    "app/installed": "AppsInstalledParams"
+    "app/installed": "AppsInstalledParams",
+    "feedback/upload": "FeedbackUploadParams",
+    "server/diagnostics": "ServerDiagnosticsParams"
   },
   serverNotifications: {
     error: "ErrorNotification",

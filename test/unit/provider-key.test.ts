@@ -157,6 +157,7 @@ describe("the config file and the flag", () => {
     sandbox: Option.none(),
     config: Option.none(),
     codexBin: Option.none(),
+    appServer: Option.none(),
     supervisionHome: Option.none(),
     timeout: Option.none(),
     json: false,

@@ -1,5 +1,6 @@
 // Chat's input: what a typed or piped line is (a message, a blank, or a slash command) and the slash commands
-// themselves (/model, /plan, /new, /queue, /compact, /help, /quit). Each command says what it did in one line.
+// themselves (/model, /plan, /new [--carry|--thread], /queue, /compact, /help, /quit). Each command says what it did in
+// one line.
 import { Effect } from "effect"
 import type { CompactionService } from "../../compaction/Compaction.js"
 import type { CodexHarnessService } from "../../harness/CodexHarness.js"
@@ -47,6 +48,8 @@ export type SlashOutcome = "continue" | "quit"
 interface SlashCommand {
   readonly usage: string
   readonly description: string
+  /** further forms of the command, each a line of /help */
+  readonly forms?: ReadonlyArray<{ readonly usage: string; readonly description: string }>
   readonly run: (arg: string, ctx: SlashContext) => Effect.Effect<SlashOutcome, unknown>
 }
 
@@ -83,15 +86,35 @@ const slashCommands: Record<string, SlashCommand> = {
   },
   new: {
     usage: "/new",
-    description: "start a new session (a new Codex thread)",
-    run: (_arg, { say, state }) =>
-      Effect.sync(() => {
+    description: "start a new session (a new Codex thread, an empty conversation)",
+    forms: [
+      { usage: "/new --carry", description: "stay in this session on a fresh Codex thread that carries the conversation so far" },
+      { usage: "/new --thread", description: "stay in this session on a fresh, empty Codex thread" }
+    ],
+    run: (arg, { harness, say, state }) => {
+      if (arg === "--carry" || arg === "--thread") {
+        const carry = arg === "--carry"
+        return harness.newThread(state.sessionId, { carry }).pipe(
+          Effect.flatMap(() =>
+            say(
+              `session: ${state.sessionId} continues on a fresh thread from the next message` +
+                (carry ? ", carrying this conversation" : ", without this conversation")
+            )
+          ),
+          Effect.as("continue" as const)
+        )
+      }
+      if (arg !== "") {
+        return say(`/new: expected --carry, --thread or nothing, got ${JSON.stringify(arg)}`).pipe(Effect.as("continue" as const))
+      }
+      return Effect.sync(() => {
         state.sessionId = crypto.randomUUID()
       }).pipe(
         // suspended: the line must read the new id, not the one there was when this effect was built
         Effect.zipRight(Effect.suspend(() => say(`session: ${state.sessionId}`))),
         Effect.as("continue" as const)
       )
+    }
   },
   queue: {
     usage: "/queue [MODE]",
@@ -126,7 +149,7 @@ const isQueueMode = (value: string): value is (typeof queueModes)[number] => (qu
 
 const helpText = () =>
   [
-    ...Object.values(slashCommands).map((c) => `  ${c.usage.padEnd(15)} ${c.description}`),
+    ...Object.values(slashCommands).flatMap((c) => [c, ...(c.forms ?? [])]).map((c) => `  ${c.usage.padEnd(15)} ${c.description}`),
     `  ${"//text".padEnd(15)} send "/text" as a message`,
     `  ${"Ctrl-C".padEnd(15)} interrupt the running turn; at the prompt (or twice), end the chat`
   ].join("\n")

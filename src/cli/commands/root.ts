@@ -7,13 +7,14 @@ import * as Chat from "./chat.js"
 import * as Compact from "./compact.js"
 import * as Config from "./config.js"
 import * as Demo from "./demo.js"
+import * as Diagnostics from "./diagnostics.js"
 import * as Doctor from "./doctor.js"
 import * as Events from "./events.js"
 import * as Run from "./run.js"
 import * as Sessions from "./sessions.js"
 import * as Threads from "./threads.js"
 
-const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command, Apps.command, Events.command, Doctor.command] as const
+const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command, Apps.command, Events.command, Doctor.command, Diagnostics.command] as const
 
 export const root = Command.make("codex-harness").pipe(
   Command.withDescription("drive the real codex app-server: sessions, turns and everything around them"),
@@ -39,7 +40,8 @@ export const helpTree: HelpTree = {
     parent(Threads.command, Threads.subcommands),
     parent(Apps.command, Apps.subcommands),
     parent(Events.command, Events.subcommands),
-    leaf(Doctor.command)
+    leaf(Doctor.command),
+    leaf(Diagnostics.command)
   ]
 }
 
@@ -73,5 +75,10 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   "threads show": ["codex-harness threads show THREAD_ID"],
   "threads branch": ["codex-harness threads branch THREAD_ID"],
   "threads archive": ["codex-harness threads archive --confirm-no-other-runner THREAD_ID"],
-  doctor: ["codex-harness doctor", "codex-harness doctor --provider-url http://127.0.0.1:8080/v1"]
+  doctor: ["codex-harness doctor", "codex-harness doctor --provider-url http://127.0.0.1:8080/v1"],
+  diagnostics: [
+    'codex-harness diagnostics --session SESSION_ID "the reply never came"',
+    "codex-harness diagnostics --session SESSION_ID --thread-only --approvals allow",
+    "codex-harness diagnostics --session SESSION_ID --bundle diagnostics.json"
+  ]
 }
