@@ -105,23 +105,28 @@ export const connect = (options: WebSocketOptions): Effect.Effect<TransportHandl
 
     const received = yield* Mailbox.make<FramedLine>()
     let paused = false
+    // bridge: called once per frame from the socket's message callback; it must not wait, so it offers and counts
+    // synchronously (the mailbox is unbounded; the high-water mark pauses the socket instead)
     const onFrame = (data: string | Uint8Array) => {
       const text = typeof data === "string" ? data : Buffer.from(data).toString("utf8")
       // one message per frame (0.171.0); tolerate a sender that puts newline-separated messages in one
       for (const line of text.includes("\n") ? text.split("\n") : [text]) {
+        // bridge: still inside the socket's message callback
         if (line.trim() !== "") received.unsafeOffer({ _tag: "Line", text: line })
       }
+      // bridge: the same callback, after the offers above
       if (!paused && Option.getOrElse(received.unsafeSize(), () => 0) >= highWater) {
         paused = true
         socket?.pause()
       }
     }
-    const resumeIfDrained = Effect.sync(() => {
-      if (paused && Option.getOrElse(received.unsafeSize(), () => 0) <= lowWater) {
-        paused = false
-        socket?.resume()
-      }
-    })
+    const resumeIfDrained = Effect.flatMap(received.size, (size) =>
+      Effect.sync(() => {
+        if (paused && Option.getOrElse(size, () => 0) <= lowWater) {
+          paused = false
+          socket?.resume()
+        }
+      }))
 
     const opened = yield* Deferred.make<void>()
     const ended = yield* Deferred.make<AppServerExited>()
