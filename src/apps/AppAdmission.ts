@@ -2,13 +2,15 @@
 // with a time-to-live and explicit invalidation; reads the details (`plugin/read`) of exactly the configured plugins;
 // decides provisional admission; and, once the real thread exists, asks `app/installed` for it once (no forced
 // refresh) and holds the thread to what was admitted. A provisional thread that fails the check is cleaned up by a
-// finalizer (deleted, or unsubscribed when ephemeral); cleanup that cannot be confirmed retires the connection.
+// finalizer (deleted and confirmed gone by thread/read and thread/list, or unsubscribed when ephemeral); cleanup that
+// fails or cannot be confirmed retires the connection. `cleanupThread` is that cleanup, for other owners of a
+// provisional thread (a supervised branch's canonical thread).
 // It never installs, enables or activates a plugin, never scans marketplaces it was not configured with, and never
 // forces an inventory refresh.
-import { Clock, Context, Deferred, Duration, Effect, FiberId, Layer, Ref, type Scope, Stream } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Either, FiberId, Layer, Ref, type Scope, Stream } from "effect"
 import type { PluginDetail, PluginInstalledResponse } from "../../schemas/protocol.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
-import type { RequestError } from "../appserver/errors.js"
+import { RpcError } from "../appserver/errors.js"
 import { Settings } from "../config/Settings.js"
 import { AppsInventoryFailed, AppsNotConfirmed } from "./errors.js"
 import * as Policy from "./AppsPolicy.js"
@@ -46,7 +48,69 @@ export interface ConfirmOptions {
   readonly retire: (reason: string) => Effect.Effect<void>
   /** the thread is gone from the connection (forget it as loaded) */
   readonly forget?: Effect.Effect<void> | undefined
+  /** the cleanup to run instead of `cleanupThread` (a caller that owns the thread passes its own, run-once cleanup) */
+  readonly cleanup?: Effect.Effect<CleanupOutcome> | undefined
 }
+
+/** What became of a provisional thread: deleted (and confirmed gone), unsubscribed, or its connection retired. */
+export type CleanupOutcome = "deleted" | "unsubscribed" | "retired"
+
+export interface CleanupOptions {
+  readonly threadId: string
+  readonly ephemeral: boolean
+  readonly retire: (reason: string) => Effect.Effect<void>
+  readonly forget?: Effect.Effect<void> | undefined
+}
+
+/** every source kind: the confirmation must see the thread whatever started it */
+const allSourceKinds = ["cli", "vscode", "exec", "appServer", "subAgent", "subAgentReview", "subAgentCompact", "subAgentThreadSpawn",
+  "subAgentOther", "unknown"] as const
+/** thread/read's answers for a thread that has neither a loaded instance nor a rollout (0.171: "thread not loaded: <id>") */
+const goneAnswer = /no rollout|not loaded|thread not found/i
+
+/**
+ * Why a just-deleted thread is not confirmed gone, or undefined when it is: two passive reads. `thread/read` must
+ * answer that there is no such thread (it answers an unloaded thread from its rollout, so this is the real check), and
+ * `thread/list` restricted to the id must not list it (0.171 never lists a thread without a user turn, so this alone
+ * would prove nothing for a provisional thread).
+ */
+const notConfirmedGone = (connection: AppServerConnection, threadId: string): Effect.Effect<string | undefined> =>
+  Effect.gen(function* () {
+    const read = yield* Effect.either(connection.request("thread/read", { threadId }))
+    if (Either.isRight(read)) return `thread/read still answers thread ${threadId}`
+    if (!(read.left instanceof RpcError && goneAnswer.test(read.left.rpcMessage))) return `thread/read failed: ${read.left.message}`
+    const listed = yield* Effect.either(
+      connection.request("thread/list", { includedThreadIds: [threadId], modelProviders: [], sourceKinds: allSourceKinds })
+    )
+    if (Either.isLeft(listed)) return `thread/list failed: ${listed.left.message}`
+    return listed.right.data.some((t) => t.id === threadId) ? `thread/list still lists thread ${threadId}` : undefined
+  })
+
+/**
+ * Cleans up a provisional thread (S4): a persistent one is deleted and then confirmed gone, an ephemeral one is
+ * unsubscribed. A cleanup that fails or cannot be confirmed retires the connection's client (others on it get a typed,
+ * retryable ConnectionRetired and the next lease a fresh process). Never fails.
+ */
+export const cleanupThread = (connection: AppServerConnection, options: CleanupOptions): Effect.Effect<CleanupOutcome> =>
+  Effect.gen(function* () {
+    const problem = options.ephemeral
+      ? yield* connection.request("thread/unsubscribe", { threadId: options.threadId }).pipe(
+        Effect.as(undefined),
+        Effect.catchAll((error) => Effect.succeed(`thread/unsubscribe failed: ${error.message}`))
+      )
+      : yield* connection.request("thread/delete", { threadId: options.threadId }).pipe(
+        Effect.zipRight(notConfirmedGone(connection, options.threadId)),
+        Effect.catchAll((error) => Effect.succeed(`thread/delete failed: ${error.message}`))
+      )
+    if (problem === undefined) {
+      yield* options.forget ?? Effect.void
+      return options.ephemeral ? "unsubscribed" as const : "deleted" as const
+    }
+    const reason = `the provisional thread ${options.threadId} could not be cleaned up: ${problem}`
+    yield* Effect.logWarning(`${reason}; retiring the app-server client`)
+    yield* options.retire(reason)
+    return "retired" as const
+  }).pipe(Effect.withSpan("AppAdmission.cleanupThread", { attributes: { threadId: options.threadId, ephemeral: options.ephemeral } }))
 
 export interface AppAdmissionService {
   readonly snapshot: (connection: AppServerConnection, key: InventoryKey) => Effect.Effect<PluginInstalledResponse, AppsInventoryFailed>
@@ -134,26 +198,12 @@ export const make = Effect.gen(function* () {
       return (threadId: string) => Effect.flatMap(signal(threadId), Deferred.await)
     })
 
-  const cleanup = (connection: AppServerConnection, options: ConfirmOptions) =>
-    Effect.gen(function* () {
-      const done: Effect.Effect<"unsubscribed" | "deleted", RequestError> = options.ephemeral
-        ? Effect.as(connection.request("thread/unsubscribe", { threadId: options.threadId }), "unsubscribed" as const)
-        : Effect.as(connection.request("thread/delete", { threadId: options.threadId }), "deleted" as const)
-      return yield* done.pipe(
-        Effect.tap(() => options.forget ?? Effect.void),
-        Effect.catchAll((error) =>
-          options.retire(`the provisional thread ${options.threadId} could not be cleaned up: ${error.message}`).pipe(
-            Effect.as("retired" as const)
-          )
-        )
-      )
-    })
-
   const confirm = (connection: AppServerConnection, options: ConfirmOptions): Effect.Effect<void, AppsNotConfirmed> =>
     Effect.gen(function* () {
       let settled = false
       // interrupted (or a defect) before the check settled: the provisional thread still goes
-      yield* Effect.addFinalizer(() => (settled ? Effect.void : Effect.ignore(cleanup(connection, options))))
+      const cleanup = options.cleanup ?? cleanupThread(connection, options)
+      yield* Effect.addFinalizer(() => (settled ? Effect.void : Effect.ignore(cleanup)))
       if (options.readiness !== undefined) {
         yield* options.readiness(options.threadId).pipe(Effect.timeout(readyTimeout), Effect.ignore)
       }
@@ -165,7 +215,7 @@ export const make = Effect.gen(function* () {
         settled = true
         return
       }
-      const outcome = yield* cleanup(connection, options)
+      const outcome = yield* cleanup
       settled = true
       return yield* new AppsNotConfirmed({ threadId: options.threadId, problems, cleanup: outcome })
     }).pipe(Effect.scoped, Effect.withSpan("AppAdmission.confirm", { attributes: { threadId: options.threadId } }))

@@ -3,12 +3,19 @@
 // canonical thread starts on the chat's private supervision connection with exactly that pair, gets the bounded visible
 // user/assistant history injected, and the probe is unsubscribed by its finalizer. The source is never resumed;
 // reasoning, tool calls and tool results are never copied. Later turns stay on the private connection.
+// With apps in the config (S2-S4) the canonical thread starts deny-by-default and one app/installed confirms it before
+// its history is injected or the binding committed. The canonical thread is provisional (a scoped resource) until the
+// binding is committed: a branch that fails or is interrupted deletes it, confirmed gone, or retires the connection;
+// the probe's finalizer runs after it, and a probe that cannot be cleaned up stays in the session as recovery state.
 import { Context, Effect, Layer } from "effect"
 import type { Turn } from "../../schemas/protocol.js"
 import type { SessionRecord } from "../../schemas/session.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import type { LeaseError } from "../appserver/ClientPool.js"
 import type { RequestError } from "../appserver/errors.js"
+import { AppAdmission, type CleanupOutcome, cleanupThread } from "../apps/AppAdmission.js"
+import * as AppsPolicy from "../apps/AppsPolicy.js"
+import type { AppsError } from "../apps/errors.js"
 import { Settings } from "../config/Settings.js"
 import { ThreadSetups } from "../harness/ThreadSetup.js"
 import { supervisedRuntime } from "../session/Runtimes.js"
@@ -133,6 +140,7 @@ export type BranchError =
   | SessionStoreError
   | SessionHoldError
   | InvalidSessionId
+  | AppsError
 
 export interface BranchingService {
   readonly branch: (source: string | CatalogRow, options?: BranchOptions) => Effect.Effect<Branched, BranchError>
@@ -150,6 +158,8 @@ export const make = Effect.gen(function* () {
   const catalog = yield* Catalog
   const runs = yield* ActiveRuns
   const setups = yield* ThreadSetups
+  const apps = yield* AppAdmission
+  const appsOn = AppsPolicy.hasAppsConfig(settings.apps)
 
   const readHistory = (connection: AppServerConnection, threadId: string) =>
     Effect.gen(function* () {
@@ -222,6 +232,10 @@ export const make = Effect.gen(function* () {
       const made = yield* Effect.scoped(
         Effect.gen(function* () {
           const connection = yield* runtimes.leaseRuntime(runtime, spec)
+          const threadSettings = threadSettingsFor(settings, {})
+          // S2-S5: decided before anything exists on the connection; the canonical thread opens deny-by-default
+          const gate = appsOn ? yield* apps.prepare(connection, { poolKey: runtime.poolKey, cwd: threadSettings.cwd }) : undefined
+          const readiness = gate !== undefined ? yield* apps.watchReadiness(connection) : undefined
           const history = yield* readHistory(connection, sourceThreadId)
           // the probe: no model, no provider; Codex answers with the pair its configuration selects
           const probe = yield* Effect.acquireRelease(
@@ -239,47 +253,60 @@ export const make = Effect.gen(function* () {
             ),
             (fork) => cleanupProbe(connection, fork.thread.id)
           )
-          const threadSettings = threadSettingsFor(settings, {})
-          const started = yield* connection.request("thread/start", {
-            ...TurnRunner.threadParams(threadSettings, setup.extras, true),
-            model: probe.model,
-            modelProvider: probe.modelProvider,
-            ...(setup.extras.dynamicTools !== undefined && setup.extras.dynamicTools.length > 0 ? { dynamicTools: setup.extras.dynamicTools } : {})
-          })
-          const threadId = started.thread.id
-          // provisional until the history is in: a failed injection deletes it (S4)
-          const items = injectionItems(history)
-          if (items.length > 0) {
-            yield* connection.request("thread/inject_items", { threadId, items }).pipe(
-              Effect.tapError(() =>
-                connection.request("thread/delete", { threadId }).pipe(
-                  Effect.catchAll((e) =>
-                    runtimes.retire(runtime, `provisional thread ${threadId} could not be deleted`).pipe(
-                      Effect.zipRight(Effect.logWarning(`provisional thread ${threadId} could not be deleted: ${e.message}`))
-                    )
-                  )
+          const extras = gate === undefined ? setup.extras : { ...setup.extras, config: { ...setup.extras.config, ...gate.threadConfig } }
+          // the canonical thread, provisional until the binding is committed: its finalizer deletes it (confirmed gone,
+          // else the connection is retired) when the branch fails or is interrupted first (S4); it runs before the probe's
+          let committed = false
+          let cleanup: Effect.Effect<CleanupOutcome> = Effect.succeed("deleted")
+          const started = yield* Effect.acquireRelease(
+            connection.request("thread/start", {
+              ...TurnRunner.threadParams(threadSettings, extras, true),
+              model: probe.model,
+              modelProvider: probe.modelProvider,
+              ...(setup.extras.dynamicTools !== undefined && setup.extras.dynamicTools.length > 0 ? { dynamicTools: setup.extras.dynamicTools } : {})
+            }).pipe(
+              Effect.tap((started) =>
+                // run once, whoever asks first: the admission check on its failure, or this finalizer
+                Effect.map(
+                  Effect.cached(cleanupThread(connection, {
+                    threadId: started.thread.id,
+                    ephemeral: false,
+                    retire: (reason) => runtimes.retire(runtime, reason)
+                  })),
+                  (once) => {
+                    cleanup = once
+                  }
                 )
               )
+            ),
+            () => (committed ? Effect.void : Effect.asVoid(cleanup))
+          )
+          const threadId = started.thread.id
+          if (gate !== undefined) {
+            yield* apps.confirm(connection, { threadId, ephemeral: false, gate, readiness, cleanup, retire: (reason) => runtimes.retire(runtime, reason) })
+          }
+          const items = injectionItems(history)
+          if (items.length > 0) yield* connection.request("thread/inject_items", { threadId, items })
+
+          // the mirror of what the canonical thread now knows, then the binding that commits the chat
+          yield* append({
+            _tag: "notice",
+            at: now(),
+            text: `Branched from native thread ${sourceThreadId}: ${history.messages.length} messages carried over${history.truncated ? " (bounded)" : ""}.`
+          })
+          for (const message of history.messages) {
+            yield* append(
+              message.role === "user"
+                ? { _tag: "user", at: now(), text: message.text }
+                : { _tag: "assistant", at: now(), threadId: sourceThreadId, turnId: message.turnId, text: message.text, delivered: false }
             )
           }
+          yield* mirror.binding(sessionId, { threadId, model: probe.model, modelProvider: probe.modelProvider, runtime })
+          committed = true
           return { threadId, model: probe.model, modelProvider: probe.modelProvider, probeThreadId: probe.thread.id, history }
         })
       )
 
-      // the mirror of what the canonical thread now knows, then the binding that commits the chat
-      yield* append({
-        _tag: "notice",
-        at: now(),
-        text: `Branched from native thread ${sourceThreadId}: ${made.history.messages.length} messages carried over${made.history.truncated ? " (bounded)" : ""}.`
-      })
-      for (const message of made.history.messages) {
-        yield* append(
-          message.role === "user"
-            ? { _tag: "user", at: now(), text: message.text }
-            : { _tag: "assistant", at: now(), threadId: sourceThreadId, turnId: message.turnId, text: message.text, delivered: false }
-        )
-      }
-      yield* mirror.binding(sessionId, { threadId: made.threadId, model: made.model, modelProvider: made.modelProvider, runtime })
       return { sessionId, sourceThreadId, ...made, probe: probeOutcome } satisfies Branched
     }).pipe(Effect.scoped, Effect.withSpan("Branching.branch"))
 
@@ -289,7 +316,7 @@ export const make = Effect.gen(function* () {
 export const layer: Layer.Layer<
   Branching,
   never,
-  Settings | SessionRuntime | SessionStore | TranscriptMirror | Catalog | ActiveRuns | ThreadSetups
+  Settings | SessionRuntime | SessionStore | TranscriptMirror | Catalog | ActiveRuns | ThreadSetups | AppAdmission
 > = Layer.effect(
   Branching,
   make

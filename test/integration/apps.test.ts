@@ -3,6 +3,7 @@
 // backend on 127.0.0.1 whose apps MCP server (`/backend-api/ps/mcp`) offers one tool of that connector, so Codex's own
 // `app/installed` reports the app. The harness admits it, starts the thread deny-by-default and checks it before the
 // first turn; a config that admits an app Codex cannot call ends with the provisional thread deleted (gone from thread/list).
+// A supervised branch in that home goes through the same admission for its canonical thread, and cleans up after it.
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer } from "effect"
 import * as fs from "node:fs"
@@ -12,6 +13,10 @@ import * as Live from "../../layers/Live.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
 import type { AppsSettings } from "../../src/config/Settings.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
+import { SessionStore } from "../../src/session/SessionStore.js"
+import { Branching } from "../../src/supervision/Branching.js"
+import * as Supervision from "../../src/supervision/layer.js"
+import * as TurnRunner from "../../src/turn/TurnRunner.js"
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import { runBin } from "../support/cli.js"
@@ -175,4 +180,62 @@ describe("connected apps on the real app-server", () => {
       expect(decisions.map((d) => [d.appId, d.admitted])).toEqual([["connector_calendar", true], ["connector_mail", false]])
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }), 60_000)
+
+  it.scopedLive("[S4][S15] a supervised branch admits its canonical thread first; a failed check deletes it (really gone) and closes the probe", () =>
+    Effect.gen(function* () {
+      const { f, mk, settings: base } = yield* run({ plugins: { "demo@local-test": { allow: ["connector_calendar"] } }, disabledPlugins: [] }, {
+        replies: [reply.text("source answer")]
+      })
+      // the supervision home is the apps home: its threads, its plugins, its (offline) ChatGPT login
+      const settings = { ...base, supervision: { enabled: true, codexHome: base.codexHome } }
+      const config = path.join(settings.codexHome, "config.toml")
+      const result = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const context = yield* Layer.build(
+            Supervision.layer.pipe(Layer.provideMerge(Live.layer(settings)), Layer.provideMerge(RecordingDelivery.layer))
+          )
+          const connection = yield* leaseSessionClient(Context.get(context, ClientPool), settings)
+          yield* connection.requestRaw("marketplace/add", { source: path.dirname(path.dirname(path.dirname(mk))) })
+          yield* connection.requestRaw("plugin/install", { pluginName: "demo", marketplacePath: mk })
+          // the native source thread, made by another client of the home (no apps config of the harness's)
+          const threadSettings: TurnRunner.ThreadSettings = { cwd: f.workDir, approvalPolicy: "never", sandbox: "read-only" }
+          const source = (yield* connection.request("thread/start", { ...TurnRunner.threadParams(threadSettings, {}, true) })).thread.id
+          yield* TurnRunner.runTurn(connection, source, [{ type: "text", text: "source question" }], threadSettings)
+          const modelRequests = (yield* f.model.requests).length
+          const branching = Context.get(context, Branching)
+          const store = Context.get(context, SessionStore)
+
+          // the user's config turns the admitted app's tools off: the canonical thread's check fails
+          const plain = fs.readFileSync(config, "utf8")
+          fs.writeFileSync(config, `${plain}\n[apps.connector_calendar]\ndefault_tools_enabled = false\n`)
+          const failed = yield* Effect.flip(branching.branch(source, { sessionId: "b-fail" }))
+          const canonical = (failed as { threadId?: string }).threadId ?? ""
+          const read = yield* Effect.either(connection.request("thread/read", { threadId: canonical }))
+          const listed = yield* connection.request("thread/list", { includedThreadIds: [canonical], modelProviders: [] })
+          const failedRecords = (yield* store.read("b-fail")).records
+
+          // the same branch once the app is callable: admitted, then history and binding
+          fs.writeFileSync(config, plain)
+          const made = yield* branching.branch(source, { sessionId: "b-ok" })
+          const okRecords = (yield* store.read("b-ok")).records
+          return { failed, canonical, read, listed, failedRecords, made, okRecords, modelRequests, after: (yield* f.model.requests).length }
+        })
+      )
+      expect(result.failed._tag).toBe("AppsNotConfirmed")
+      expect(result.failed.message).toContain("the provisional thread was deleted")
+      expect(result.canonical).not.toBe("")
+      // really gone: thread/read finds neither a loaded thread nor a rollout, thread/list does not list it
+      expect(result.read._tag).toBe("Left")
+      expect(JSON.stringify(result.read)).toMatch(/thread not loaded|no rollout/)
+      expect(result.listed.data).toEqual([])
+      expect(result.failedRecords.map((r) => r._tag)).toEqual(["probe", "probe"])
+      expect(result.failedRecords.flatMap((r) => (r._tag === "probe" ? [r.status] : []))).toEqual(["open", "closed"])
+
+      expect(result.made).toMatchObject({ sessionId: "b-ok", probe: "closed" })
+      expect(result.made.history.messages.map((m) => m.text)).toEqual(["source question", "source answer"])
+      expect(result.okRecords.find((r) => r._tag === "binding")).toMatchObject({ threadId: result.made.threadId, locked: true })
+      // neither branch asked the model anything
+      expect(result.after).toBe(result.modelRequests)
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }), 90_000)
 })

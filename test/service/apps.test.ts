@@ -50,12 +50,29 @@ const apps: AppsSettings = {
   disabledPlugins: ["off@local"],
   snapshotTtl: "5 minutes"
 }
+const threadRow = (id: string) => ({ id, modelProvider: "mock", preview: "hi", ephemeral: false, cwd: "/mock/workspace" })
+/**
+ * thread/delete, thread/read and thread/list as 0.171 answers them: a deleted thread reads as "thread not loaded" and
+ * is not listed; a thread not deleted reads back (from its rollout) and is listed.
+ */
+const deletions = (): Record<string, Handler> => {
+  const deleted = new Set<string>()
+  return {
+    "thread/delete": (params: { threadId: string }) => Effect.sync(() => (deleted.add(params.threadId), {})),
+    "thread/read": (params: { threadId: string }) =>
+      deleted.has(params.threadId)
+        ? Effect.fail({ code: -32600, message: `thread not loaded: ${params.threadId}` })
+        : Effect.succeed({ thread: threadRow(params.threadId) }),
+    "thread/list": (params: { includedThreadIds: ReadonlyArray<string> }) =>
+      Effect.succeed({ data: params.includedThreadIds.filter((id) => !deleted.has(id)).map(threadRow), nextCursor: null })
+  }
+}
 const handlers = (installed: ReadonlyArray<Installed>, extra: Record<string, Handler> = {}) => ({
   "plugin/installed": () => Effect.succeed(inventory),
   "plugin/read": pluginRead,
   "app/installed": appInstalled(installed),
   "thread/start": startWithAppsReady,
-  "thread/delete": () => Effect.succeed({}),
+  ...deletions(),
   ...extra
 })
 const confirmed = [
@@ -208,19 +225,81 @@ describe("AppAdmission on the mock app-server", () => {
       }).pipe(Effect.provide(layerWith(installed))))
   }
 
-  it.scoped("[S4] a failed delete of the provisional thread retires the connection with a typed error", () =>
+  // S4: a delete counts only once two passive reads confirm the thread gone; anything else retires the connection, and
+  // the next lease gets a fresh process
+  const retiredBy = (sessionId: string) =>
     Effect.gen(function* () {
       const harness = yield* CodexHarness
       const mock = yield* MockAppServer
-      const exit = yield* Effect.exit(harness.runTurn({ sessionId: "r1", prompt: "hi" }))
+      const exit = yield* Effect.exit(harness.runTurn({ sessionId, prompt: "hi" }))
       expect(Exit.isFailure(exit)).toBe(true)
-      expect(JSON.stringify(Exit.isFailure(exit) ? exit.cause.toJSON() : "")).toContain('"cleanup":"retired"')
-      yield* mock.awaitRequest("thread/delete")
-      // the retired client is replaced on the next lease
-      const pool = yield* ClientPool
-      yield* leaseSessionClient(pool, Test.settings)
-      expect(yield* mock.spawnCount).toBe(2)
+      const text = JSON.stringify(Exit.isFailure(exit) ? exit.cause.toJSON() : "")
+      expect(text).toContain("AppsNotConfirmed")
+      const deleted = yield* mock.awaitRequest("thread/delete")
+      expect(yield* mock.requests("turn/start")).toHaveLength(0)
+      expect((yield* recordsOf(sessionId)).map((r) => r._tag)).not.toContain("binding")
+      const spawnsBefore = yield* mock.spawnCount
+      yield* leaseSessionClient(yield* ClientPool, Test.settings)
+      return { text, threadId: (deleted.params as { threadId: string }).threadId, respawned: (yield* mock.spawnCount) - spawnsBefore }
+    })
+
+  it.scoped("[S4] delete ok and confirmed gone by thread/read and thread/list: deleted, the connection is kept", () =>
+    Effect.gen(function* () {
+      const { respawned, text, threadId } = yield* retiredBy("c1")
+      expect(text).toContain('"cleanup":"deleted"')
+      const mock = yield* MockAppServer
+      expect((yield* mock.requests("thread/read")).map((r) => r.params)).toEqual([{ threadId }])
+      expect((yield* mock.requests("thread/list")).map((r) => r.params)).toEqual([
+        { includedThreadIds: [threadId], modelProviders: [], sourceKinds: expect.arrayContaining(["appServer", "vscode", "cli"]) }
+      ])
+      const order = yield* methods
+      expect(order.indexOf("thread/read")).toBeGreaterThan(order.indexOf("thread/delete"))
+      expect(respawned).toBe(0)
+    }).pipe(Effect.provide(layerWith([]))))
+
+  it.scoped("[S4] delete ok but the thread is still listed: the connection is retired with a typed error", () =>
+    Effect.gen(function* () {
+      const { respawned, text } = yield* retiredBy("c2")
+      expect(text).toContain('"cleanup":"retired"')
+      expect(respawned).toBe(1)
+    }).pipe(Effect.provide(layerWith([], {
+      "thread/list": (params: { includedThreadIds: ReadonlyArray<string> }) =>
+        Effect.succeed({ data: params.includedThreadIds.map(threadRow), nextCursor: null })
+    }))))
+
+  it.scoped("[S4] delete ok but thread/read still answers the thread: the connection is retired", () =>
+    Effect.gen(function* () {
+      const { respawned, text } = yield* retiredBy("c3")
+      expect(text).toContain('"cleanup":"retired"')
+      expect(respawned).toBe(1)
+    }).pipe(Effect.provide(layerWith([], { "thread/read": (params: { threadId: string }) => Effect.succeed({ thread: threadRow(params.threadId) }) }))))
+
+  it.scoped("[S4] a failed delete of the provisional thread retires the connection with a typed error", () =>
+    Effect.gen(function* () {
+      const { respawned, text } = yield* retiredBy("r1")
+      expect(text).toContain('"cleanup":"retired"')
+      expect(respawned).toBe(1)
+      expect(yield* (yield* MockAppServer).requests("thread/read")).toHaveLength(0)
     }).pipe(Effect.provide(layerWith([], { "thread/delete": () => Effect.fail({ code: -32603, message: "disk full" }) }))))
+
+  it.scoped("[S4] delete ok but the thread/list check fails: the connection is retired", () =>
+    Effect.gen(function* () {
+      const { respawned, text } = yield* retiredBy("c4")
+      expect(text).toContain('"cleanup":"retired"')
+      expect(respawned).toBe(1)
+    }).pipe(Effect.provide(layerWith([], { "thread/list": () => Effect.fail({ code: -32603, message: "index unavailable" }) }))))
+
+  it.scoped("[S4] a delete whose confirmation never answers retires the connection once the request times out (TestClock)", () =>
+    Effect.gen(function* () {
+      const mock = yield* MockAppServer
+      const fiber = yield* Effect.fork(retiredBy("c5"))
+      yield* mock.awaitRequest("thread/read")
+      yield* TestClock.adjust("10 minutes")
+      const { respawned, text } = yield* Fiber.join(fiber)
+      expect(text).toContain('"cleanup":"retired"')
+      expect(text).not.toContain('"cleanup":"deleted"')
+      expect(respawned).toBe(1)
+    }).pipe(Effect.provide(layerWith([], { "thread/read": () => Effect.never }))))
 
   it.scoped("[S4] app/installed failing counts as not confirmed: the thread is deleted", () =>
     Effect.gen(function* () {
