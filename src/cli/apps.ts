@@ -6,10 +6,10 @@ import * as Live from "../../layers/Live.js"
 import { AppAdmission } from "../apps/AppAdmission.js"
 import { SessionRuntime } from "../session/SessionRuntime.js"
 import { sessionState } from "../session/SessionState.js"
-import { checkSessionId } from "../session/SessionStore.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
 import type { ListOptions } from "./commands/apps.js"
+import { resolveSessionRef } from "./sessionRef.js"
 import { toSettings } from "./settings.js"
 import { terminalText as safeText } from "./terminalText.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
@@ -17,8 +17,8 @@ import * as TerminalDelivery from "./TerminalDelivery.js"
 export const list = (options: ListOptions) =>
   Effect.gen(function* () {
     const settings = yield* toSettings(options)
-    const session = Option.getOrUndefined(options.session)
-    const sessionId = session !== undefined ? yield* checkSessionId(session) : undefined
+    // an existing session by id or unique prefix; an unknown one is an error, not the runtime a new session would get
+    const sessionId = Option.isSome(options.session) ? yield* resolveSessionRef(settings.stateDir, options.session.value) : undefined
     const services = Live.layer(settings).pipe(
       Layer.provide(TerminalDelivery.layer({ json: options.json })),
       Layer.provide(ApprovalPromptsCli.fixed("deny"))

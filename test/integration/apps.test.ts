@@ -178,6 +178,11 @@ describe("connected apps on the real app-server", () => {
       const json = yield* runBin(["apps", "list", ...common, "--json"])
       const decisions = (JSON.parse(json.stdout) as { decisions: ReadonlyArray<{ appId: string; admitted: boolean }> }).decisions
       expect(decisions.map((d) => [d.appId, d.admitted])).toEqual([["connector_calendar", true], ["connector_mail", false]])
+      // a session that does not exist is an error, not the runtime a new session would get
+      const unknown = yield* runBin(["apps", "list", ...common, "--session", "no-such-session"])
+      expect(unknown.code).toBe(1)
+      expect(unknown.stderr.trim().split("\n")).toHaveLength(1)
+      expect(unknown.stderr).toContain("no-such-session")
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }), 60_000)
 
