@@ -9,6 +9,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Live from "../../layers/Live.js"
 import * as Connection from "../../src/appserver/AppServerConnection.js"
+import * as Compaction from "../../src/compaction/Compaction.js"
+import { CompactionFence } from "../../src/compaction/CompactionFence.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
 import { AppServerExited, AppServerUnreachable } from "../../src/appserver/errors.js"
 import { NodeTransportLive, Transport } from "../../src/appserver/Transport.js"
@@ -29,6 +31,8 @@ const openHarness = (settings: HarnessSettings) =>
     return {
       delivered: Context.get(context, RecordingDelivery.RecordingDelivery).replies,
       harness: Context.get(context, CodexHarness),
+      compaction: Context.get(context, Compaction.Compaction),
+      fence: Context.get(context, CompactionFence),
       mirror: Context.get(context, TranscriptMirror),
       pool: Context.get(context, ClientPool),
       scope
@@ -192,6 +196,32 @@ describe("[S37] app-server over WebSocket (real `codex app-server --listen ws://
       )
       expect(init.codexHome).toBe(options.codexHome)
       yield* remote.kill
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    })
+  )
+
+  it.scopedLive("a compaction whose remote app-server dies fails typed, releases the fence and detaches the binding", () =>
+    Effect.gen(function* () {
+      const { f, options, settings } = yield* remoteFixture({
+        rules: [{ whenRequestIncludes: "CONTEXT CHECKPOINT COMPACTION", reply: hang, once: true }],
+        replies: [reply.text("first")]
+      })
+      const remote = yield* Remote.start(options)
+      const { compaction, fence, harness, mirror, scope } = yield* openHarness(settings)
+      yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+      const first = yield* harness.runTurn({ sessionId: "ws-c", prompt: "first" })
+      const compacting = yield* compaction.compact("ws-c").pipe(Effect.flip, Effect.fork)
+      yield* f.model.waitForRequests(2)
+      yield* remote.kill
+      const error = yield* Fiber.join(compacting)
+      expect(error).toBeInstanceOf(Compaction.CompactionClientClosed)
+      // the harness cannot stop a remote app-server: the session's binding is detached so no later turn overlaps it
+      expect((error as Compaction.CompactionClientClosed).detached).toBe(true)
+      expect(yield* fence.isHeld(first.threadId)).toBe(false)
+      const { state } = yield* mirror.read("ws-c")
+      expect(state.binding).toBeUndefined()
+      expect(state.detached?.threadId).toBe(first.threadId)
+      yield* Scope.close(scope, Exit.void)
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     })
   )
