@@ -11,7 +11,7 @@ export const Defaults = {
   messages: { visibleReplies: "automatic", queue: { mode: "steer", quietWindowMs: 500 } },
   compaction: { timeoutSeconds: 180, interruptGraceSeconds: 30 },
   approvals: { allowAlwaysWindowMinutes: 30, allowAlwaysMaxEntries: 512 },
-  appServer: { requestTimeoutSeconds: 60, idleTimeToLiveSeconds: 120 },
+  appServer: { requestTimeoutSeconds: 60, idleTimeToLiveSeconds: 120, experimental: { sandboxExecServer: false } },
   questions: { timeoutSeconds: 600 },
   turns: { timeoutSeconds: 3600, silenceSeconds: 300 },
   supervision: { enabled: true }
@@ -177,7 +177,17 @@ export const AppServer = section({
   }),
   tokenEnv: field(envVarName, {
     description: "The environment variable its bearer token is read from, by name (default: CODEX_HARNESS_APP_SERVER_TOKEN); never the token itself."
-  })
+  }),
+  experimental: field(
+    section({
+      sandboxExecServer: field(Schema.Boolean.pipe(expecting("true or false")), {
+        description:
+          "S25: sandboxed processes through the app-server (`codex-harness exec`, chat's /exec, /ps, /logs, /kill), their output kept in a bounded buffer. Off: those refuse.",
+        default: Defaults.appServer.experimental.sandboxExecServer
+      })
+    }),
+    { description: "Experimental app-server features, each off unless turned on here." }
+  )
 })
 
 export const Heartbeat = section({

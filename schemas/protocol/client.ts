@@ -11,6 +11,14 @@ import {
 } from "./apps.js"
 import { ApprovalsReviewer, AskForApproval, optionalNullable, Personality, SandboxMode, SandboxPolicy } from "./common.js"
 import { Thread, Turn, UserInput } from "./items.js"
+import {
+  CommandExecEmptyResponse,
+  CommandExecParams,
+  CommandExecResizeParams,
+  CommandExecResponse,
+  CommandExecTerminateParams,
+  CommandExecWriteParams
+} from "./processes.js"
 
 // ---- initialize (v1) ----
 export const ClientInfo = Schema.Struct({
@@ -226,6 +234,13 @@ export const ServerDiagnosticsResponse = Schema.Struct({
 })
 export type ServerDiagnosticsResponse = typeof ServerDiagnosticsResponse.Type
 
+// ---- environments (S25: the local sandbox environment must be ready before a sandboxed process starts) ----
+export const EnvironmentStatusParams = Schema.Struct({ environmentId: Schema.String })
+export const EnvironmentStatusResponse = Schema.Struct({
+  status: Schema.Literal("ready", "pending", "disconnected", "unknown"),
+  error: optionalNullable(Schema.String)
+})
+
 // ---- the contract: which methods we call, with their generated-schema names ----
 export interface MethodContract {
   readonly params: Schema.Schema.AnyNoContext
@@ -262,6 +277,16 @@ export const ClientMethods = {
   "plugin/read": method(PluginReadParams, PluginReadResponse, "PluginReadParams", "PluginReadResponse"),
   "app/installed": method(AppsInstalledParams, AppsInstalledResponse, "AppsInstalledParams", "AppsInstalledResponse"),
   "feedback/upload": method(FeedbackUploadParams, FeedbackUploadResponse, "FeedbackUploadParams", "FeedbackUploadResponse"),
-  "server/diagnostics": method(ServerDiagnosticsParams, ServerDiagnosticsResponse, "ServerDiagnosticsParams", "ServerDiagnosticsResponse")
+  "server/diagnostics": method(ServerDiagnosticsParams, ServerDiagnosticsResponse, "ServerDiagnosticsParams", "ServerDiagnosticsResponse"),
+  "environment/status": method(EnvironmentStatusParams, EnvironmentStatusResponse, "EnvironmentStatusParams", "EnvironmentStatusResponse"),
+  "command/exec": method(CommandExecParams, CommandExecResponse, "CommandExecParams", "CommandExecResponse"),
+  "command/exec/write": method(CommandExecWriteParams, CommandExecEmptyResponse, "CommandExecWriteParams", "CommandExecWriteResponse"),
+  "command/exec/resize": method(CommandExecResizeParams, CommandExecEmptyResponse, "CommandExecResizeParams", "CommandExecResizeResponse"),
+  "command/exec/terminate": method(
+    CommandExecTerminateParams,
+    CommandExecEmptyResponse,
+    "CommandExecTerminateParams",
+    "CommandExecTerminateResponse"
+  )
 } as const satisfies Record<string, MethodContract>
 export type ClientMethod = keyof typeof ClientMethods

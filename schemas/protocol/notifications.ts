@@ -4,6 +4,7 @@
 import { Schema } from "effect"
 import { optionalNullable, RequestId } from "./common.js"
 import { Thread, ThreadItem, ThreadStatus, Turn, TurnError } from "./items.js"
+import { CommandExecOutputDeltaNotification } from "./processes.js"
 
 export const ThreadStartedNotification = Schema.Struct({ thread: Thread })
 export const ThreadStatusChangedNotification = Schema.Struct({ threadId: Schema.String, status: ThreadStatus })
@@ -72,7 +73,12 @@ export const ServerNotifications = {
     "ServerRequestResolvedNotification"
   ),
   "hook/started": notification("HookStarted", HookNotification, "HookStartedNotification"),
-  "hook/completed": notification("HookCompleted", HookNotification, "HookCompletedNotification")
+  "hook/completed": notification("HookCompleted", HookNotification, "HookCompletedNotification"),
+  "command/exec/outputDelta": notification(
+    "CommandExecOutputDelta",
+    CommandExecOutputDeltaNotification,
+    "CommandExecOutputDeltaNotification"
+  )
 } as const
 export type ServerNotificationMethod = keyof typeof ServerNotifications
 

@@ -3,7 +3,7 @@
 // notifications decoded once into a tagged union and fanned out to subscribers, and a once-only termination that fails
 // every pending request. It is the only code that reads or writes the wire; above it nothing parses a message or
 // matches a method name. It never interprets turns or threads beyond routing by threadId.
-import { Cause, Deferred, Duration, Effect, Exit, Option, PubSub, Schema, Scope, Stream } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Option, PubSub, type Queue, Schema, Scope, Stream } from "effect"
 import type { ParseOptions } from "effect/SchemaAST"
 import { ErrorCodes, type RequestId, type RequestMessage } from "../../schemas/jsonrpc.js"
 import {
@@ -79,6 +79,11 @@ export interface AppServerConnection {
   readonly subscribe: (
     filter?: { readonly threadId?: string | undefined }
   ) => Effect.Effect<Stream.Stream<ServerNotification>, never, Scope.Scope>
+  /**
+   * The same subscription as a queue, for a consumer that must know how much it has yet to read (S25: a process's exit
+   * is reported only after the output published before it has been taken). Same backpressure; ends with the scope.
+   */
+  readonly subscribeQueue: Effect.Effect<Queue.Dequeue<ServerNotification>, never, Scope.Scope>
   /** installs a typed server-request handler for the lifetime of the current Scope; newer routes win */
   readonly handle: <M extends ServerRequestMethod>(method: M, route: ServerRequestRoute<M>) => Effect.Effect<void, never, Scope.Scope>
   /** waits until the connection ends and yields why */
@@ -334,6 +339,7 @@ export const make = (
             ? all
             : Stream.filter(all, (n) => n._tag === "DroppedLine" || Notifications.threadIdOf(n) === threadId)
         }),
+      subscribeQueue: PubSub.subscribe(notifications),
       handle: router.install,
       terminated: Deferred.await(terminatedDeferred),
       terminationCause: Effect.sync(() => Option.fromNullable(cause)),

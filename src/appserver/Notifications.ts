@@ -41,7 +41,8 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 /** The thread a notification is about, if it names one. */
 export const threadIdOf = (n: ServerNotification): string | undefined => {
   if (n._tag === "ThreadStarted") return n.params.thread.id
-  if (n._tag === "DroppedLine") return undefined
+  // a sandboxed process's output belongs to no thread (S25)
+  if (n._tag === "DroppedLine" || n._tag === "CommandExecOutputDelta") return undefined
   if (n._tag === "Unknown") return isRecord(n.params) && typeof n.params.threadId === "string" ? n.params.threadId : undefined
   return n.params.threadId
 }

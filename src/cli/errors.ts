@@ -19,9 +19,16 @@ export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
   }
 }
 
+/** Not a failure to report: the command ends with this exit status, saying nothing more (`exec` passes its command's on). */
+export class ExitStatus extends Schema.TaggedError<ExitStatus>()("ExitStatus", { code: Schema.Int }) {
+  override get message() {
+    return `exit status ${this.code}`
+  }
+}
+
 export interface Rendered {
   readonly line: string
-  readonly exitCode: 1 | 2
+  readonly exitCode: number
 }
 
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim()
@@ -38,6 +45,7 @@ export const render = (cause: Cause.Cause<unknown>): Rendered | undefined => {
       return { line: text === "" ? "invalid command line (`--help` shows the usage)" : text, exitCode: 2 }
     }
     if (error instanceof UsageError) return { line: oneLine(error.line), exitCode: 2 }
+    if (error instanceof ExitStatus) return { line: "", exitCode: error.code }
     if (error instanceof Error) return { line: oneLine(error.message || error.name), exitCode: 1 }
     return { line: oneLine(String(error)), exitCode: 1 }
   }

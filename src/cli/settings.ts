@@ -170,6 +170,7 @@ export const toSettings = (
       idleTimeToLive: Duration.seconds(effective.appServer.idleTimeToLiveSeconds),
       appServerUrl: effective.appServer.url,
       appServerTokenEnv: effective.appServer.tokenEnv,
+      sandboxExecServer: effective.appServer.experimental.sandboxExecServer,
       queueMode: effective.messages.queue.mode,
       quietWindow: Duration.millis(effective.messages.queue.quietWindowMs),
       nativeHookEvents: effective.nativeHookRelay.events,

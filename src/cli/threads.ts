@@ -1,12 +1,16 @@
 // `codex-harness threads list|show|branch|archive`: native Codex threads under the supervision CODEX_HOME (S14-S17).
 // Listing and showing are passive reads; every refusal (active, owned, unconfirmed, remote, disabled) is one line.
 // Loaded when one of them runs; their flags are in commands/threads.ts.
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Console, Effect, Layer, Option } from "effect"
 import * as path from "node:path"
 import * as Live from "../../layers/Live.js"
 import { ArchiveGuard } from "../supervision/ArchiveGuard.js"
 import { Branching } from "../supervision/Branching.js"
+import * as NodeCatalogs from "../nodes/NodeCatalogs.js"
+import * as NodePairing from "../nodes/NodePairing.js"
 import { Catalog, type CatalogRow } from "../supervision/Catalog.js"
+import { RemoteCatalogs } from "../supervision/RemoteCatalogs.js"
 import * as Supervision from "../supervision/layer.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
 import type { ArchiveOptions, BranchOptions, ListOptions, ShowOptions } from "./commands/threads.js"
@@ -19,6 +23,8 @@ const withSupervision = <A, E>(
   use: Effect.Effect<A, E, Catalog | Branching | ArchiveGuard>
 ) =>
   Effect.flatMap(toSettings(options), (settings) =>
+    // paired nodes that name their app-server contribute metadata-only rows (S17)
+    Effect.flatMap(NodePairing.list(settings.stateDir).pipe(Effect.orElseSucceed(() => [])), (nodes) =>
     use.pipe(
       Effect.provide(
         Supervision.layer.pipe(
@@ -30,8 +36,13 @@ const withSupervision = <A, E>(
             )
           )
         )
+      ),
+      // around the layer too: the Catalog reads the reference when it is built
+      Effect.provideService(
+        RemoteCatalogs,
+        NodeCatalogs.fromNodes(nodes, (name) => Effect.option(NodePairing.token(settings.stateDir, name)).pipe(Effect.provide(NodeFileSystem.layer)))
       )
-    ))
+    )))
 
 const when = (seconds: number | undefined) => (seconds === undefined ? "-" : new Date(seconds * 1000).toISOString())
 const oneLine = (text: string, max = 60) => {

@@ -223,6 +223,7 @@ export interface EffectiveConfig {
     readonly idleTimeToLiveSeconds: number
     readonly url?: string
     readonly tokenEnv?: string
+    readonly experimental: { readonly sandboxExecServer: boolean }
   }
   readonly heartbeat: { readonly cronScratchPath?: string }
   readonly turnContext: NonNullable<ConfigSchema.HarnessConfig["turnContext"]>
@@ -276,7 +277,10 @@ export const merge = (config: File, cli: CliOverrides = {}): EffectiveConfig => 
       requestTimeoutSeconds: config.appServer?.requestTimeoutSeconds ?? d.appServer.requestTimeoutSeconds,
       idleTimeToLiveSeconds: config.appServer?.idleTimeToLiveSeconds ?? d.appServer.idleTimeToLiveSeconds,
       ...present("url", cli.appServerUrl ?? config.appServer?.url),
-      ...present("tokenEnv", config.appServer?.tokenEnv)
+      ...present("tokenEnv", config.appServer?.tokenEnv),
+      experimental: {
+        sandboxExecServer: config.appServer?.experimental?.sandboxExecServer ?? d.appServer.experimental.sandboxExecServer
+      }
     },
     heartbeat: present("cronScratchPath", config.heartbeat?.cronScratchPath),
     turnContext: config.turnContext ?? {},

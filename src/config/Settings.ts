@@ -98,6 +98,8 @@ export interface HarnessSettings {
   readonly appServerUrl?: string | undefined
   /** the variable that app-server's bearer token is read from (a name; default CODEX_HARNESS_APP_SERVER_TOKEN) */
   readonly appServerTokenEnv?: string | undefined
+  /** S25: `appServer.experimental.sandboxExecServer`; sandboxed processes (src/processes) refuse unless it is true */
+  readonly sandboxExecServer?: boolean | undefined
   /** S35: what messages arriving during a run do, and the steer batching window */
   readonly queueMode?: "steer" | "followup" | "collect" | undefined
   readonly quietWindow?: Duration.DurationInput | undefined

@@ -35,6 +35,8 @@ export const rooms: Readonly<Record<string, number>> = {
   harness: 8,
   supervision: 9,
   exec: 9,
+  processes: 9,
+  nodes: 9,
   diagnostics: 9,
   control: 10,
   testing: 10,

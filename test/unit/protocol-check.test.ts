@@ -204,7 +204,8 @@ const definitions: Record<string, Node> = {
         required: ["type"],
         title: "ReadOnlySandboxPolicy",
         type: "object"
-      }
+      },
+      {"properties": {"excludeSlashTmp": {"default": false, "type": "boolean"}, "excludeTmpdirEnvVar": {"default": false, "type": "boolean"}, "networkAccess": {"default": false, "type": "boolean"}, "type": {"enum": ["workspaceWrite"], "title": "WorkspaceWriteSandboxPolicyType", "type": "string"}, "writableRoots": {"default": [], "items": {"$ref": "#/definitions/AbsolutePathBuf"}, "type": "array"}}, "required": ["type"], "title": "WorkspaceWriteSandboxPolicy", "type": "object"}
     ]
   },
   TurnStartParams: {
@@ -937,7 +938,22 @@ const definitions: Record<string, Node> = {
     title: "McpServerElicitationRequestResponse",
     type: "object"
   },
-  McpServerElicitationAction: {enum: ["accept", "decline", "cancel"], type: "string"}
+  McpServerElicitationAction: {enum: ["accept", "decline", "cancel"], type: "string"},
+  // S25, as 0.171.0 generates them (--experimental; descriptions left out)
+  EnvironmentStatusParams: {"properties": {"environmentId": {"type": "string"}}, "required": ["environmentId"], "title": "EnvironmentStatusParams", "type": "object"},
+  EnvironmentStatusResponse: {"properties": {"error": {"type": ["string", "null"]}, "status": {"allOf": [{"$ref": "#/definitions/EnvironmentStatusKind"}]}}, "required": ["status"], "title": "EnvironmentStatusResponse", "type": "object"},
+  EnvironmentStatusKind: {"oneOf": [{"enum": ["ready"], "type": "string"}, {"enum": ["pending"], "type": "string"}, {"enum": ["disconnected"], "type": "string"}, {"enum": ["unknown"], "type": "string"}]},
+  CommandExecParams: {"properties": {"command": {"items": {"type": "string"}, "type": "array"}, "cwd": {"type": ["string", "null"]}, "disableOutputCap": {"type": "boolean"}, "disableTimeout": {"type": "boolean"}, "env": {"additionalProperties": {"type": ["string", "null"]}, "type": ["object", "null"]}, "outputBytesCap": {"format": "uint", "minimum": 0.0, "type": ["integer", "null"]}, "permissionProfile": {"type": ["string", "null"]}, "processId": {"type": ["string", "null"]}, "sandboxPolicy": {"anyOf": [{"$ref": "#/definitions/SandboxPolicy"}, {"type": "null"}]}, "size": {"anyOf": [{"$ref": "#/definitions/CommandExecTerminalSize"}, {"type": "null"}]}, "streamStdin": {"type": "boolean"}, "streamStdoutStderr": {"type": "boolean"}, "timeoutMs": {"format": "int64", "type": ["integer", "null"]}, "tty": {"type": "boolean"}}, "required": ["command"], "title": "CommandExecParams", "type": "object"},
+  CommandExecTerminalSize: {"properties": {"cols": {"format": "uint16", "minimum": 0.0, "type": "integer"}, "rows": {"format": "uint16", "minimum": 0.0, "type": "integer"}}, "required": ["cols", "rows"], "type": "object"},
+  CommandExecResponse: {"properties": {"exitCode": {"format": "int32", "type": "integer"}, "stderr": {"type": "string"}, "stdout": {"type": "string"}}, "required": ["exitCode", "stderr", "stdout"], "title": "CommandExecResponse", "type": "object"},
+  CommandExecWriteParams: {"properties": {"closeStdin": {"type": "boolean"}, "deltaBase64": {"type": ["string", "null"]}, "processId": {"type": "string"}}, "required": ["processId"], "title": "CommandExecWriteParams", "type": "object"},
+  CommandExecWriteResponse: {"title": "CommandExecWriteResponse", "type": "object"},
+  CommandExecResizeParams: {"properties": {"processId": {"type": "string"}, "size": {"allOf": [{"$ref": "#/definitions/CommandExecTerminalSize"}]}}, "required": ["processId", "size"], "title": "CommandExecResizeParams", "type": "object"},
+  CommandExecResizeResponse: {"title": "CommandExecResizeResponse", "type": "object"},
+  CommandExecTerminateParams: {"properties": {"processId": {"type": "string"}}, "required": ["processId"], "title": "CommandExecTerminateParams", "type": "object"},
+  CommandExecTerminateResponse: {"title": "CommandExecTerminateResponse", "type": "object"},
+  CommandExecOutputDeltaNotification: {"properties": {"capReached": {"type": "boolean"}, "deltaBase64": {"type": "string"}, "processId": {"type": "string"}, "stream": {"allOf": [{"$ref": "#/definitions/CommandExecOutputStream"}]}}, "required": ["capReached", "deltaBase64", "processId", "stream"], "title": "CommandExecOutputDeltaNotification", "type": "object"},
+  CommandExecOutputStream: {"oneOf": [{"enum": ["stdout"], "type": "string"}, {"enum": ["stderr"], "type": "string"}]}
 }
 
 const base: Fixture = {
@@ -962,7 +978,12 @@ const base: Fixture = {
     "plugin/read": "PluginReadParams",
     "app/installed": "AppsInstalledParams",
     "feedback/upload": "FeedbackUploadParams",
-    "server/diagnostics": "ServerDiagnosticsParams"
+    "server/diagnostics": "ServerDiagnosticsParams",
+    "environment/status": "EnvironmentStatusParams",
+    "command/exec": "CommandExecParams",
+    "command/exec/write": "CommandExecWriteParams",
+    "command/exec/resize": "CommandExecResizeParams",
+    "command/exec/terminate": "CommandExecTerminateParams"
   },
   serverNotifications: {
     error: "ErrorNotification",
@@ -977,7 +998,8 @@ const base: Fixture = {
     "thread/archived": "ThreadArchivedNotification",
     "thread/closed": "ThreadClosedNotification",
     "hook/started": "HookStartedNotification",
-    "hook/completed": "HookCompletedNotification"
+    "hook/completed": "HookCompletedNotification",
+    "command/exec/outputDelta": "CommandExecOutputDeltaNotification"
   },
   serverRequests: {
     "item/commandExecution/requestApproval": "CommandExecutionRequestApprovalParams",

@@ -4,6 +4,7 @@
 import { Console, Context, Deferred, Effect, Layer, Option } from "effect"
 import * as Live from "../../../layers/Live.js"
 import { Compaction } from "../../compaction/Compaction.js"
+import * as ProcessesLive from "../../processes/Processes.js"
 import { CodexHarness } from "../../harness/CodexHarness.js"
 import { SteeringQueue } from "../../harness/SteeringQueue.js"
 import { Delivery } from "../../ports/Delivery.js"
@@ -69,7 +70,8 @@ export const chat = (options: ChatOptions) =>
         atTerminal ? QuestionPromptsCli.terminalWith(askLine) : QuestionPromptsCli.declining
       )
       const context = yield* Layer.build(
-        Live.layer(settings).pipe(
+        // S25: /exec's processes live as long as this chat (they end with its app-server connection)
+        ProcessesLive.layer().pipe(Layer.provideMerge(Live.layer(settings))).pipe(
           Layer.provide(Layer.succeed(Delivery, view.delivery)),
           Layer.provide(prompts),
           Layer.provide(questions)
@@ -80,7 +82,8 @@ export const chat = (options: ChatOptions) =>
       const services: ChatServices = {
         harness: Context.get(context, CodexHarness),
         queue: Context.get(context, SteeringQueue),
-        compaction: Context.get(context, Compaction)
+        compaction: Context.get(context, Compaction),
+        processes: Context.get(context, ProcessesLive.Processes)
       }
       if (atTerminal) yield* interactive(services, state, view, scope, pendingAnswer)
       else yield* piped(services, state, view)

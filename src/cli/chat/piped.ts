@@ -7,6 +7,7 @@
 // buffered whole), counted as a message that got no reply, and named on stderr.
 import { Cause, Console, Effect, Exit, Option, Schema, Stream } from "effect"
 import type { CompactionService } from "../../compaction/Compaction.js"
+import type { ProcessesService } from "../../processes/Processes.js"
 import type { CodexHarnessService, TurnResult } from "../../harness/CodexHarness.js"
 import type { SteeringQueueService } from "../../harness/SteeringQueue.js"
 import { type ChatState, classify, runSlash, submitOptions } from "./slash.js"
@@ -150,9 +151,10 @@ export interface ChatServices {
   readonly harness: CodexHarnessService
   readonly queue: SteeringQueueService
   readonly compaction: CompactionService
+  readonly processes: ProcessesService
 }
 
-export const piped = ({ compaction, harness, queue }: ChatServices, state: ChatState, view: TurnView) =>
+export const piped = ({ compaction, harness, processes, queue }: ChatServices, state: ChatState, view: TurnView) =>
   Effect.gen(function* () {
     const say = (line: string) => Console.error(line)
     let total = 0
@@ -172,7 +174,7 @@ export const piped = ({ compaction, harness, queue }: ChatServices, state: ChatS
           const input = classify(line.text)
           if (input._tag === "blank") return true
           if (input._tag === "slash") {
-            return (yield* runSlash(input.name, input.arg, { harness, queue, compaction, state, say })) === "continue"
+            return (yield* runSlash(input.name, input.arg, { harness, queue, compaction, processes, state, say })) === "continue"
           }
           const n = ++total
           yield* view.begin

@@ -1,10 +1,12 @@
 // Chat's input: what a typed or piped line is (a message, a blank, or a slash command) and the slash commands
-// themselves (/model, /plan, /new [--carry|--thread], /queue, /compact, /help, /quit). Each command says what it did in
-// one line.
+// themselves (/model, /plan, /new [--carry|--thread], /queue, /compact, /exec, /ps, /logs, /kill, /help, /quit). Each
+// command says what it did in one line (/logs prints the kept output).
 import { Effect } from "effect"
 import type { CompactionService } from "../../compaction/Compaction.js"
 import type { CodexHarnessService } from "../../harness/CodexHarness.js"
 import type { SteeringQueueService } from "../../harness/SteeringQueue.js"
+import * as OutputBuffer from "../../processes/OutputBuffer.js"
+import type { ProcessesService, ProcessInfo } from "../../processes/Processes.js"
 import type { TurnView } from "./view.js"
 
 export type Input =
@@ -38,6 +40,8 @@ export interface SlashContext {
   readonly harness: CodexHarnessService
   readonly queue: SteeringQueueService
   readonly compaction: CompactionService
+  /** S25: sandboxed processes of this chat (absent: /exec and friends say so) */
+  readonly processes?: ProcessesService | undefined
   readonly state: ChatState
   /** where chat's own lines go: stderr when piped (stdout is for replies), stdout at a terminal */
   readonly say: (line: string) => Effect.Effect<void>
@@ -136,6 +140,43 @@ const slashCommands: Record<string, SlashCommand> = {
         Effect.as("continue" as const)
       )
   },
+  exec: {
+    usage: "/exec CMD",
+    description: "run CMD (through sh -c) in the app-server's sandbox, in the background; /logs shows its output",
+    run: (arg, { processes, say }) =>
+      arg === ""
+        ? say("/exec: expected a command").pipe(Effect.as("continue" as const))
+        : withProcesses(processes, say, (p) =>
+          p.start({ command: ["sh", "-c", arg] }).pipe(Effect.flatMap((info) => say(`started ${info.id}: ${arg}`))))
+  },
+  ps: {
+    usage: "/ps",
+    description: "the sandboxed processes of this chat, running and recently ended",
+    run: (_arg, { processes, say }) =>
+      withProcesses(processes, say, (p) =>
+        Effect.flatMap(p.list, (list) => say(list.length === 0 ? "no processes" : list.map(describeProcess).join("\n"))))
+  },
+  logs: {
+    usage: "/logs ID",
+    description: "the kept output of process ID (the newest 1 MiB / 10,000 lines)",
+    run: (arg, { processes, say }) =>
+      withProcesses(processes, say, (p) =>
+        p.logs(arg).pipe(
+          Effect.flatMap((logs) =>
+            say(
+              (logs.droppedBytes > 0 ? `[${logs.droppedBytes} bytes, ${logs.droppedLines} lines dropped]\n` : "") +
+                OutputBuffer.text(logs.pieces).replace(/\n$/, "") +
+                `\n[${describeProcess(logs.info)}]`
+            )
+          )
+        ))
+  },
+  kill: {
+    usage: "/kill ID",
+    description: "terminate process ID in the sandbox",
+    run: (arg, { processes, say }) =>
+      withProcesses(processes, say, (p) => p.kill(arg).pipe(Effect.flatMap(() => p.logs(arg)), Effect.flatMap((l) => say(describeProcess(l.info)))))
+  },
   quit: { usage: "/quit", description: "end the chat (also Ctrl-D)", run: () => Effect.succeed("quit" as const) },
   help: {
     usage: "/help",
@@ -143,6 +184,17 @@ const slashCommands: Record<string, SlashCommand> = {
     run: (_arg, { say }) => say(helpText()).pipe(Effect.as("continue" as const))
   }
 }
+
+const withProcesses = <E>(
+  processes: ProcessesService | undefined,
+  say: (line: string) => Effect.Effect<void>,
+  use: (p: ProcessesService) => Effect.Effect<void, E>
+): Effect.Effect<SlashOutcome, E> =>
+  (processes === undefined ? say("sandboxed processes are not available here") : use(processes)).pipe(Effect.as("continue" as const))
+
+const describeProcess = (p: ProcessInfo) =>
+  `${p.id} ${p.status}${p.exitCode === undefined ? "" : ` (exit ${p.exitCode})`}${p.error === undefined ? "" : `: ${p.error}`} ` +
+  `${p.writtenBytes} bytes  ${p.command.join(" ")}`
 
 const queueModes = ["steer", "followup", "collect"] as const
 const isQueueMode = (value: string): value is (typeof queueModes)[number] => (queueModes as ReadonlyArray<string>).includes(value)

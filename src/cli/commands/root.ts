@@ -10,11 +10,13 @@ import * as Demo from "./demo.js"
 import * as Diagnostics from "./diagnostics.js"
 import * as Doctor from "./doctor.js"
 import * as Events from "./events.js"
+import * as Exec from "./exec.js"
+import * as Nodes from "./nodes.js"
 import * as Run from "./run.js"
 import * as Sessions from "./sessions.js"
 import * as Threads from "./threads.js"
 
-const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command, Apps.command, Events.command, Doctor.command, Diagnostics.command] as const
+const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command, Apps.command, Events.command, Doctor.command, Diagnostics.command, Exec.command, Nodes.command] as const
 
 export const root = Command.make("codex-harness").pipe(
   Command.withDescription("drive the real codex app-server: sessions, turns and everything around them"),
@@ -41,7 +43,9 @@ export const helpTree: HelpTree = {
     parent(Apps.command, Apps.subcommands),
     parent(Events.command, Events.subcommands),
     leaf(Doctor.command),
-    leaf(Diagnostics.command)
+    leaf(Diagnostics.command),
+    leaf(Exec.command),
+    parent(Nodes.command, Nodes.subcommands)
   ]
 }
 
@@ -72,6 +76,11 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   events: ["codex-harness events schema > events.schema.json"],
   "events schema": ["codex-harness events schema > events.schema.json"],
   "threads list": ["codex-harness threads list --json"],
+  nodes: ["codex-harness nodes list"],
+  "nodes pair": ["codex-harness nodes pair --token-env NODE_TOKEN node1 ws://127.0.0.1:8765"],
+  "nodes list": ["codex-harness nodes list --json"],
+  "nodes unpair": ["codex-harness nodes unpair node1"],
+  "nodes run": ['codex-harness nodes run --node-cwd /srv/work node1 "run the tests"'],
   "threads show": ["codex-harness threads show THREAD_ID"],
   "threads branch": ["codex-harness threads branch THREAD_ID"],
   "threads archive": ["codex-harness threads archive --confirm-no-other-runner THREAD_ID"],
@@ -80,5 +89,10 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
     'codex-harness diagnostics --session SESSION_ID "the reply never came"',
     "codex-harness diagnostics --session SESSION_ID --thread-only --approvals allow",
     "codex-harness diagnostics --session SESSION_ID --bundle diagnostics.json"
+  ],
+  exec: [
+    "codex-harness exec -- make test",
+    "codex-harness exec --pty -- top -b -n 1",
+    "codex-harness exec --sandbox workspace-write --cwd ./repo -- sh -c 'npm ci && npm test'"
   ]
 }

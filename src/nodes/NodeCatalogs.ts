@@ -1,0 +1,84 @@
+// Paired-node catalogs (S17): for each paired node that names its own `codex app-server --listen` URL, a RemoteNode
+// whose listing is that app-server's `thread/list`, read over a WebSocket of its own for the one call and closed
+// after. Rows are metadata only (id, name, status, model, provider, cwd, update time; never a preview or any turn
+// content), and the Catalog refuses Continue and Archive on them even when idle: a node's app-server is not a
+// connection a harness binding can live on.
+import { ConfigProvider, Effect, Option, Redacted } from "effect"
+import { ThreadSourceKind } from "../../schemas/protocol.js"
+import * as Connection from "../appserver/AppServerConnection.js"
+import * as WebSocketTransport from "../appserver/WebSocketTransport.js"
+import { EnumerationFailed } from "../supervision/errors.js"
+import type { RemoteNode, RemoteThread } from "../supervision/RemoteCatalogs.js"
+import type { PairedNode } from "./NodePairing.js"
+
+export const bounds = { pageSize: 100, maxPages: 20 } as const
+
+// the name the token is handed to the transport under (a private config provider, not the process environment)
+const tokenName = "CODEX_HARNESS_NODE_APP_SERVER_TOKEN"
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+const str = (u: unknown): string | undefined => (typeof u === "string" && u !== "" ? u : undefined)
+const statuses = new Set(["notLoaded", "idle", "active", "systemError"])
+
+/** A `thread/list` row as metadata: nothing a user or the model wrote, beyond the thread's own name. */
+export const metadataOf = (row: unknown): RemoteThread | undefined => {
+  if (!isRecord(row) || typeof row.id !== "string") return undefined
+  const status = isRecord(row.status) && typeof row.status.type === "string" && statuses.has(row.status.type)
+    ? (row.status.type as RemoteThread["status"])
+    : undefined
+  return {
+    threadId: row.id,
+    title: str(row.name),
+    status,
+    model: str(row.model),
+    modelProvider: str(row.modelProvider),
+    cwd: str(row.cwd),
+    updatedAt: typeof row.updatedAt === "number" ? row.updatedAt : undefined
+  }
+}
+
+const listOnce = (node: PairedNode & { readonly appServerUrl: string }, token: Option.Option<Redacted.Redacted<string>>) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const handle = yield* WebSocketTransport.connect({ url: node.appServerUrl, tokenEnv: tokenName }).pipe(
+        Effect.withConfigProvider(
+          ConfigProvider.fromMap(new Map(Option.match(token, { onNone: () => [], onSome: (t) => [[tokenName, Redacted.value(t)]] })))
+        )
+      )
+      const connection = yield* Connection.make(handle, { clientName: "codex-harness-catalog" })
+      const rows: Array<RemoteThread> = []
+      let cursor: string | undefined
+      for (let page = 0; page < bounds.maxPages; page++) {
+        const result = yield* connection.requestRaw("thread/list", {
+          archived: false,
+          limit: bounds.pageSize,
+          modelProviders: [],
+          // every kind (the default leaves some out, e.g. threads an app-server client started)
+          sourceKinds: ThreadSourceKind.literals,
+          ...(cursor !== undefined ? { cursor } : {})
+        })
+        const data = isRecord(result) && Array.isArray(result.data) ? result.data : []
+        for (const row of data) {
+          const meta = metadataOf(row)
+          if (meta !== undefined) rows.push(meta)
+        }
+        cursor = isRecord(result) ? str(result.nextCursor) : undefined
+        if (cursor === undefined) break
+      }
+      return rows as ReadonlyArray<RemoteThread>
+    })
+  ).pipe(
+    Effect.mapError((e) => new EnumerationFailed({ what: `node ${node.name}'s catalog`, reason: e.message }))
+  )
+
+/** The RemoteCatalogs value for these nodes: one entry per node with an app-server URL. */
+export const fromNodes = (
+  nodes: ReadonlyArray<PairedNode>,
+  tokenOf: (name: string) => Effect.Effect<Option.Option<Redacted.Redacted<string>>>
+): ReadonlyArray<RemoteNode> =>
+  nodes.flatMap((node) =>
+    node.appServerUrl === undefined ? [] : [{
+      node: node.name,
+      list: Effect.flatMap(tokenOf(node.name), (token) => listOnce({ ...node, appServerUrl: node.appServerUrl! }, token))
+    }]
+  )
