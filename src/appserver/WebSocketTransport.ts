@@ -9,6 +9,7 @@ import { Cause, Config, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option
 // @ts-expect-error `ws` (the WebSocket @effect/platform-node itself uses on Node 20) ships no type declarations
 import { WebSocket as WsImpl } from "ws"
 import * as AppServerUrl from "./AppServerUrl.js"
+import * as CodexArgs from "./CodexArgs.js"
 import { AppServerExited, AppServerUnreachable } from "./errors.js"
 import type { FramedLine } from "./LineFramer.js"
 import type { ExitInfo, TransportHandle } from "./Transport.js"
@@ -73,7 +74,8 @@ const describeOpenFailure = (event: unknown, tokenEnv: string, tokenSent: boolea
 export const connect = (options: WebSocketOptions): Effect.Effect<TransportHandle, AppServerUnreachable, Scope.Scope> =>
   Effect.gen(function* () {
     const parsed = AppServerUrl.parse(options.url)
-    if ("problem" in parsed) return yield* new AppServerUnreachable({ url: options.url, reason: parsed.problem })
+    // the refused URL may carry the credentials it is refused for
+    if ("problem" in parsed) return yield* new AppServerUnreachable({ url: CodexArgs.redactUrl(options.url), reason: parsed.problem })
     const url = parsed.endpoint.url
     const tokenEnv = options.tokenEnv ?? AppServerUrl.defaultTokenEnv
     const token = yield* Config.redacted(tokenEnv).pipe(

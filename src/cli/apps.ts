@@ -28,7 +28,7 @@ export const list = (options: ListOptions) =>
         const runtimes = yield* SessionRuntime
         // a session's recorded runtime, or the one a new session would get (an empty record)
         const state = sessionId !== undefined ? (yield* (yield* TranscriptMirror).read(sessionId)).state : sessionState([])
-        const { connection, runtime } = yield* runtimes.lease(sessionId ?? "apps-list", state)
+        const { connection, runtime } = sessionId === undefined ? yield* runtimes.leaseFresh : yield* runtimes.lease(sessionId, state)
         return yield* (yield* AppAdmission).prepare(connection, { poolKey: runtime.poolKey, cwd: settings.cwd })
       })
     ).pipe(Effect.provide(services))

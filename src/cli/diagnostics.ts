@@ -15,6 +15,7 @@ import { DiagnosticsBundle, layer as bundleLayer } from "../diagnostics/Diagnost
 import { type ApprovalDecision, ApprovalPrompts } from "../ports/ApprovalPrompts.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
 import type { DiagnosticsOptions } from "./commands/diagnostics.js"
+import { UsageError } from "./errors.js"
 import { resolveSessionRef } from "./sessionRef.js"
 import { loadFor, toSettings } from "./settings.js"
 import { terminalText as safeText } from "./terminalText.js"
@@ -38,6 +39,13 @@ export const reportLines = (report: DiagnosticsReport): ReadonlyArray<string> =>
 
 export const diagnostics = (options: DiagnosticsOptions) =>
   Effect.gen(function* () {
+    // flags that would be silently ignored are usage errors
+    if (Option.isSome(options.bundle) && !options.upload && Option.isSome(options.note)) {
+      return yield* new UsageError({ line: "NOTE is sent with an upload: add --upload, or leave NOTE out of a bundle" })
+    }
+    if (options.threadOnly && Option.isNone(options.session)) {
+      return yield* new UsageError({ line: "--thread-only needs --session (the threads of which session?)" })
+    }
     const settings = yield* toSettings(options)
     const sessionId = Option.isSome(options.session) ? yield* resolveSessionRef(settings.stateDir, options.session.value) : undefined
     const note = Option.getOrUndefined(options.note)

@@ -13,21 +13,12 @@ import * as Runtimes from "../session/Runtimes.js"
 import { providerKeyConfig } from "../session/SessionRuntime.js"
 import type { ListOptions, PairOptions, RunOptions, UnpairOptions } from "./commands/nodes.js"
 import { UsageError } from "./errors.js"
+import { readStdin } from "./runPrompt.js"
 import { toSettings } from "./settings.js"
 import { terminalText as safeText } from "./terminalText.js"
 
 const stateDirOf = (options: { readonly stateDir: Option.Option<string>; readonly config: Option.Option<string> }) =>
   Effect.map(toSettings(options), (s) => s.stateDir)
-
-const readStdin = Effect.async<string>((resume) => {
-  let text = ""
-  process.stdin.setEncoding("utf8")
-  process.stdin.on("data", (d: string) => {
-    text += d
-  })
-  process.stdin.on("end", () => resume(Effect.succeed(text)))
-  process.stdin.resume()
-})
 
 export const pair = (options: PairOptions) =>
   Effect.gen(function* () {
@@ -43,7 +34,7 @@ export const pair = (options: PairOptions) =>
       if (process.stdin.isTTY) {
         return yield* new UsageError({ line: "pipe the node's token on stdin (or name its variable with --token-env); it never goes on the command line" })
       }
-      token = Redacted.make(yield* readStdin)
+      token = Redacted.make(yield* readStdin(64 * 1024, "the token"))
     }
     const node = yield* NodePairing.pair(stateDir, {
       name: options.name,

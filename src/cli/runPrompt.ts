@@ -7,7 +7,8 @@ import { UsageError } from "./errors.js"
 /** how much of stdin a prompt may take: far beyond any model's context, still a bound */
 export const maxPromptBytes = 16 * 1024 * 1024
 
-const readStdin = (maxBytes: number) =>
+/** All of stdin, up to `maxBytes`; `what` names it in the one-line errors (a prompt, a token). */
+export const readStdin = (maxBytes: number, what = "the prompt") =>
   Effect.async<string, UsageError>((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
@@ -16,7 +17,7 @@ const readStdin = (maxBytes: number) =>
       if (size > maxBytes) {
         cleanup()
         process.stdin.pause()
-        resume(Effect.fail(new UsageError({ line: `the prompt on stdin is over ${maxBytes / 1024 / 1024} MiB` })))
+        resume(Effect.fail(new UsageError({ line: `${what} on stdin is over ${maxBytes >= 1024 * 1024 ? `${maxBytes / 1024 / 1024} MiB` : `${maxBytes / 1024} KiB`}` })))
         return
       }
       chunks.push(chunk)
@@ -27,7 +28,7 @@ const readStdin = (maxBytes: number) =>
     }
     const onError = (error: Error) => {
       cleanup()
-      resume(Effect.fail(new UsageError({ line: `cannot read the prompt from stdin: ${error.message}` })))
+      resume(Effect.fail(new UsageError({ line: `cannot read ${what} from stdin: ${error.message}` })))
     }
     const cleanup = () => {
       process.stdin.off("data", onData)

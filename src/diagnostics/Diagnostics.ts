@@ -74,9 +74,6 @@ export const defaultClassification = "bug"
 /** bounds of the sub-thread enumeration: more than this fails closed rather than sending a partial set */
 export const subThreadBounds = { pageSize: 100, maxPages: 10 } as const
 
-/** The session id a connection without a session is leased under (a fresh runtime; nothing is recorded). */
-const noSession = "diagnostics"
-
 /** Every thread spawned under `threadId`, at any depth, as Codex lists them. */
 export const subThreads = (connection: AppServerConnection, threadId: string) =>
   Effect.gen(function* () {
@@ -114,7 +111,7 @@ export const make = Effect.gen(function* () {
     Effect.gen(function* () {
       const state: SessionState = sessionId === undefined ? {} : (yield* mirror.read(sessionId)).state
       if (sessionId !== undefined && state.binding === undefined) return yield* new NoDiagnosticsThread({ sessionId })
-      const leased = yield* runtimes.lease(sessionId ?? noSession, state)
+      const leased = sessionId === undefined ? yield* runtimes.leaseFresh : yield* runtimes.lease(sessionId, state)
       return { state, ...leased }
     })
 

@@ -53,7 +53,8 @@ export const make = Effect.gen(function* () {
   const write = (options: BundleOptions) =>
     Effect.gen(function* () {
       const file = path.resolve(options.file)
-      const exists = yield* fs.exists(file).pipe(Effect.orElseSucceed(() => true))
+      // a stat that fails is not "exists": the `wx` write below then says what is wrong
+      const exists = yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false))
       if (exists) return yield* new BundleExists({ file })
       const limit = Math.max(0, options.recordLimit ?? defaults.recordLimit)
       const sessionId = options.sessionId
@@ -65,7 +66,7 @@ export const make = Effect.gen(function* () {
       // what the session's app-server says of itself; its failure is recorded, not fatal
       const server = yield* Effect.scoped(
         Effect.gen(function* () {
-          const { connection, runtime } = yield* runtimes.lease(sessionId ?? "diagnostics", state)
+          const { connection, runtime } = sessionId === undefined ? yield* runtimes.leaseFresh : yield* runtimes.lease(sessionId, state)
           const diagnostics = yield* connection.request("server/diagnostics", {})
           return { codex: connection.initialize, runtime, diagnostics }
         })

@@ -53,9 +53,10 @@ export const pair = (stateDir: string, input: {
     yield* fs.makeDirectory(dir, { recursive: true, mode: 0o700 }).pipe(Effect.mapError(fileError(input.name)))
     yield* fs.chmod(dir, 0o700).pipe(Effect.mapError(fileError(input.name)))
     const tokenFile = path.join(dir, `${input.name}.token`)
-    // written 0600 from the start (no window where it is world-readable), then chmod in case it existed with other bits
-    yield* fs.writeFileString(tokenFile, `${token}\n`, { mode: 0o600 }).pipe(Effect.mapError(fileError(input.name)))
-    yield* fs.chmod(tokenFile, 0o600).pipe(Effect.mapError(fileError(input.name)))
+    // a fresh file created 0600 (`wx`): an existing one, whatever its bits, is removed first, so the token is never
+    // written into a file others can read
+    yield* fs.remove(tokenFile, { force: true }).pipe(Effect.mapError(fileError(input.name)))
+    yield* fs.writeFileString(tokenFile, `${token}\n`, { flag: "wx", mode: 0o600 }).pipe(Effect.mapError(fileError(input.name)))
     const record: PairedNode = {
       name: input.name,
       url: input.url,

@@ -114,7 +114,14 @@ const terminateDetached = (options: RelayOptions, sessionId: string, ids: Readon
       ws.send(JSON.stringify({ id: 1, method: "initialize", params: { clientName: "codex-harness-cleanup", resumeSessionId: sessionId } }))
     })
     ws.on("message", (data) => {
-      const m = JSON.parse(data.toString("utf8")) as { id?: unknown; result?: unknown; error?: { message?: string } }
+      // a node that answers with something other than JSON fails the cleanup; it must never throw in this callback
+      let m: { id?: unknown; result?: unknown; error?: { message?: string } }
+      try {
+        m = JSON.parse(data.toString("utf8")) as typeof m
+      } catch {
+        return finish(Effect.fail("the node answered with something other than JSON"))
+      }
+      if (typeof m !== "object" || m === null) return finish(Effect.fail("the node answered with something other than a JSON object"))
       if (m.id === 1) {
         if (m.error !== undefined) return finish(Effect.fail(`resume refused: ${m.error.message ?? ""}`))
         ws.send(JSON.stringify({ method: "initialized", params: {} }))
@@ -216,6 +223,7 @@ export const make = (options: RelayOptions): Effect.Effect<NodeRelay, NodeUnreac
         } catch {
           return down.close(1007, "not JSON")
         }
+        if (typeof message !== "object" || message === null || Array.isArray(message)) return down.close(1007, "not a JSON object")
         const method = typeof message.method === "string" ? message.method : undefined
         const params = (message.params ?? {}) as Record<string, unknown>
         const names = sensitiveMessageHeaders(message)

@@ -44,6 +44,11 @@ export interface SessionRuntimeService {
   readonly resolve: (sessionId: string, state: SessionState) => Effect.Effect<Resolved, RuntimeRefusal>
   /** resolves and leases the session's connection for the Scope; a follow-the-record notice is delivered once */
   readonly lease: (sessionId: string, state: SessionState) => Effect.Effect<Leased, RuntimeRefusal | LeaseError, Scope.Scope>
+  /**
+   * a lease on the runtime a new session gets, for work that belongs to no session (`apps list`, diagnostics without
+   * one): no session is resolved, noticed or detached for it
+   */
+  readonly leaseFresh: Effect.Effect<Leased, LeaseError, Scope.Scope>
   /** a lease on a known runtime (a branch's private connection, before its binding exists) */
   readonly leaseRuntime: (runtime: Runtime, spec: ClientSpec) => Effect.Effect<AppServerConnection, LeaseError, Scope.Scope>
   /** fails everything on the runtime's current client; the next lease gets a fresh one */
@@ -203,6 +208,10 @@ export const make = Effect.gen(function* () {
     fresh,
     resolve,
     lease,
+    leaseFresh: Effect.map(leaseRuntime(fresh, Runtimes.clientSpecFor(fresh, settings, providerKey)), (connection) => ({
+      connection,
+      runtime: fresh
+    })),
     leaseRuntime,
     retire: (runtime, reason) => pool.retire(runtime.poolKey, reason),
     supervisionSpec: Runtimes.supervisionClientSpec(settings.supervision, userCodexHome, providerKey)

@@ -7,6 +7,7 @@ import type { CodexHarnessService } from "../../harness/CodexHarness.js"
 import type { SteeringQueueService } from "../../harness/SteeringQueue.js"
 import * as OutputBuffer from "../../processes/OutputBuffer.js"
 import type { ProcessesService, ProcessInfo } from "../../processes/Processes.js"
+import { terminalText } from "../terminalText.js"
 import type { TurnView } from "./view.js"
 
 export type Input =
@@ -165,7 +166,8 @@ const slashCommands: Record<string, SlashCommand> = {
           Effect.flatMap((logs) =>
             say(
               (logs.droppedBytes > 0 ? `[${logs.droppedBytes} bytes, ${logs.droppedLines} lines dropped]\n` : "") +
-                OutputBuffer.text(logs.pieces).replace(/\n$/, "") +
+                // a sandboxed command's output, possibly the agent's choice: no escape sequence reaches the terminal
+                terminalText(OutputBuffer.text(logs.pieces)).replace(/\n$/, "") +
                 `\n[${describeProcess(logs.info)}]`
             )
           )
@@ -175,6 +177,7 @@ const slashCommands: Record<string, SlashCommand> = {
     usage: "/kill ID",
     description: "terminate process ID in the sandbox",
     run: (arg, { processes, say }) =>
+      // the state after the kill (its exit recorded), not the one `kill` answers with
       withProcesses(processes, say, (p) => p.kill(arg).pipe(Effect.flatMap(() => p.logs(arg)), Effect.flatMap((l) => say(describeProcess(l.info)))))
   },
   quit: { usage: "/quit", description: "end the chat (also Ctrl-D)", run: () => Effect.succeed("quit" as const) },
@@ -193,8 +196,10 @@ const withProcesses = <E>(
   (processes === undefined ? say("sandboxed processes are not available here") : use(processes)).pipe(Effect.as("continue" as const))
 
 const describeProcess = (p: ProcessInfo) =>
-  `${p.id} ${p.status}${p.exitCode === undefined ? "" : ` (exit ${p.exitCode})`}${p.error === undefined ? "" : `: ${p.error}`} ` +
-  `${p.writtenBytes} bytes  ${p.command.join(" ")}`
+  terminalText(
+    `${p.id} ${p.status}${p.exitCode === undefined ? "" : ` (exit ${p.exitCode})`}${p.error === undefined ? "" : `: ${p.error}`} ` +
+      `${p.writtenBytes} bytes  ${p.command.join(" ")}`
+  )
 
 const queueModes = ["steer", "followup", "collect"] as const
 const isQueueMode = (value: string): value is (typeof queueModes)[number] => (queueModes as ReadonlyArray<string>).includes(value)
