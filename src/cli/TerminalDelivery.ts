@@ -4,7 +4,7 @@
 import { Effect, Layer } from "effect"
 import { Delivery, type Reply } from "../ports/Delivery.js"
 import { line, replyEvent } from "./jsonEvents.js"
-import { terminalText } from "./terminalText.js"
+import { terminalText } from "../platform/terminalText.js"
 
 const write = (stream: NodeJS.WriteStream, text: string) => Effect.sync(() => void stream.write(text))
 

@@ -8,7 +8,8 @@ import {
   ApprovalPromptFailed,
   ApprovalPrompts,
   type ApprovalRequest,
-  describe
+  describe,
+  details
 } from "../ports/ApprovalPrompts.js"
 
 const writeErr = (line: string) => Effect.sync(() => void process.stderr.write(`${line}\n`))
@@ -32,42 +33,7 @@ export const fixed = (
   })
 
 /** What the terminal shows before the question. Pure. */
-export const render = (request: ApprovalRequest): string => {
-  const lines: Array<string> = []
-  switch (request.kind) {
-    case "command":
-      lines.push(`Codex wants to run: ${request.command}`, `  in ${request.cwd}`)
-      break
-    case "fileChange":
-      lines.push("Codex wants to change files:")
-      for (const change of request.changes ?? []) {
-        lines.push(`  ${change.kind} ${change.path}`)
-        for (const line of change.diff.split("\n").slice(0, 40)) lines.push(`    ${line}`)
-      }
-      if (request.changes === undefined) lines.push(`  (item ${request.itemId}; changes not available)`)
-      break
-    case "permissions":
-      lines.push(`Codex asks for extra permissions in ${request.cwd}:`, `  ${JSON.stringify(request.permissions)}`)
-      break
-    case "mcpTool":
-      lines.push(request.message)
-      if (request.toolDescription !== undefined) lines.push(`  ${request.toolDescription}`)
-      if (request.params !== undefined) lines.push(`  params: ${JSON.stringify(request.params)}`)
-      break
-    case "diagnostics":
-      lines.push(`Send diagnostics to ${request.destination}?`)
-      lines.push(`  session: ${request.sessionId ?? "(none)"}`)
-      if (request.threads.length === 0) lines.push("  threads: none (Codex's logs only)")
-      for (const thread of request.threads) {
-        lines.push(`  thread ${thread.threadId}${thread.role === "subAgent" ? ` (sub-agent of ${thread.parentThreadId ?? "?"})` : " (the session's thread)"}`)
-      }
-      lines.push(`  Codex's logs: ${request.includeLogs ? "included" : "not included"}`)
-      lines.push(`  note: ${request.note === undefined ? "(none)" : JSON.stringify(request.note)}`)
-      break
-  }
-  if ("reason" in request && request.reason !== undefined) lines.push(`  reason: ${request.reason}`)
-  return lines.join("\n")
-}
+export const render = details
 
 /** Maps a typed answer (case-insensitive); undefined when it is none of the choices (an empty line included). Pure. */
 export const parseAnswer = (answer: string): ApprovalDecision | undefined => {

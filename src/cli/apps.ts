@@ -11,7 +11,7 @@ import * as ApprovalPromptsCli from "./approvalPrompts.js"
 import type { ListOptions } from "./commands/apps.js"
 import { resolveSessionRef } from "./sessionRef.js"
 import { toSettings } from "./settings.js"
-import { terminalText as safeText } from "./terminalText.js"
+import { terminalText as safeText } from "../platform/terminalText.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
 
 export const list = (options: ListOptions) =>

@@ -18,7 +18,7 @@ import type { DiagnosticsOptions } from "./commands/diagnostics.js"
 import { UsageError } from "./errors.js"
 import { resolveSessionRef } from "./sessionRef.js"
 import { loadFor, toSettings } from "./settings.js"
-import { terminalText as safeText } from "./terminalText.js"
+import { terminalText as safeText } from "../platform/terminalText.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
 import { packageVersion } from "./version.js"
 

@@ -14,7 +14,7 @@ import { Effect, Exit, Layer, Logger, LogLevel } from "effect"
 import { handlerStarted } from "./commands/lazy.js"
 import { examples, helpTree, root } from "./commands/root.js"
 import { render, UsageError } from "./errors.js"
-import { terminalText } from "./terminalText.js"
+import { terminalText } from "../platform/terminalText.js"
 import { asksForHelp, requestedPage, unknownCommandLine } from "./helpRequest.js"
 import { packageVersion } from "./version.js"
 

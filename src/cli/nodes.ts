@@ -15,7 +15,7 @@ import type { ListOptions, PairOptions, RunOptions, UnpairOptions } from "./comm
 import { UsageError } from "./errors.js"
 import { readStdin } from "./runPrompt.js"
 import { toSettings } from "./settings.js"
-import { terminalText as safeText } from "./terminalText.js"
+import { terminalText as safeText } from "../platform/terminalText.js"
 
 const stateDirOf = (options: { readonly stateDir: Option.Option<string>; readonly config: Option.Option<string> }) =>
   Effect.map(toSettings(options), (s) => s.stateDir)

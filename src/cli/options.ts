@@ -91,6 +91,16 @@ export const output = {
   json: Options.boolean("json").pipe(Options.withDescription("print one JSON event per line"))
 }
 
+/** through a running `codex-harness serve` (connect.ts) */
+export const connection = {
+  connect: Options.text("connect").pipe(
+    Options.withDescription(
+      "run through the `codex-harness serve` at this URL (ws://HOST:PORT/rpc, wss://..., ws+unix:PATH:/rpc); without it, the serve running for the state dir is used when there is one; its token comes from $CODEX_HARNESS_TOKEN, else the state dir's serve.token"
+    ),
+    Options.optional
+  )
+}
+
 /** how approval requests during a turn are answered */
 export const approvals = {
   approvals: Options.choice("approvals", ["deny", "allow"]).pipe(

@@ -10,6 +10,8 @@ import type { RunOptions } from "./commands/run.js"
 import { TurnDidNotComplete, UsageError } from "./errors.js"
 import * as JsonEvents from "./jsonEvents.js"
 import * as QuestionPromptsCli from "./questionPrompts.js"
+import * as Connect from "./connect.js"
+import { runRemote } from "./runRemote.js"
 import { readPrompt } from "./runPrompt.js"
 import { sessionToUse } from "./sessionRef.js"
 import * as RunProgress from "./runProgress.js"
@@ -24,9 +26,35 @@ const writeLastMessage = (file: string, text: string) =>
     catch: (e) => new UsageError({ line: `--output-last-message ${file}: ${e instanceof Error ? e.message : String(e)}` })
   })
 
+/** the flags that choose a runtime: a serve runs with its own, so they do not go through it */
+const runtimeFlags = [
+  ["cwd", "cwd"],
+  ["codexHome", "codex-home"],
+  ["providerUrl", "provider-url"],
+  ["providerKeyEnv", "provider-key-env"],
+  ["approvalPolicy", "approval-policy"],
+  ["sandbox", "sandbox"],
+  ["config", "config"],
+  ["codexBin", "codex-bin"],
+  ["appServer", "app-server"],
+  ["supervisionHome", "supervision-home"],
+  ["timeout", "timeout"]
+] as const
+
 export const run = (options: RunOptions) =>
   Effect.gen(function* () {
     const prompt = yield* readPrompt(options.prompt)
+    const given = runtimeFlags.filter(([key]) => Option.isSome(options[key] as Option.Option<unknown>)).map(([, flag]) => `--${flag}`)
+    if (Option.isSome(options.connect) && given.length > 0) {
+      return yield* new UsageError({ line: `${given.join(", ")}: not with --connect (the service runs with its own settings)` })
+    }
+    // a serve running for the state dir takes the turn, unless this run names a runtime of its own
+    const target = yield* Connect.target(options, given.length === 0)
+    if (Option.isSome(target)) return yield* runRemote(options, target.value, prompt)
+    if (options.approvals === "ask") {
+      return yield* new UsageError({ line: "--approvals ask waits for a client of `codex-harness serve`, and none runs for this state dir: use deny or allow" })
+    }
+    const approvals = options.approvals
     const settings = yield* toSettings(options)
     const sessionId = yield* sessionToUse(options, settings.stateDir)
     // said first when the user did not type it whole, so a turn that hangs, fails or is interrupted still tells where
@@ -56,7 +84,7 @@ export const run = (options: RunOptions) =>
           Layer.provide(TerminalDelivery.layer({ json: options.json })),
           Layer.provide(
             ApprovalPromptsCli.fixed(
-              options.approvals,
+              approvals,
               options.json ? (request, decision) => print(JsonEvents.approvalEvent(request, decision, "policy")) : undefined
             )
           ),

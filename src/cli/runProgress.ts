@@ -4,7 +4,7 @@
 import { Effect } from "effect"
 import type { TurnEvent } from "../turn/TurnEvent.js"
 import { itemOf } from "./jsonEvents.js"
-import { terminalText } from "./terminalText.js"
+import { terminalText } from "../platform/terminalText.js"
 
 const say = (text: string) => Effect.sync(() => void process.stderr.write(`${terminalText(text).replace(/\n/g, " ")}\n`))
 

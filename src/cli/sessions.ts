@@ -15,7 +15,7 @@ import { checkDeletable } from "../supervision/SessionGuard.js"
 import type { DeleteOptions, ListOptions, RedactOptions, RepairOptions, ShowOptions } from "./commands/sessions.js"
 import { UsageError } from "./errors.js"
 import { resolveIn } from "./sessionRef.js"
-import { oneLine, renderTable, rowOf, type SessionRow } from "./sessionTable.js"
+import { oneLine, renderTable, rowOf, type SessionRow } from "../session/SessionTable.js"
 import { stateDirOf } from "./settings.js"
 
 const storeFor = (stateDir: Option.Option<string>) =>

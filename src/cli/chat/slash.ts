@@ -7,7 +7,7 @@ import type { CodexHarnessService } from "../../harness/CodexHarness.js"
 import type { SteeringQueueService } from "../../harness/SteeringQueue.js"
 import * as OutputBuffer from "../../processes/OutputBuffer.js"
 import type { ProcessesService, ProcessInfo } from "../../processes/Processes.js"
-import { terminalText } from "../terminalText.js"
+import { terminalText } from "../../platform/terminalText.js"
 import type { TurnView } from "./view.js"
 
 export type Input =

@@ -10,7 +10,7 @@ import { type Context, Effect, type Scope } from "effect"
 import { Delivery, type Reply } from "../../ports/Delivery.js"
 import type { EventSink } from "../../turn/TurnEvent.js"
 import * as TerminalDelivery from "../TerminalDelivery.js"
-import { makeTerminalStream, terminalText } from "../terminalText.js"
+import { makeTerminalStream, terminalText } from "../../platform/terminalText.js"
 import * as JsonEvents from "../jsonEvents.js"
 import { progressLine } from "../runProgress.js"
 

@@ -13,10 +13,11 @@ import * as Events from "./events.js"
 import * as Exec from "./exec.js"
 import * as Nodes from "./nodes.js"
 import * as Run from "./run.js"
+import * as Serve from "./serve.js"
 import * as Sessions from "./sessions.js"
 import * as Threads from "./threads.js"
 
-const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command, Apps.command, Events.command, Doctor.command, Diagnostics.command, Exec.command, Nodes.command] as const
+const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command, Apps.command, Events.command, Doctor.command, Diagnostics.command, Exec.command, Nodes.command, Serve.command] as const
 
 export const root = Command.make("codex-harness").pipe(
   Command.withDescription("drive the real codex app-server: sessions, turns and everything around them"),
@@ -45,7 +46,8 @@ export const helpTree: HelpTree = {
     leaf(Doctor.command),
     leaf(Diagnostics.command),
     leaf(Exec.command),
-    parent(Nodes.command, Nodes.subcommands)
+    parent(Nodes.command, Nodes.subcommands),
+    leaf(Serve.command)
   ]
 }
 
@@ -81,6 +83,11 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   "nodes list": ["codex-harness nodes list --json"],
   "nodes unpair": ["codex-harness nodes unpair node1"],
   "nodes run": ['codex-harness nodes run --node-cwd /srv/work node1 "run the tests"'],
+  serve: [
+    "codex-harness serve",
+    "codex-harness serve --listen 127.0.0.1:0 --provider-url http://127.0.0.1:8080/v1",
+    "codex-harness serve --listen unix:/run/user/1000/codex-harness.sock"
+  ],
   "threads show": ["codex-harness threads show THREAD_ID"],
   "threads branch": ["codex-harness threads branch THREAD_ID"],
   "threads archive": ["codex-harness threads archive --confirm-no-other-runner THREAD_ID"],

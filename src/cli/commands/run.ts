@@ -5,6 +5,13 @@ import { lazy } from "./lazy.js"
 
 const config = {
   ...GlobalOptions.global,
+  ...GlobalOptions.connection,
+  approvals: Options.choice("approvals", ["deny", "allow", "ask"]).pipe(
+    Options.withDescription(
+      "how Codex's approval requests are answered: deny, allow (each decision printed on stderr), or ask: wait for an answer from any client of the serve the turn runs through (`codex-harness answer ID`)"
+    ),
+    Options.withDefault("deny" as const)
+  ),
   session: Options.text("session").pipe(
     Options.withDescription("session to continue, by id or a unique prefix of it (default: a new session, printed on stderr)"),
     Options.optional

@@ -3,7 +3,7 @@
 // the defect's message, so every check always gets its line and the next one still runs.
 import { Data, Duration, Effect, Option } from "effect"
 import { spawn } from "node:child_process"
-import { oneLine } from "../sessionTable.js"
+import { oneLine } from "../../session/SessionTable.js"
 
 export class CheckFailed extends Data.TaggedError("CheckFailed")<{ readonly reason: string }> {}
 export class CheckSkipped extends Data.TaggedError("CheckSkipped")<{ readonly reason: string }> {}

@@ -4,7 +4,7 @@
 import type { SessionRecord } from "../../schemas/session.js"
 import * as CodexArgs from "../appserver/CodexArgs.js"
 import { sessionState } from "../session/SessionState.js"
-import { terminalText } from "./terminalText.js"
+import { terminalText } from "../platform/terminalText.js"
 
 /** one session as `sessions list` shows it (and, as it is, in `--json`) */
 export interface SessionRow {

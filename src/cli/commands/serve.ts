@@ -1,0 +1,41 @@
+// `codex-harness serve`: what it accepts. The service itself is ../serve.ts, loaded when it runs.
+import { Command, Options } from "@effect/cli"
+import * as Opts from "../options.js"
+import { lazy } from "./lazy.js"
+
+const config = {
+  ...Opts.workspace,
+  ...Opts.state,
+  ...Opts.codex,
+  ...Opts.appServer,
+  ...Opts.provider,
+  ...Opts.policy,
+  ...Opts.supervision,
+  listen: Options.text("listen").pipe(
+    Options.withDescription("where to listen: HOST:PORT (default 127.0.0.1:4780; port 0 picks a free one) or unix:PATH"),
+    Options.withDefault("127.0.0.1:4780")
+  ),
+  tlsCert: Options.text("tls-cert").pipe(Options.withDescription("serve HTTPS/WSS with this PEM certificate (with --tls-key)"), Options.optional),
+  tlsKey: Options.text("tls-key").pipe(Options.withDescription("the PEM private key of --tls-cert"), Options.optional),
+  insecureRemote: Options.boolean("insecure-remote").pipe(
+    Options.withDescription("listen on a non-loopback address without TLS (the token then crosses the network in clear)")
+  ),
+  answerTimeout: Options.integer("answer-timeout").pipe(
+    Options.withDescription("seconds an approval or question waits for a client before it is declined"),
+    Options.withDefault(300)
+  ),
+  shutdownGrace: Options.integer("shutdown-grace").pipe(
+    Options.withDescription("on SIGTERM, seconds running turns get to finish before they are interrupted"),
+    Options.withDefault(10)
+  ),
+  otlp: Options.text("otlp").pipe(
+    Options.withDescription("export traces to this OTLP/HTTP collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT when set)"),
+    Options.optional
+  )
+}
+
+export type ServeOptions = Command.Command.ParseConfig<typeof config>
+
+export const command = Command.make("serve", config, (options) => lazy(() => import("../serve.js"), (m) => m.serve(options))).pipe(
+  Command.withDescription("run the harness as a long-lived service: a control API (HTTP and WebSocket) and the Control UI")
+)

@@ -1,0 +1,90 @@
+// Which `codex-harness serve` a command runs through, if any: `--connect URL`, else the one running for the state dir
+// (its serve.json: private, naming a live process). The token never comes from argv: $CODEX_HARNESS_TOKEN, else the
+// state dir's serve.token (same machine). A refusal of the service keeps its meaning at the CLI: a usage refusal exits
+// 2, anything else 1, each as one line.
+import type { FileSystem } from "@effect/platform"
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
+import { Effect, Option, Schema, type Scope } from "effect"
+import type { ControlFailure } from "../../schemas/control.js"
+import * as ControlClient from "../control/ControlClient.js"
+import * as ServeFiles from "../control/ServeFiles.js"
+import { UsageError } from "./errors.js"
+import { stateDirOf } from "./settings.js"
+
+export class ServeUnreachable extends Schema.TaggedError<ServeUnreachable>()("ServeUnreachable", {
+  url: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `cannot reach codex-harness serve at ${this.url}: ${this.reason}`
+  }
+}
+
+export const tokenEnv = "CODEX_HARNESS_TOKEN"
+
+const loopback = (host: string) => host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host)
+
+/** A `--connect` URL's problem, if it has one. Pure. */
+export const checkUrl = (url: string): string | undefined => {
+  if (url.startsWith("ws+unix:")) return url.includes(":/", "ws+unix:".length) ? undefined : "a Unix socket URL is ws+unix:PATH:/rpc"
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return `not a URL: ${JSON.stringify(url)}`
+  }
+  if (parsed.username !== "" || parsed.password !== "") return "a URL with credentials in it is refused: the token comes from $CODEX_HARNESS_TOKEN"
+  if (parsed.protocol === "wss:") return undefined
+  if (parsed.protocol !== "ws:") return `expected ws://, wss:// or ws+unix:, got ${parsed.protocol}`
+  return loopback(parsed.hostname) ? undefined : "ws:// would send the token in clear: use wss:// for another machine"
+}
+
+export interface ConnectOptions {
+  readonly connect: Option.Option<string>
+  readonly stateDir: Option.Option<string>
+}
+
+/** The serve to use: `--connect`, else (when `find`) the state dir's running one; none: run locally. */
+export const target = (
+  options: ConnectOptions,
+  find: boolean
+): Effect.Effect<Option.Option<ControlClient.Target>, UsageError | ServeFiles.ServeFilesError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const stateDir = yield* stateDirOf(options.stateDir)
+    const fromEnv = process.env[tokenEnv]
+    if (Option.isSome(options.connect)) {
+      const url = options.connect.value
+      const problem = checkUrl(url)
+      if (problem !== undefined) return yield* new UsageError({ line: `--connect: ${problem}` })
+      if (fromEnv !== undefined && fromEnv !== "") return Option.some({ url, token: fromEnv })
+      const token = yield* ServeFiles.readToken(stateDir).pipe(
+        Effect.mapError(() => new UsageError({ line: `--connect needs the service's token: set $${tokenEnv}, or use the state dir of that serve (--state-dir)` }))
+      )
+      return Option.some({ url, token })
+    }
+    if (!find) return Option.none()
+    const running = yield* ServeFiles.find(stateDir)
+    if (Option.isNone(running)) return Option.none()
+    const token = yield* ServeFiles.readToken(stateDir)
+    return Option.some({ url: running.value.url, token })
+  })
+
+/** ControlFailure as the CLI reports it: its usage refusals are usage errors (exit 2). */
+const asCli = (error: ControlFailure | { readonly _tag: "RpcClientError"; readonly message: string }, url: string) =>
+  error._tag === "ControlFailure"
+    ? error.code === "usage" ? new UsageError({ line: error.message }) : error
+    : new ServeUnreachable({ url, reason: error.message })
+
+/** Runs `use` with a client of `target`, connected for its duration. */
+export const withClient = <A, E, R>(
+  target: ControlClient.Target,
+  use: (client: ControlClient.Client) => Effect.Effect<A, E, R>
+) =>
+  Effect.scoped(Effect.flatMap(ControlClient.make(target), use)).pipe(
+    Effect.provide(NodeSocket.layerWebSocketConstructor),
+    Effect.catchIf(
+      (e): e is Extract<E, ControlFailure | { readonly _tag: "RpcClientError"; readonly message: string }> =>
+        typeof e === "object" && e !== null && "_tag" in e && (e._tag === "ControlFailure" || e._tag === "RpcClientError"),
+      (e) => Effect.fail(asCli(e, target.url))
+    )
+  ) as Effect.Effect<A, Exclude<E, ControlFailure | { readonly _tag: "RpcClientError" }> | ControlFailure | UsageError | ServeUnreachable, Exclude<R, Scope.Scope>>

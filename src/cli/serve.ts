@@ -1,0 +1,161 @@
+// `codex-harness serve`: the harness as one long-lived process that owns the app-server pool, with the control API
+// (src/control/) for many clients: the CLI (`--connect`, or found through serve.json), the Control UI, a bot.
+// Loaded when the command runs; its flags are in commands/serve.ts.
+//
+// Start-up refuses in one line: a second serve on the state dir (serve.lock), a non-loopback address without TLS or
+// --insecure-remote, a half-given TLS pair. Shutdown (SIGTERM, SIGINT): new turns are refused, running ones get
+// --shutdown-grace seconds to finish and are then interrupted (Codex is told), the listener closes, every app-server
+// exits with the pool's scope.
+import { HttpServer } from "@effect/platform"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Console, Effect, Layer, Option } from "effect"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as https from "node:https"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Live from "../../layers/Live.js"
+import * as ActiveTurns from "../control/ActiveTurns.js"
+import * as ControlServer from "../control/ControlServer.js"
+import * as EventHub from "../control/EventHub.js"
+import * as Handlers from "../control/Handlers.js"
+import * as Interactions from "../control/Interactions.js"
+import * as ServeFiles from "../control/ServeFiles.js"
+import * as Telemetry from "../control/Telemetry.js"
+import * as Supervision from "../supervision/layer.js"
+import type { ServeOptions } from "./commands/serve.js"
+import { UsageError } from "./errors.js"
+import { toSettings } from "./settings.js"
+import { packageVersion } from "./version.js"
+
+export type Listen =
+  | { readonly _tag: "Tcp"; readonly host: string; readonly port: number; readonly loopback: boolean }
+  | { readonly _tag: "Unix"; readonly path: string }
+
+const loopbackHost = (host: string) => host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host)
+
+/** `--listen`: HOST:PORT ([V6]:PORT) or unix:PATH. Pure. */
+export const parseListen = (text: string): Listen | string => {
+  if (text.startsWith("unix:")) {
+    const file = text.slice(5)
+    return file === "" ? "unix: needs a path (unix:/run/codex-harness.sock)" : { _tag: "Unix", path: path.resolve(file) }
+  }
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text)
+  if (match === null) return `expected HOST:PORT or unix:PATH, got ${JSON.stringify(text)}`
+  const host = match[1] ?? match[2]!
+  const port = Number(match[3])
+  if (port > 65535) return `port ${port} is out of range`
+  return { _tag: "Tcp", host, port, loopback: loopbackHost(host) }
+}
+
+/** The Control UI's page and script, built by `npm run build` into dist/bundle/ (found from here, tsc or bundle). */
+const loadUi = (): ControlServer.UiAssets | undefined => {
+  let dir = path.dirname(fileURLToPath(import.meta.url))
+  for (let i = 0; i < 5; i++) {
+    const html = path.join(dir, "dist", "bundle", "control-ui.html")
+    const local = path.join(dir, "control-ui.html")
+    for (const candidate of [local, html]) {
+      try {
+        return { html: fs.readFileSync(candidate, "utf8"), script: fs.readFileSync(candidate.replace(/\.html$/, ".js"), "utf8") }
+      } catch {
+        // not here: the next candidate, then one level up
+      }
+    }
+    dir = path.dirname(dir)
+  }
+  return undefined
+}
+
+const readPem = (flag: string, file: string) =>
+  Effect.try({
+    try: () => fs.readFileSync(file),
+    catch: (e) => new UsageError({ line: `--${flag} ${file}: ${e instanceof Error ? e.message : String(e)}` })
+  })
+
+export const serve = (options: ServeOptions) =>
+  Effect.gen(function* () {
+    const listen = parseListen(options.listen)
+    if (typeof listen === "string") return yield* new UsageError({ line: `--listen: ${listen}` })
+    const cert = Option.getOrUndefined(options.tlsCert)
+    const key = Option.getOrUndefined(options.tlsKey)
+    if ((cert === undefined) !== (key === undefined)) return yield* new UsageError({ line: "--tls-cert and --tls-key go together" })
+    const tls = cert !== undefined && key !== undefined ? { cert: yield* readPem("tls-cert", cert), key: yield* readPem("tls-key", key) } : undefined
+    if (listen._tag === "Tcp" && !listen.loopback && tls === undefined && !options.insecureRemote) {
+      return yield* new UsageError({
+        line: `--listen ${options.listen} is not a loopback address: give --tls-cert and --tls-key, or --insecure-remote to send the token in clear`
+      })
+    }
+    if (options.answerTimeout <= 0 || options.shutdownGrace < 0) {
+      return yield* new UsageError({ line: "--answer-timeout must be positive and --shutdown-grace not negative" })
+    }
+    const telemetry = yield* Telemetry.configFrom(Option.getOrUndefined(options.otlp), process.env).pipe(
+      Effect.mapError((e) => new UsageError({ line: e.message }))
+    )
+    const settings = yield* toSettings(options)
+    yield* ServeFiles.lock(settings.stateDir)
+    const token = yield* ServeFiles.ensureToken(settings.stateDir)
+    const version = packageVersion()
+    let clients = 0
+
+    const interactions = Interactions.layer({ answerTimeout: `${options.answerTimeout} seconds` })
+    const shared = Layer.mergeAll(EventHub.layer, ActiveTurns.layer)
+    const harness = Supervision.layer.pipe(
+      Layer.provideMerge(
+        Live.layer(settings).pipe(Layer.provide(Layer.mergeAll(EventHub.deliveryLayer, Interactions.portsLayer).pipe(Layer.provide(interactions))))
+      )
+    )
+    const services = Handlers.layer({ version, stateDir: settings.stateDir, startedAt: new Date(), clients: () => clients }).pipe(
+      Layer.provideMerge(harness),
+      Layer.provideMerge(interactions),
+      Layer.provideMerge(shared),
+      Layer.provideMerge(ControlServer.serialization)
+    )
+    const evaluate = (): http.Server =>
+      // an https.Server takes the same requests and upgrades; NodeHttpServer types its argument as http.Server
+      tls === undefined ? http.createServer() : (https.createServer(tls) as unknown as http.Server)
+    const listenOptions = listen._tag === "Unix" ? { path: listen.path } : { host: listen.host, port: listen.port }
+    if (listen._tag === "Unix") yield* Effect.sync(() => fs.rmSync(listen.path, { force: true }))
+
+    yield* Effect.scoped(Effect.gen(function* () {
+      const context = yield* Layer.build(Layer.mergeAll(services, NodeHttpServer.layer(evaluate, listenOptions)))
+      const address = yield* HttpServer.addressWith(Effect.succeed).pipe(Effect.provide(context))
+      const hostPort = address._tag === "TcpAddress"
+        ? `${address.hostname.includes(":") ? `[${address.hostname}]` : address.hostname}:${address.port}`
+        : undefined
+      const hosts = hostPort === undefined || listen._tag !== "Tcp" || !listen.loopback
+        ? []
+        : [hostPort, `localhost:${(address as HttpServer.TcpAddress).port}`, `127.0.0.1:${(address as HttpServer.TcpAddress).port}`, `[::1]:${(address as HttpServer.TcpAddress).port}`]
+      const app = yield* ControlServer.makeApp({
+        token,
+        ui: loadUi(),
+        hosts,
+        onClient: (delta) => void (clients += delta)
+      }).pipe(Effect.provide(context))
+      yield* HttpServer.serveEffect()(app).pipe(Effect.provide(context))
+      const scheme = tls === undefined ? "" : "s"
+      const url = hostPort === undefined ? `ws+unix:${listen._tag === "Unix" ? listen.path : ""}:/rpc` : `ws${scheme}://${hostPort}/rpc`
+      const ui = hostPort === undefined ? undefined : `http${scheme}://${hostPort}/`
+      yield* ServeFiles.announce(settings.stateDir, { pid: process.pid, url, ...(ui !== undefined ? { ui } : {}), started_at: new Date().toISOString(), version })
+      // registered last, so it runs first: turns drain while the listener still carries their events
+      const active = yield* Effect.provide(ActiveTurns.ActiveTurns, context)
+      yield* Effect.addFinalizer(() =>
+        Effect.gen(function* () {
+          const { interrupted } = yield* active.drain(`${options.shutdownGrace} seconds`, "10 seconds")
+          yield* Console.error(`codex-harness serve: stopping${interrupted > 0 ? ` (${interrupted} running turn${interrupted === 1 ? "" : "s"} interrupted)` : ""}`)
+        }))
+      yield* Console.error(`codex-harness serve: listening on ${url} for ${settings.stateDir}`)
+      if (ui !== undefined) {
+        // the token goes in the fragment (never sent to the server, never in a log) and only to a person's terminal
+        yield* Console.error(
+          process.stderr.isTTY === true
+            ? `control UI: ${ui}#token=${token}`
+            : `control UI: ${ui} (its token is in ${ServeFiles.files(settings.stateDir).token})`
+        )
+      }
+      return yield* Effect.never
+    })).pipe(
+      // outermost, so every fiber of the service (the listener's, each call's, each turn's) reports to the collector
+      Effect.provide(telemetry === undefined ? Layer.empty : Telemetry.layer({ ...telemetry, serviceVersion: version }))
+    )
+  }).pipe(Effect.scoped, Effect.provide(NodeFileSystem.layer))

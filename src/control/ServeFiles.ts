@@ -1,0 +1,129 @@
+// What a running `serve` leaves in its state dir, so the CLI finds it and nobody else can use it:
+// - `serve.lock`: one `serve` per state dir (O_EXCL with its owner, taken over when the owner is dead: SessionLock.hold);
+// - `serve.token`: the bearer token every call needs, 0600 in a state dir only we can write; kept across restarts while
+//   it stays private, so a Control UI tab or a bot keeps working after a restart;
+// - `serve.json`: where it listens (0600), written once it listens and removed when it stops.
+import { FileSystem } from "@effect/platform"
+import { Effect, Option, Schema, type Scope } from "effect"
+import * as crypto from "node:crypto"
+import * as path from "node:path"
+import { describeFileError } from "../platform/fileErrors.js"
+import { isAlive } from "../platform/processAlive.js"
+import { checkPrivate } from "../platform/trust.js"
+import { hold } from "../session/SessionLock.js"
+
+export class ServeRunning extends Schema.TaggedError<ServeRunning>()("ServeRunning", {
+  stateDir: Schema.String,
+  pid: Schema.Number,
+  since: Schema.String
+}) {
+  override get message() {
+    return `codex-harness serve is already running for ${this.stateDir} (pid ${this.pid}, since ${this.since}); ` +
+      "use it (commands find it by themselves) or stop it first"
+  }
+}
+
+export class ServeFilesError extends Schema.TaggedError<ServeFilesError>()("ServeFilesError", {
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `${this.path}: ${this.reason}`
+  }
+}
+
+export const ServeAddress = Schema.Struct({
+  pid: Schema.Number,
+  /** `ws://HOST:PORT/rpc`, `wss://…`, or `ws+unix:PATH:/rpc` */
+  url: Schema.String,
+  /** the Control UI's page (no token in it: the page asks for it, or takes it from the URL's fragment) */
+  ui: Schema.optional(Schema.String),
+  started_at: Schema.String,
+  version: Schema.String
+})
+export type ServeAddress = typeof ServeAddress.Type
+
+const decodeAddress = Schema.decodeUnknownOption(Schema.parseJson(ServeAddress))
+
+export const files = (stateDir: string) => ({
+  lock: path.join(stateDir, "serve.lock"),
+  token: path.join(stateDir, "serve.token"),
+  address: path.join(stateDir, "serve.json")
+})
+
+const tokenPattern = /^[0-9a-f]{64}$/
+
+/** Holds `serve.lock` for the scope; a live holder is ServeRunning. */
+export const lock = (stateDir: string): Effect.Effect<void, ServeRunning | ServeFilesError, FileSystem.FileSystem | Scope.Scope> =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    hold(fs, "serve", files(stateDir).lock).pipe(
+      Effect.catchTags({
+        SessionLocked: (e) => Effect.fail(new ServeRunning({ stateDir, pid: e.pid, since: e.since })),
+        SessionLockFailed: (e) => Effect.fail(new ServeFilesError({ path: e.path, reason: e.reason }))
+      })
+    ))
+
+/** The token: the existing one when it is private and well-formed, else a new one written 0600. */
+export const ensureToken = (stateDir: string): Effect.Effect<string, ServeFilesError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const file = files(stateDir).token
+    // kept only while nobody else may read it either
+    const unreadableByOthers = Effect.flatMap(fs.stat(file), (info) =>
+      (info.mode & 0o077) === 0 ? Effect.void : Effect.fail(new ServeFilesError({ path: file, reason: "readable by others" })))
+    const kept = yield* checkPrivate("the serve token", file).pipe(
+      Effect.zipRight(unreadableByOthers),
+      Effect.zipRight(fs.readFileString(file)),
+      Effect.map((text) => text.trim()),
+      Effect.option
+    )
+    if (Option.isSome(kept) && tokenPattern.test(kept.value)) return kept.value
+    const token = crypto.randomBytes(32).toString("hex")
+    const temp = `${file}.${process.pid}.tmp`
+    yield* fs.writeFileString(temp, `${token}\n`, { mode: 0o600 }).pipe(
+      Effect.zipRight(fs.chmod(temp, 0o600)),
+      Effect.zipRight(fs.rename(temp, file)),
+      Effect.mapError((e) => new ServeFilesError({ path: file, reason: describeFileError(e) }))
+    )
+    return token
+  })
+
+/** Reads the token a client presents: only from a private file (never argv). */
+export const readToken = (stateDir: string): Effect.Effect<string, ServeFilesError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const file = files(stateDir).token
+    yield* checkPrivate("the serve token", file).pipe(Effect.mapError((e) => new ServeFilesError({ path: file, reason: e.message })))
+    const text = (yield* fs.readFileString(file).pipe(
+      Effect.mapError((e) => new ServeFilesError({ path: file, reason: describeFileError(e) }))
+    )).trim()
+    if (!tokenPattern.test(text)) return yield* new ServeFilesError({ path: file, reason: "not a serve token" })
+    return text
+  })
+
+/** Writes `serve.json` for the scope; removes it at the end if it is still ours. */
+export const announce = (stateDir: string, address: ServeAddress): Effect.Effect<void, ServeFilesError, FileSystem.FileSystem | Scope.Scope> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const file = files(stateDir).address
+    const text = JSON.stringify(address)
+    yield* Effect.acquireRelease(
+      fs.writeFileString(file, `${text}\n`, { mode: 0o600 }).pipe(
+        Effect.mapError((e) => new ServeFilesError({ path: file, reason: describeFileError(e) }))
+      ),
+      () => fs.readFileString(file).pipe(Effect.flatMap((t) => (t.trim() === text ? fs.remove(file) : Effect.void)), Effect.ignore)
+    )
+  })
+
+/** The running `serve` of a state dir, if there is one: its `serve.json`, private, naming a live process. */
+export const find = (stateDir: string): Effect.Effect<Option.Option<ServeAddress>, never, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const file = files(stateDir).address
+    if (!(yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false)))) return Option.none()
+    // a serve.json somebody else could write would point the CLI (and its token) at their server
+    const trusted = yield* checkPrivate("serve.json", file).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
+    if (!trusted) return Option.none()
+    const address = decodeAddress(yield* fs.readFileString(file).pipe(Effect.orElseSucceed(() => "")))
+    return Option.filter(address, (a) => isAlive(a.pid))
+  })

@@ -1,0 +1,208 @@
+// The `--json` event stream (schemas/events.ts): a turn's events as the harness's own, versioned events. One encoder
+// per turn: it remembers the session, the thread and the token usage Codex last reported, so the first event names the
+// session and thread and the last one carries the usage.
+import type { Usage } from "../../schemas/events.js"
+import { eventsVersion, type EventItem, type HarnessEvent } from "../../schemas/events.js"
+import type { ThreadItem } from "../../schemas/protocol.js"
+import type { ApprovalDecision, ApprovalRequest } from "../ports/ApprovalPrompts.js"
+import type { QuestionPrompt } from "../ports/Questions.js"
+import type { Reply } from "../ports/Delivery.js"
+import type { TurnEvent } from "../turn/TurnEvent.js"
+
+const version = eventsVersion
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+const str = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
+const num = (u: unknown): number => (typeof u === "number" && Number.isFinite(u) ? u : 0)
+
+/** `thread/tokenUsage/updated`'s breakdown of the last turn (`last`), in the stream's names */
+export const usageOf = (params: unknown): Usage | undefined => {
+  const usage = isRecord(params) && isRecord(params.tokenUsage) ? params.tokenUsage : undefined
+  const last = usage !== undefined ? (isRecord(usage.last) ? usage.last : isRecord(usage.total) ? usage.total : undefined) : undefined
+  if (last === undefined) return undefined
+  return {
+    input_tokens: num(last.inputTokens),
+    cached_input_tokens: num(last.cachedInputTokens),
+    output_tokens: num(last.outputTokens),
+    reasoning_output_tokens: num(last.reasoningOutputTokens),
+    total_tokens: num(last.totalTokens)
+  }
+}
+
+/** A thread item in the stream's words. Item kinds the protocol schema leaves untyped keep their fields. */
+export const itemOf = (item: ThreadItem): EventItem => {
+  const raw = item as unknown as Record<string, unknown>
+  const base = { id: item.id, item_type: item.type }
+  switch (item.type) {
+    case "agentMessage":
+      return { ...base, kind: "agent_message", text: str(raw.text) ?? "" }
+    case "reasoning":
+      return { ...base, kind: "reasoning", text: (Array.isArray(raw.summary) ? raw.summary : []).filter((s) => typeof s === "string").join("\n") }
+    case "plan":
+      return { ...base, kind: "plan", text: str(raw.text) ?? "" }
+    case "userMessage": {
+      const parts = Array.isArray(raw.content) ? raw.content : []
+      const text = parts.flatMap((p) => (isRecord(p) && typeof p.text === "string" ? [p.text] : [])).join("\n")
+      return { ...base, kind: "user_message", text }
+    }
+    case "dynamicToolCall":
+      return { ...base, kind: "tool_call", tool: str(raw.tool) ?? "", ...(str(raw.status) !== undefined ? { status: str(raw.status)! } : {}) }
+    case "commandExecution":
+      return {
+        ...base,
+        kind: "command",
+        command: str(raw.command) ?? "",
+        ...(raw.exitCode !== undefined ? { exit_code: typeof raw.exitCode === "number" ? raw.exitCode : null } : {}),
+        ...(str(raw.aggregatedOutput) !== undefined ? { output: str(raw.aggregatedOutput)! } : {}),
+        ...(str(raw.status) !== undefined ? { status: str(raw.status)! } : {})
+      }
+    case "fileChange": {
+      const changes = Array.isArray(raw.changes) ? raw.changes : []
+      return {
+        ...base,
+        kind: "file_change",
+        paths: changes.flatMap((c) => (isRecord(c) && typeof c.path === "string" ? [c.path] : [])),
+        ...(str(raw.status) !== undefined ? { status: str(raw.status)! } : {})
+      }
+    }
+    case "mcpToolCall":
+      return {
+        ...base,
+        kind: "tool_call",
+        tool: [str(raw.server), str(raw.tool)].filter((p) => p !== undefined).join("."),
+        ...(str(raw.status) !== undefined ? { status: str(raw.status)! } : {})
+      }
+    default:
+      return { ...base, kind: "other" }
+  }
+}
+
+export interface TurnEncoder {
+  readonly turnEvent: (event: TurnEvent) => ReadonlyArray<HarnessEvent>
+  /** the turn could not run (a harness error before or while it ran) */
+  readonly failed: (error: string) => HarnessEvent
+}
+
+export const turnEncoder = (sessionId: string): TurnEncoder => {
+  let threadId: string | undefined
+  let turnId: string | undefined
+  let usage: Usage | undefined
+  return {
+    turnEvent: (event) => {
+      switch (event._tag) {
+        case "ThreadOpened": {
+          const t = event.thread
+          threadId = t.threadId
+          return [{
+            type: "thread.started",
+            version,
+            session_id: sessionId,
+            thread_id: t.threadId,
+            model: t.model,
+            model_provider: t.modelProvider,
+            resumed: t.resumed,
+            ...(t.replacedThreadId !== undefined ? { replaced_thread_id: t.replacedThreadId } : {})
+          }]
+        }
+        case "TurnStarted":
+          turnId = event.turnId
+          return [{ type: "turn.started", version, session_id: sessionId, turn_id: event.turnId }]
+        case "Notification": {
+          const n = event.notification
+          if (n._tag === "ItemStarted" || n._tag === "ItemCompleted") {
+            return [{
+              type: n._tag === "ItemStarted" ? "item.started" : "item.completed",
+              version,
+              ...(turnId !== undefined ? { turn_id: turnId } : {}),
+              item: itemOf(n.params.item)
+            }]
+          }
+          if (n._tag === "Unknown" && n.method === "thread/tokenUsage/updated") usage = usageOf(n.params) ?? usage
+          return []
+        }
+        case "TurnCompleted": {
+          const o = event.outcome
+          if (o.status === "completed") {
+            return [{
+              type: "turn.completed",
+              version,
+              session_id: sessionId,
+              thread_id: o.threadId,
+              turn_id: o.turnId,
+              final_text: o.finalText ?? null,
+              usage: usage ?? null
+            }]
+          }
+          return [{
+            type: "turn.failed",
+            version,
+            session_id: sessionId,
+            thread_id: o.threadId,
+            turn_id: o.turnId,
+            status: o.status === "interrupted" ? "interrupted" : "failed",
+            error: o.error ?? `the turn ended ${o.status}`,
+            final_text: o.finalText ?? null,
+            usage: usage ?? null
+          }]
+        }
+      }
+    },
+    failed: (error) => ({
+      type: "turn.failed",
+      version,
+      session_id: sessionId,
+      ...(threadId !== undefined ? { thread_id: threadId } : {}),
+      ...(turnId !== undefined ? { turn_id: turnId } : {}),
+      status: "error",
+      error,
+      final_text: null,
+      usage: usage ?? null
+    })
+  }
+}
+
+const decisions = { allowOnce: "allow_once", allowAlways: "allow_always", deny: "deny", noDecision: "no_decision" } as const
+
+export const approvalEvent = (request: ApprovalRequest, decision: ApprovalDecision, by: "policy" | "prompt"): HarnessEvent => {
+  switch (request.kind) {
+    case "command":
+      return { type: "approval.decided", version, kind: "command", subject: request.command, decision: decisions[decision], by }
+    case "fileChange":
+      return {
+        type: "approval.decided",
+        version,
+        kind: "file_change",
+        subject: request.changes?.map((c) => c.path).join(", ") ?? request.itemId,
+        decision: decisions[decision],
+        by
+      }
+    case "permissions":
+      return { type: "approval.decided", version, kind: "permissions", subject: JSON.stringify(request.permissions), decision: decisions[decision], by }
+    case "mcpTool":
+      return { type: "approval.decided", version, kind: "mcp_tool", subject: `${request.serverName}.${request.toolName}`, decision: decisions[decision], by }
+    case "diagnostics":
+      return { type: "approval.decided", version, kind: "diagnostics", subject: request.threads.map((t) => t.threadId).join(", "), decision: decisions[decision], by }
+  }
+}
+
+const sources = { requestUserInput: "request_user_input", elicitation: "elicitation", urlElicitation: "url_elicitation" } as const
+
+export const questionDeclinedEvent = (prompt: QuestionPrompt): HarnessEvent => ({
+  type: "question.declined",
+  version,
+  source: sources[prompt.source],
+  ...(prompt.serverName !== undefined ? { server_name: prompt.serverName } : {}),
+  questions: prompt.questions.map((q) => q.text)
+})
+
+export const replyEvent = (reply: Reply): HarnessEvent => ({
+  type: "reply",
+  version,
+  session_id: reply.sessionId,
+  source: reply.source,
+  ...(reply.text !== undefined ? { text: reply.text } : {}),
+  media: reply.media.map((m) => ({ kind: m.kind, path: m.path }))
+})
+
+/** one line of the stream */
+export const line = (event: HarnessEvent): string => JSON.stringify(event) + "\n"
