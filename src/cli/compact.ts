@@ -8,6 +8,7 @@ import * as Compaction from "../compaction/Compaction.js"
 import { checkSessionId } from "../session/SessionStore.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
 import type { CompactOptions } from "./commands/compact.js"
+import * as Connect from "./connect.js"
 import { toSettings } from "./settings.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
 
@@ -29,6 +30,22 @@ export const progress = (stream: { readonly isTTY?: boolean | undefined } = proc
     }).pipe(Effect.ensuring(write("\r\x1b[2K")), Effect.asVoid)
 
 export const compact = (options: CompactOptions) =>
+  Connect.orLocal(
+    options,
+    true,
+    (client) =>
+      Effect.gen(function* () {
+        const r = yield* Effect.scoped(
+          Effect.zipRight(Effect.forkScoped(progress()), client.Compact({ session: options.session }))
+        )
+        yield* options.json
+          ? Console.log(JSON.stringify({ type: "compaction.completed", sessionId: r.session_id, threadId: r.thread_id, turnId: r.turn_id, durationMs: r.duration_ms }))
+          : Console.log(`compacted thread ${r.thread_id} in ${(r.duration_ms / 1000).toFixed(1)} s`)
+      }),
+    compactLocal(options)
+  )
+
+const compactLocal = (options: CompactOptions) =>
   Effect.gen(function* () {
     const settings = yield* toSettings(options)
     const sessionId = yield* checkSessionId(options.session)

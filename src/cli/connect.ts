@@ -3,6 +3,7 @@
 // state dir's serve.token (same machine). A refusal of the service keeps its meaning at the CLI: a usage refusal exits
 // 2, anything else 1, each as one line.
 import type { FileSystem } from "@effect/platform"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { Effect, Option, Schema, type Scope } from "effect"
 import type { ControlFailure } from "../../schemas/control.js"
@@ -88,3 +89,47 @@ export const withClient = <A, E, R>(
       (e) => Effect.fail(asCli(e, target.url))
     )
   ) as Effect.Effect<A, Exclude<E, ControlFailure | { readonly _tag: "RpcClientError" }> | ControlFailure | UsageError | ServeUnreachable, Exclude<R, Scope.Scope>>
+
+/** the flags that choose a runtime: a serve runs with its own, so a command that gives one runs locally */
+const runtimeFlags = [
+  ["cwd", "cwd"],
+  ["codexHome", "codex-home"],
+  ["providerUrl", "provider-url"],
+  ["providerKeyEnv", "provider-key-env"],
+  ["approvalPolicy", "approval-policy"],
+  ["sandbox", "sandbox"],
+  ["config", "config"],
+  ["codexBin", "codex-bin"],
+  ["appServer", "app-server"],
+  ["supervisionHome", "supervision-home"],
+  ["timeout", "timeout"]
+] as const
+
+/** the runtime flags `options` gives, as typed (`--provider-url`, ...) */
+export const runtimeFlagsGiven = (options: object): ReadonlyArray<string> =>
+  runtimeFlags
+    .filter(([key]) => {
+      const value = (options as Record<string, unknown>)[key]
+      return Option.isOption(value) && Option.isSome(value)
+    })
+    .map(([, flag]) => `--${flag}`)
+
+/**
+ * A command through the serve when there is one to use, else `local`: `--connect` always (refused next to a runtime
+ * flag, which the service would not apply); a serve found for the state dir only when `find` and no runtime flag is
+ * given (such a command runs on its own, as before the serve).
+ */
+export const orLocal = <A, E, R, A2, E2, R2>(
+  options: ConnectOptions,
+  find: boolean,
+  remote: (client: ControlClient.Client) => Effect.Effect<A, E, R>,
+  local: Effect.Effect<A2, E2, R2>
+) =>
+  Effect.gen(function* () {
+    const given = runtimeFlagsGiven(options)
+    if (Option.isSome(options.connect) && given.length > 0) {
+      return yield* new UsageError({ line: `${given.join(", ")}: not with --connect (the service runs with its own settings)` })
+    }
+    const chosen = yield* target(options, find && given.length === 0)
+    return Option.isSome(chosen) ? yield* withClient(chosen.value, remote) : yield* local
+  }).pipe(Effect.provide(NodeFileSystem.layer))

@@ -26,25 +26,10 @@ const writeLastMessage = (file: string, text: string) =>
     catch: (e) => new UsageError({ line: `--output-last-message ${file}: ${e instanceof Error ? e.message : String(e)}` })
   })
 
-/** the flags that choose a runtime: a serve runs with its own, so they do not go through it */
-const runtimeFlags = [
-  ["cwd", "cwd"],
-  ["codexHome", "codex-home"],
-  ["providerUrl", "provider-url"],
-  ["providerKeyEnv", "provider-key-env"],
-  ["approvalPolicy", "approval-policy"],
-  ["sandbox", "sandbox"],
-  ["config", "config"],
-  ["codexBin", "codex-bin"],
-  ["appServer", "app-server"],
-  ["supervisionHome", "supervision-home"],
-  ["timeout", "timeout"]
-] as const
-
 export const run = (options: RunOptions) =>
   Effect.gen(function* () {
     const prompt = yield* readPrompt(options.prompt)
-    const given = runtimeFlags.filter(([key]) => Option.isSome(options[key] as Option.Option<unknown>)).map(([, flag]) => `--${flag}`)
+    const given = Connect.runtimeFlagsGiven(options)
     if (Option.isSome(options.connect) && given.length > 0) {
       return yield* new UsageError({ line: `${given.join(", ")}: not with --connect (the service runs with its own settings)` })
     }

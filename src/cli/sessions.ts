@@ -13,6 +13,8 @@ import { sessionState } from "../session/SessionState.js"
 import { redaction, type RedactTarget } from "../session/TranscriptMirror.js"
 import { checkDeletable } from "../supervision/SessionGuard.js"
 import type { DeleteOptions, ListOptions, RedactOptions, RepairOptions, ShowOptions } from "./commands/sessions.js"
+import { terminalText } from "../platform/terminalText.js"
+import * as Connect from "./connect.js"
 import { UsageError } from "./errors.js"
 import { resolveIn } from "./sessionRef.js"
 import { oneLine, renderTable, rowOf, type SessionRow } from "../session/SessionTable.js"
@@ -24,7 +26,21 @@ const storeFor = (stateDir: Option.Option<string>) =>
 /** a row as `--json` prints it: the table's data, with the time in ISO 8601 */
 const jsonRow = (row: SessionRow) => ({ ...row, updatedAt: row.updatedAt.toISOString() })
 
-export const list = ({ json, stateDir }: ListOptions) =>
+export const list = (options: ListOptions) =>
+  Connect.orLocal(
+    options,
+    false,
+    (client) =>
+      Effect.gen(function* () {
+        const rows = yield* client.ListSessions()
+        if (options.json) return yield* Console.log(JSON.stringify(rows))
+        if (rows.length === 0) return yield* Console.error(`no sessions`)
+        for (const line of renderTable(rows.map((r) => ({ ...r, updatedAt: new Date(r.updatedAt) })), { now: new Date() })) yield* Console.log(line)
+      }),
+    listLocal(options)
+  )
+
+const listLocal = ({ json, stateDir }: ListOptions) =>
   Effect.scoped(Effect.gen(function* () {
     const { dir, store } = yield* storeFor(stateDir)
     const sessions = yield* store.list
@@ -98,7 +114,35 @@ const bindingDetail = (binding: Extract<SessionRecord, { _tag: "binding" }>) => 
   return parts.length === 0 ? "" : ` (${parts.join(", ")})`
 }
 
-export const show = ({ json, sessionId, stateDir }: ShowOptions) =>
+export const show = (options: ShowOptions) =>
+  Connect.orLocal(
+    options,
+    false,
+    (client) =>
+      Effect.gen(function* () {
+        const { records, session_id } = yield* client.ShowSession({ session: options.sessionId })
+        if (options.json) {
+          for (const record of records) yield* Console.log(JSON.stringify(record))
+          return
+        }
+        yield* printSession(session_id, undefined, records)
+      }),
+    showLocal(options)
+  )
+
+const printSession = (id: string, file: string | undefined, records: ReadonlyArray<SessionRecord>) =>
+  Effect.gen(function* () {
+    const state = sessionState(records)
+    yield* Console.log(`session: ${id}`)
+    if (file !== undefined) yield* Console.log(`file: ${file}`)
+    yield* Console.log(state.binding !== undefined ? `thread: ${state.binding.threadId}${bindingDetail(state.binding)}` : "thread: - (none yet)")
+    yield* Console.log(`model choice: ${state.modelChoice ?? "- (the default)"}`)
+    yield* Console.log("")
+    // model and tool text: its escape sequences never reach the terminal
+    for (const record of records) yield* Console.log(terminalText(transcriptLine(record)))
+  })
+
+const showLocal = ({ json, sessionId, stateDir }: ShowOptions) =>
   Effect.scoped(Effect.gen(function* () {
     const { dir, store } = yield* storeFor(stateDir)
     const id = yield* resolveIn(store, sessionId, dir)
@@ -109,13 +153,7 @@ export const show = ({ json, sessionId, stateDir }: ShowOptions) =>
       for (const record of records) yield* Console.log(JSON.stringify(record))
       return
     }
-    const state = sessionState(records)
-    yield* Console.log(`session: ${id}`)
-    yield* Console.log(`file: ${store.locate(id)}`)
-    yield* Console.log(state.binding !== undefined ? `thread: ${state.binding.threadId}${bindingDetail(state.binding)}` : "thread: - (none yet)")
-    yield* Console.log(`model choice: ${state.modelChoice ?? "- (the default)"}`)
-    yield* Console.log("")
-    for (const record of records) yield* Console.log(transcriptLine(record))
+    yield* printSession(id, store.locate(id), records)
   }))
 
 // S16: a supervised (model-locked) chat protects its native binding and is refused until that binding is detached

@@ -14,6 +14,11 @@ import { RemoteCatalogs } from "../supervision/RemoteCatalogs.js"
 import * as Supervision from "../supervision/layer.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
 import type { ArchiveOptions, BranchOptions, ListOptions, ShowOptions } from "./commands/threads.js"
+import type { CatalogRow as WireRow } from "../../schemas/control.js"
+import * as Connect from "./connect.js"
+
+/** a catalog row, read here or received from a serve (where absent fields are left out) */
+type ThreadRow = CatalogRow | typeof WireRow.Type
 import { toSettings } from "./settings.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
 
@@ -50,7 +55,7 @@ const oneLine = (text: string, max = 60) => {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
 }
 
-const rowLine = (row: CatalogRow) =>
+const rowLine = (row: ThreadRow) =>
   [
     row.threadId,
     row.remote ? `${row.node} (remote, metadata only)` : row.node,
@@ -61,24 +66,33 @@ const rowLine = (row: CatalogRow) =>
     oneLine(row.title) || "-"
   ].join("  ")
 
-export const list = (options: ListOptions) =>
-  withSupervision(
-    options,
+const printListing = (options: ListOptions, listing: { readonly rows: ReadonlyArray<ThreadRow>; readonly truncated: boolean }) =>
     Effect.gen(function* () {
-      const listing = yield* Effect.flatMap(Catalog, (c) => c.list)
       if (options.json) return yield* Console.log(JSON.stringify(listing))
       // stdout stays the rows alone (scriptable); the empty case is said on stderr
       if (listing.rows.length === 0) yield* Console.error("no native threads (that are not archived) in this CODEX_HOME")
       for (const row of listing.rows) yield* Console.log(rowLine(row))
       if (listing.truncated) yield* Console.error("codex-harness: the catalog was cut at its safety limit; the newest threads are shown")
     })
+
+export const list = (options: ListOptions) =>
+  Connect.orLocal(
+    options,
+    false,
+    (client) => Effect.flatMap(client.ListThreads(), (listing) => printListing(options, listing)),
+    withSupervision(options, Effect.flatMap(Effect.flatMap(Catalog, (c) => c.list), (listing) => printListing(options, listing)))
   )
 
 export const show = (options: ShowOptions) =>
-  withSupervision(
+  Connect.orLocal(
     options,
+    false,
+    (client) => Effect.flatMap(client.ShowThread({ thread: options.threadId }), (row) => printRow(options, row)),
+    withSupervision(options, Effect.flatMap(Effect.flatMap(Catalog, (c) => c.show(options.threadId)), (row) => printRow(options, row)))
+  )
+
+const printRow = (options: ShowOptions, row: ThreadRow) =>
     Effect.gen(function* () {
-      const row = yield* Effect.flatMap(Catalog, (c) => c.show(options.threadId))
       if (options.json) return yield* Console.log(JSON.stringify(row))
       const lines: Array<[string, string]> = [
         ["thread", row.threadId],
@@ -96,7 +110,6 @@ export const show = (options: ShowOptions) =>
       ]
       for (const [label, value] of lines) yield* Console.log(`${label}: ${value}`)
     })
-  )
 
 /** A word as a POSIX shell reads it back: as it is when plain, else in single quotes. */
 const shellWord = (word: string) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`)
@@ -121,6 +134,22 @@ const continueCommand = (options: BranchOptions, sessionId: string) => {
 }
 
 export const branch = (options: BranchOptions) =>
+  Connect.orLocal(
+    options,
+    true,
+    (client) =>
+      Effect.gen(function* () {
+        const made = yield* client.Branch({ thread: options.threadId, ...(Option.isSome(options.session) ? { session: options.session.value } : {}) })
+        if (options.json) return yield* Console.log(JSON.stringify(made))
+        yield* Console.log(`session: ${made.session_id}`)
+        yield* Console.log(`thread: ${made.thread_id} (model ${made.model}, provider ${made.model_provider}, locked)`)
+        if (made.probe === "cleanupFailed") yield* Console.error("codex-harness: warning: the branch probe could not be cleaned up; recorded in the session")
+        yield* Console.log(`continue with: ${continueCommand(options, made.session_id)}`)
+      }),
+    branchLocal(options)
+  )
+
+const branchLocal = (options: BranchOptions) =>
   withSupervision(
     options,
     Effect.gen(function* () {
@@ -138,13 +167,24 @@ export const branch = (options: BranchOptions) =>
   )
 
 export const archive = (options: ArchiveOptions) =>
-  withSupervision(
+  Connect.orLocal(
     options,
-    Effect.gen(function* () {
-      const done = yield* Effect.flatMap(ArchiveGuard, (g) =>
-        g.archive(options.threadId, { confirmNoOtherRunner: options.confirm }))
-      if (options.json) return yield* Console.log(JSON.stringify(done))
-      yield* Console.log(`archived: ${done.threadId}`)
-      for (const s of done.detachedSessions) yield* Console.log(`detached session: ${s}`)
-    })
+    true,
+    (client) =>
+      Effect.gen(function* () {
+        const done = yield* client.Archive({ thread: options.threadId, confirm_no_other_runner: options.confirm })
+        if (options.json) return yield* Console.log(JSON.stringify(done))
+        yield* Console.log(`archived: ${done.thread_id}`)
+        for (const s of done.detached_sessions) yield* Console.log(`detached session: ${s}`)
+      }),
+    withSupervision(
+      options,
+      Effect.gen(function* () {
+        const done = yield* Effect.flatMap(ArchiveGuard, (g) =>
+          g.archive(options.threadId, { confirmNoOtherRunner: options.confirm }))
+        if (options.json) return yield* Console.log(JSON.stringify(done))
+        yield* Console.log(`archived: ${done.threadId}`)
+        for (const s of done.detachedSessions) yield* Console.log(`detached session: ${s}`)
+      })
+    )
   )

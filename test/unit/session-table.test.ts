@@ -2,7 +2,7 @@
 // prompt that a terminal shows as it is, a compact local time, turns and model / provider, within 80 columns.
 import { describe, expect, it } from "@effect/vitest"
 import type { SessionRecord } from "../../schemas/session.js"
-import { compactTime, oneLine, renderTable, rowOf, type SessionRow, titleOf, uniquePrefixLength } from "../../src/cli/sessionTable.js"
+import { compactTime, oneLine, renderTable, rowOf, type SessionRow, titleOf, uniquePrefixLength } from "../../src/session/SessionTable.js"
 
 const at = "2026-01-05T09:07:00.000Z"
 const user = (text: string, kind?: "heartbeat"): SessionRecord => ({ _tag: "user", at, text, ...(kind !== undefined ? { kind } : {}) })

@@ -1,7 +1,7 @@
 // Model text at a terminal: escape sequences are dropped, other control characters shown as visible symbols, newline
 // and tab kept; streamed pieces give the same text as the whole.
 import { describe, expect, it } from "@effect/vitest"
-import { makeTerminalStream, maxHeldCharacters, terminalText } from "../../src/cli/terminalText.js"
+import { makeTerminalStream, maxHeldCharacters, terminalText } from "../../src/platform/terminalText.js"
 
 const ESC = "\u001b"
 

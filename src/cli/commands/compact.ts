@@ -12,6 +12,7 @@ const config = {
   ...Opts.provider,
   ...Opts.supervision,
   ...Opts.output,
+  ...Opts.connection,
   session: Options.text("session").pipe(Options.withDescription("the session whose Codex thread to compact"))
 }
 

@@ -2,6 +2,7 @@
 // command's implementation is loaded when it runs (lazy.ts).
 import { Command } from "@effect/cli"
 import type { HelpTree } from "../help.js"
+import * as Answer from "./answer.js"
 import * as Apps from "./apps.js"
 import * as Chat from "./chat.js"
 import * as Compact from "./compact.js"
@@ -17,7 +18,7 @@ import * as Serve from "./serve.js"
 import * as Sessions from "./sessions.js"
 import * as Threads from "./threads.js"
 
-const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command, Apps.command, Events.command, Doctor.command, Diagnostics.command, Exec.command, Nodes.command, Serve.command] as const
+const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command, Apps.command, Events.command, Doctor.command, Diagnostics.command, Exec.command, Nodes.command, Serve.command, Answer.pendingCommand, Answer.answerCommand] as const
 
 export const root = Command.make("codex-harness").pipe(
   Command.withDescription("drive the real codex app-server: sessions, turns and everything around them"),
@@ -47,7 +48,9 @@ export const helpTree: HelpTree = {
     leaf(Diagnostics.command),
     leaf(Exec.command),
     parent(Nodes.command, Nodes.subcommands),
-    leaf(Serve.command)
+    leaf(Serve.command),
+    leaf(Answer.pendingCommand),
+    leaf(Answer.answerCommand)
   ]
 }
 
@@ -88,6 +91,8 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
     "codex-harness serve --listen 127.0.0.1:0 --provider-url http://127.0.0.1:8080/v1",
     "codex-harness serve --listen unix:/run/user/1000/codex-harness.sock"
   ],
+  pending: ["codex-harness pending", "codex-harness pending --json"],
+  answer: ["codex-harness answer approval-1a2b3c4d5e6f allow", "codex-harness answer question-1a2b3c4d5e6f --text yes"],
   "threads show": ["codex-harness threads show THREAD_ID"],
   "threads branch": ["codex-harness threads branch THREAD_ID"],
   "threads archive": ["codex-harness threads archive --confirm-no-other-runner THREAD_ID"],

@@ -1,7 +1,7 @@
 // `codex-harness sessions list|show|delete|repair|redact`: what they accept. Reading and deleting sessions is ../sessions.ts, loaded
 // when one runs.
 import { Args, Command, Options } from "@effect/cli"
-import { global } from "../options.js"
+import { connection, global } from "../options.js"
 import { lazy } from "./lazy.js"
 
 const load = () => import("../sessions.js")
@@ -9,7 +9,7 @@ const sessionId = Args.text({ name: "ID" }).pipe(
   Args.withDescription("the session id, or its first characters (at least 4) when they name one session")
 )
 
-const listConfig = { stateDir: global.stateDir, json: global.json }
+const listConfig = { stateDir: global.stateDir, json: global.json, ...connection }
 const showConfig = { ...listConfig, sessionId }
 const deleteConfig = { stateDir: global.stateDir, sessionId }
 const repairConfig = deleteConfig

@@ -9,7 +9,7 @@ const threadId = Args.text({ name: "ID" }).pipe(Args.withDescription("a native t
 
 // the supervised CODEX_HOME and the app-server that reads it (codex binary, provider), the state dir whose sessions may
 // own a thread, and --json; no turn runs here, so no workspace, policy, model or approvals
-const listConfig = { ...Opts.state, codexBin: Opts.codex.codexBin, ...Opts.provider, ...Opts.supervision, ...Opts.output }
+const listConfig = { ...Opts.state, codexBin: Opts.codex.codexBin, ...Opts.provider, ...Opts.supervision, ...Opts.output, ...Opts.connection }
 const showConfig = { ...listConfig, threadId }
 const branchConfig = {
   ...listConfig,
