@@ -64,7 +64,10 @@ export const ApprovalEvent = Schema.Struct({
   subject: Schema.String,
   decision: Schema.Literal("allow_once", "allow_always", "deny", "no_decision"),
   /** who decided: the `--approvals` policy or the person at the terminal */
-  by: Schema.Literal("policy", "prompt")
+  by: Schema.Literal("policy", "prompt"),
+  /** through `serve`: the id of the `approval.requested` this decides, and its session */
+  id: Schema.optional(Schema.String),
+  session_id: Schema.optional(Schema.String)
 })
 
 export const QuestionEvent = Schema.Struct({

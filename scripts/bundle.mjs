@@ -12,6 +12,8 @@
 //   dist/bundle/help.json       every help page, rendered from the command tree, for a `--help` that loads nothing
 //   dist/bundle/hook-relay.js   `codex-harness hook-relay`, which Codex starts for every relayed hook: one file of
 //                               Node's own modules, built apart so it loads nothing of the CLI
+//   dist/bundle/control-ui.js   the Control UI's script (src/control/ui/app.ts) for the browser, and
+//   dist/bundle/control-ui.html its page: `serve` reads both at start and serves them as /ui.js and / (src/cli/serve.ts)
 //
 // Minified for Node 20, with linked source maps: `NODE_OPTIONS=--enable-source-maps codex-harness ...` prints stack
 // traces with src/ files and lines (the bin then loads cli.cjs with require, which reads the map). Not on by default:
@@ -94,7 +96,22 @@ const [cli] = await Promise.all([
     define: { "import.meta.url": "__codexHarnessScriptUrl" },
     banner: { js: 'const __codexHarnessScriptUrl = require("node:url").pathToFileURL(__filename).href;' }
   }),
-  esbuild.build({ ...common, entryPoints: { "hook-relay": "src/cli/hookRelay.ts" } })
+  esbuild.build({ ...common, entryPoints: { "hook-relay": "src/cli/hookRelay.ts" } }),
+  // One classic script (the page loads it with `defer`; its CSP allows no inline script), no source map: `serve`
+  // serves this file alone. The effect, @effect/rpc and @effect/platform modules it uses are browser-safe; a Node module
+  // reaching it would fail the build (platform "browser" has no node: built-ins).
+  esbuild.build({
+    absWorkingDir: root,
+    outdir,
+    bundle: true,
+    platform: "browser",
+    target: ["chrome111", "firefox113", "safari16.4"],
+    format: "iife",
+    minify: true,
+    legalComments: "none",
+    logLevel: "warning",
+    entryPoints: { "control-ui": "src/control/ui/app.ts" }
+  }).then(() => fs.copyFileSync(path.join(root, "src", "control", "ui", "index.html"), path.join(outdir, "control-ui.html")))
 ])
 warnAboutPlatformBarrel(cli.metafile)
 

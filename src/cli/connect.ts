@@ -70,11 +70,23 @@ export const target = (
     return Option.some({ url: running.value.url, token })
   })
 
+/** the innermost message of an error and its causes ("Error in socket" says less than "self-signed certificate") */
+const reasonOf = (error: unknown): string => {
+  let current: unknown = error
+  let reason = "unknown error"
+  for (let depth = 0; depth < 5 && typeof current === "object" && current !== null; depth++) {
+    const message = (current as { readonly message?: unknown }).message
+    if (typeof message === "string" && message !== "") reason = message
+    current = (current as { readonly cause?: unknown }).cause
+  }
+  return reason
+}
+
 /** ControlFailure as the CLI reports it: its usage refusals are usage errors (exit 2). */
 const asCli = (error: ControlFailure | { readonly _tag: "RpcClientError"; readonly message: string }, url: string) =>
   error._tag === "ControlFailure"
     ? error.code === "usage" ? new UsageError({ line: error.message }) : error
-    : new ServeUnreachable({ url, reason: error.message })
+    : new ServeUnreachable({ url, reason: reasonOf(error) })
 
 /** Runs `use` with a client of `target`, connected for its duration. */
 export const withClient = <A, E, R>(

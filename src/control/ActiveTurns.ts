@@ -72,10 +72,14 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         yield* Ref.set(draining, true)
         if ((yield* Ref.get(turns)).size === 0) return { interrupted: 0 }
-        const finished = yield* Effect.flatMap(Ref.get(idle), Deferred.await).pipe(Effect.timeoutOption(grace))
+        // Fix: `serve` drains in a finalizer, which runs uninterruptibly, and a timeout cannot interrupt an
+        // uninterruptible wait: the grace (and the bound) never ended while a turn hung, so SIGTERM never stopped the
+        // service. Each timed wait is made interruptible inside its timeout (only the wait is abandoned, not the drain).
+        const finished = yield* Effect.flatMap(Ref.get(idle), Deferred.await).pipe(Effect.interruptible, Effect.timeoutOption(grace))
         if (Option.isSome(finished)) return { interrupted: 0 }
         const fibers = [...(yield* Ref.get(turns)).values()].flatMap((r) => (r.fiber === undefined ? [] : [r.fiber]))
         yield* Effect.forEach(fibers, (f) => Fiber.interrupt(f), { concurrency: "unbounded", discard: true }).pipe(
+          Effect.interruptible,
           Effect.timeoutOption(bound)
         )
         return { interrupted: fibers.length }

@@ -134,15 +134,16 @@ export const layer = (info: ServeInfo) =>
                 yield* Effect.forEach(encoder.turnEvent(event), publish, { discard: true })
               })
           })
-          let terminal: ControlEvent | undefined
+          const interrupted = (): ControlEvent => {
+            const failed = encoder.failed("interrupted")
+            return failed.type === "turn.failed" ? { ...failed, status: "interrupted" } : failed
+          }
           const fiber = yield* turn.pipe(
-            Effect.catchAllCause((cause) => {
-              const failed = encoder.failed(failureOf(cause).message)
-              terminal = Cause.isInterruptedOnly(cause) && failed.type === "turn.failed"
-                ? { ...failed, status: "interrupted", error: "interrupted" }
-                : failed
-              return publish(terminal)
-            }),
+            Effect.catchAllCause((cause) =>
+              publish(Cause.isInterruptedOnly(cause) ? interrupted() : encoder.failed(failureOf(cause).message))),
+            // interrupted from outside (Interrupt, shutdown, the client leaving): catchAllCause does not run then, and
+            // the stream must still say how the turn ended
+            Effect.onInterrupt(() => publish(interrupted())),
             // after the turn and its delivery: the forwarder stops at this mark, once everything before it is out;
             // should the hub have dropped it for a client too far behind, the stream still ends within a bound
             Effect.ensuring(

@@ -124,7 +124,7 @@ export const make = (options: InteractionsOptions) =>
           }
           const resolution = yield* wait(event, { _tag: "Approval", decision: "noDecision" })
           const decision = resolution._tag === "Approval" ? resolution.decision : "noDecision"
-          yield* hub.publish(sessionId, approvalEvent(request, decision, "prompt"))
+          yield* hub.publish(sessionId, approvalEvent(request, decision, "prompt", { id: event.id, session_id: event.session_id }))
           return decision
         })
     }
@@ -185,6 +185,13 @@ export const make = (options: InteractionsOptions) =>
         // the first answer wins; a second one finds nothing waiting
         const won = yield* Deferred.succeed(entry.answer, resolution)
         if (!won) return yield* new ControlFailure({ code: "not_found", message: `${id} was already answered` })
+        // Fix: no longer waiting once answered. The asking fiber removes it too, but only when it next runs: until then
+        // a client's Pending (or a Watch's replay) right after its Answer still listed what it had answered.
+        yield* Ref.update(waiting, (m) => {
+          const next = new Map(m)
+          next.delete(id)
+          return next
+        })
         yield* hub.publish(entry.event.session_id, {
           type: "interaction.closed",
           version,

@@ -163,7 +163,15 @@ export const turnEncoder = (sessionId: string): TurnEncoder => {
 
 const decisions = { allowOnce: "allow_once", allowAlways: "allow_always", deny: "deny", noDecision: "no_decision" } as const
 
-export const approvalEvent = (request: ApprovalRequest, decision: ApprovalDecision, by: "policy" | "prompt"): HarnessEvent => {
+export const approvalEvent = (
+  request: ApprovalRequest,
+  decision: ApprovalDecision,
+  by: "policy" | "prompt",
+  /** through `serve`: which `approval.requested` it decides */
+  asked?: { readonly id: string; readonly session_id: string }
+): HarnessEvent => ({ ...decidedEvent(request, decision, by), ...asked })
+
+const decidedEvent = (request: ApprovalRequest, decision: ApprovalDecision, by: "policy" | "prompt"): HarnessEvent => {
   switch (request.kind) {
     case "command":
       return { type: "approval.decided", version, kind: "command", subject: request.command, decision: decisions[decision], by }

@@ -1,0 +1,311 @@
+// The Control UI end to end, as a person uses it: the real `codex-harness serve` (the compiled CLI as a child process,
+// the real app-server behind it, the scripted model in this process) and its page in headless Chromium (Debian's
+// `chromium`, driven by playwright-core). Without a token, or with a wrong one, the page says it is unauthorized; with
+// the token from the link serve prints, it lists the sessions, starts a turn whose model first runs a command that
+// needs approval, shows the approval card (to a second client too), takes "Allow once", shows the command's result
+// and streams the reply (a reply holding an <img onerror> is shown as text); then the transcript, the thread catalog,
+// a question card (an MCP server's elicitation) answered from the page, an interrupt and a compaction. A screenshot
+// per step goes to test-artifacts/control-ui/. At the end the browser closes, serve gets SIGTERM, and nothing is left.
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { type Browser, chromium, type Page } from "playwright-core"
+import { reply } from "../../src/testing/ScriptedModel.js"
+import { fixture, leftBehind } from "../support/harness.js"
+import { startBin } from "../support/process.js"
+
+const mcpServerScript = fileURLToPath(new URL("../support/mcp-elicit-server.mjs", import.meta.url))
+
+const chromiumPath = "/usr/bin/chromium"
+const artifacts = path.resolve("test-artifacts/control-ui")
+const listening = /codex-harness serve: listening on (\S+) for /
+
+// what the model says after the command ran: in pieces, with a pause between its two messages (so the page is seen
+// mid-turn), and with markup that must stay text
+const hostile = "Result: <img src=x onerror=\"document.title='pwned'\"> is text."
+const finalText = "All done: the command printed approved-output."
+const prompt = "please run the check"
+
+const step = <A>(run: () => Promise<A>) => Effect.promise(run)
+
+// What runs in the page is written as expressions (strings): this file is Node code, compiled without the DOM's types.
+const storageKept = "({ session: Object.values(sessionStorage), local: localStorage.length })"
+const markupElements = `document.querySelectorAll("img, script:not([src]), iframe, object").length`
+const repliesShown = `[...document.querySelectorAll('[data-testid="agent-text"]')].map((n) =>
+  ({ text: n.textContent, deltas: Number(n.dataset.deltas ?? "0"), final: n.dataset.final ?? null }))`
+const streamingNow = (text: string) => `document.querySelector('[data-testid="turn-status"]')?.dataset.state === "running" &&
+  [...document.querySelectorAll('[data-testid="agent-text"]')].some((n) => n.textContent === ${JSON.stringify(text)})`
+
+/** the live processes under `root` (its children, theirs...), from /proc; a zombie is already dead */
+const descendants = (root: number): ReadonlyArray<number> => {
+  const parent = new Map<number, number>()
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      if (fields[0] !== "Z") parent.set(Number(entry), Number(fields[1]))
+    } catch {
+      // gone
+    }
+  }
+  const found: Array<number> = []
+  const walk = (pid: number) => {
+    for (const [child, ppid] of parent) {
+      if (ppid !== pid) continue
+      found.push(child)
+      walk(child)
+    }
+  }
+  walk(root)
+  return found
+}
+const stillAlive = (pids: ReadonlyArray<number>) => pids.filter((pid) => {
+  try {
+    return !fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.startsWith("Z")
+  } catch {
+    return false
+  }
+})
+const cmdline = (pid: number) => {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8")
+  } catch {
+    return ""
+  }
+}
+
+/** types a prompt and sends it; the page marks its turn running at once (turn-status) */
+const sendPrompt = (page: Page, text: string) =>
+  step(async () => {
+    await page.fill(`[data-testid="prompt"]`, text)
+    await page.click(`[data-testid="send"]`)
+  })
+
+/** waits (playwright's own polling, bounded) for the page to satisfy a selector */
+const seen = (page: Page, selector: string, state: "visible" | "attached" | "detached" = "visible", timeout = 30_000) =>
+  step(() => page.waitForSelector(selector, { state, timeout }))
+
+describe("the Control UI in headless Chromium", () => {
+  it.scopedLive("unauthorized without or with a wrong token; with it: sessions, a turn with an approved command, its result and the streamed reply as text, transcript, threads, a question, interrupt, compaction; nothing left running", () =>
+    Effect.gen(function* () {
+      expect(
+        fs.existsSync(chromiumPath),
+        `Debian's chromium is missing at ${chromiumPath}: apt-get install -y --no-install-recommends chromium (.ci/run installs it)`
+      ).toBe(true)
+      fs.rmSync(artifacts, { recursive: true, force: true })
+      fs.mkdirSync(artifacts, { recursive: true })
+      const shots: Array<string> = []
+      const shot = (page: Page, name: string) =>
+        step(() => page.screenshot({ path: path.join(artifacts, `${String(shots.length + 1).padStart(2, "0")}-${name}.png`), fullPage: true }))
+          .pipe(Effect.tap(() => Effect.sync(() => shots.push(name))))
+
+      const f = yield* fixture({
+        replies: [
+          reply.steps({ type: "function_call", name: "exec_command", arguments: { cmd: "touch ran.txt; echo approved-output" } }),
+          reply.steps(
+            { type: "message", text: hostile, chunk: 5 },
+            { type: "pause", ms: 2_500 },
+            { type: "message", text: finalText, chunk: 5 }
+          ),
+          reply.steps({ type: "function_call", name: "ask_name", namespace: "mcp__elic", arguments: {}, callId: "call_mcp" }),
+          reply.text("Nice to meet you."),
+          reply.steps({ type: "hang" })
+        ],
+        // the compaction's request
+        fallback: reply.text("the summary")
+      }, { approvalPolicy: "untrusted", sandbox: "workspace-write" })
+      // serve's config: an MCP server whose tool asks for a name (an elicitation: a question card); what it is told is
+      // written to mcp.jsonl, under the state dir so that leftBehind also finds the MCP server by its environment
+      const mcpLog = path.join(f.stateDir, "mcp.jsonl")
+      fs.writeFileSync(path.join(f.stateDir, "config.json"), JSON.stringify({
+        mcpServers: { elic: { command: process.execPath, args: [mcpServerScript], env: { MCP_ELICIT_LOG: mcpLog }, defaultToolsApprovalMode: "approve" } }
+      }))
+
+      // the real serve; the scope stops it (SIGTERM, bounded) should the test fail before it does
+      const serve = yield* startBin([
+        "serve", "--state-dir", f.stateDir, "--cwd", f.workDir, "--provider-url", f.model.url, "--listen", "127.0.0.1:0",
+        "--approval-policy", "untrusted", "--sandbox", "workspace-write",
+        // the thread catalog reads this CODEX_HOME, not the user's own
+        "--supervision-home", path.join(f.stateDir, "supervision-home")
+      ])
+      yield* Effect.addFinalizer(() =>
+        serve.child.exitCode !== null || serve.child.signalCode !== null
+          ? Effect.void
+          : Effect.sync(() => serve.child.kill("SIGTERM")).pipe(Effect.zipRight(serve.exited), Effect.timeout("20 seconds"), Effect.ignore)
+      )
+      expect(yield* serve.waitFor(({ stderr }) => listening.test(stderr)), serve.stderr()).toBe(true)
+      const announced = JSON.parse(fs.readFileSync(path.join(f.stateDir, "serve.json"), "utf8")) as { pid: number; ui?: string }
+      expect(announced.pid).toBe(serve.child.pid)
+      const ui = announced.ui!
+      expect(ui).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/)
+      const token = fs.readFileSync(path.join(f.stateDir, "serve.token"), "utf8").trim()
+
+      const browser: Browser = yield* Effect.acquireRelease(
+        step(() => chromium.launch({ executablePath: chromiumPath, args: ["--no-sandbox"] })),
+        (b) => Effect.promise(() => b.close())
+      )
+      /** a fresh tab in a context of its own (its own sessionStorage), with what the page threw or refused recorded */
+      const open = (url: string) =>
+        Effect.gen(function* () {
+          const context = yield* step(() => browser.newContext({ viewport: { width: 1280, height: 860 } }))
+          const page = yield* step(() => context.newPage())
+          const problems: Array<string> = []
+          page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`))
+          page.on("console", (m) => {
+            // the token check's refused POST is the one error a browser logs by itself for a wrong token
+            if (m.type() === "error" && !/status of 401/.test(m.text())) problems.push(`console: ${m.text()}`)
+          })
+          yield* step(() => page.goto(url))
+          return { page, problems, close: () => step(() => context.close()) }
+        })
+
+      // 1. no token: unauthorized, and the token form
+      const bare = yield* open(ui)
+      yield* seen(bare.page, `[data-testid="auth-state"][data-state="unauthorized"]`)
+      yield* seen(bare.page, `[data-testid="token-panel"]`)
+      expect(yield* step(() => bare.page.textContent(`[data-testid="token-problem"]`))).toMatch(/no token/i)
+      expect(yield* step(() => bare.page.isHidden(`[data-testid="app"]`))).toBe(true)
+      yield* shot(bare.page, "no-token-unauthorized")
+      yield* bare.close()
+
+      // 2. a wrong token in the fragment: unauthorized, the fragment gone from the address bar, nothing kept
+      const wrong = yield* open(`${ui}#token=${"0".repeat(64)}`)
+      yield* seen(wrong.page, `[data-testid="auth-state"][data-state="unauthorized"]`)
+      expect(yield* step(() => wrong.page.textContent(`[data-testid="token-problem"]`))).toContain("refused")
+      expect(wrong.page.url()).toBe(ui)
+      expect(yield* step(() => wrong.page.evaluate(storageKept))).toEqual({ session: [], local: 0 })
+      yield* shot(wrong.page, "wrong-token-unauthorized")
+      // the token field: the right token connects
+      yield* step(() => wrong.page.fill(`[data-testid="token-input"]`, token))
+      yield* step(() => wrong.page.click(`[data-testid="token-submit"]`))
+      yield* seen(wrong.page, `[data-testid="auth-state"][data-state="connected"]`)
+      expect(wrong.problems).toEqual([])
+      yield* wrong.close()
+
+      // 3. the link serve prints: connected; the token leaves the address bar and lives in sessionStorage only
+      const { page, problems } = yield* open(`${ui}#token=${token}`)
+      yield* seen(page, `[data-testid="auth-state"][data-state="connected"]`)
+      expect(page.url()).toBe(ui)
+      expect(yield* step(() => page.evaluate(storageKept))).toEqual({
+        session: [token],
+        local: 0
+      })
+      yield* seen(page, `[data-testid="sessions-empty"]`)
+      expect(yield* step(() => page.textContent(`[data-testid="serve-info"]`))).toContain(f.stateDir)
+      yield* shot(page, "connected-no-sessions")
+
+      // 4. a turn: the model asks to run a command; the approval card shows what and where, and nothing ran yet
+      yield* sendPrompt(page, prompt)
+      const card = `[data-testid="approval-card"]`
+      yield* seen(page, card)
+      expect(yield* step(() => page.textContent(`${card} [data-testid="approval-subject"]`))).toContain("touch ran.txt; echo approved-output")
+      expect(yield* step(() => page.textContent(`${card} [data-testid="approval-detail"]`))).toContain(f.workDir)
+      expect(yield* step(() => page.getAttribute(`[data-testid="turn-status"]`, "data-state"))).toBe("running")
+      expect(fs.existsSync(path.join(f.workDir, "ran.txt"))).toBe(false)
+      yield* shot(page, "approval-card")
+      // another client that connects now sees the waiting approval too (Pending, Watch), and sees it close
+      const other = yield* open(`${ui}#token=${token}`)
+      yield* seen(other.page, `${card}[data-id="${yield* step(() => page.getAttribute(card, "data-id"))}"]`)
+
+      // 5. Allow once: the card closes, the command runs, its line shows exit 0 and its output
+      yield* step(() => page.click(`${card} [data-testid="approve-once"]`))
+      yield* seen(page, card, "detached")
+      yield* seen(other.page, card, "detached")
+      expect(other.problems).toEqual([])
+      yield* other.close()
+      const command = `[data-testid="tool-line"][data-kind="command"][data-status="completed"]`
+      yield* seen(page, command)
+      expect(yield* step(() => page.getAttribute(command, "data-exit-code"))).toBe("0")
+      expect(yield* step(() => page.textContent(`${command} [data-testid="tool-output"]`))).toContain("approved-output")
+      expect(fs.existsSync(path.join(f.workDir, "ran.txt"))).toBe(true)
+      yield* seen(page, `[data-testid="decision"]`)
+      expect(yield* step(() => page.textContent(`[data-testid="decision"]`))).toContain("allow once")
+      yield* shot(page, "command-result")
+
+      // 6. the reply streams: the first message is on the page while the turn still runs (the model pauses before the
+      // second); it came in pieces (item.delta), and its markup is text
+      yield* step(() => page.waitForFunction(streamingNow(hostile), undefined, { timeout: 30_000 }))
+      yield* shot(page, "reply-streaming")
+      yield* seen(page, `[data-testid="turn-status"][data-state="completed"]`)
+      const replies = (yield* step(() => page.evaluate(repliesShown))) as ReadonlyArray<{ text: string; deltas: number; final: string | null }>
+      expect(replies).toEqual([
+        { text: hostile, deltas: expect.any(Number), final: null },
+        { text: finalText, deltas: expect.any(Number), final: "true" }
+      ])
+      expect(replies.every((r) => r.deltas > 1), JSON.stringify(replies)).toBe(true)
+      // the model's <img onerror> made no element and ran nothing
+      expect(yield* step(() => page.evaluate(markupElements))).toBe(0)
+      expect(yield* step(() => page.title())).not.toBe("pwned")
+      yield* shot(page, "turn-completed")
+
+      // 7. the sessions list has the new session (titled by its prompt, selected); its transcript, from the session file
+      const row = `[data-testid="session-row"]`
+      yield* seen(page, `${row}.selected`)
+      expect(yield* step(() => page.locator(row).count())).toBe(1)
+      expect(yield* step(() => page.textContent(row))).toContain(prompt)
+      yield* step(() => page.click(`[data-testid="new-session"]`))
+      expect(yield* step(() => page.textContent(`[data-testid="selected-session"]`))).toBe("new session")
+      yield* step(() => page.click(row))
+      yield* seen(page, `[data-testid="transcript-entry"][data-tag="assistant"]`)
+      expect(yield* step(() => page.textContent(`[data-testid="transcript-entry"][data-tag="user"]`))).toContain(prompt)
+      expect(yield* step(() => page.textContent(`[data-testid="transcript"]`))).toContain(finalText)
+      yield* shot(page, "transcript")
+
+      // 8. the thread catalog (of the supervision home given to serve: empty, and said so)
+      yield* step(() => page.click(`[data-testid="tab-threads"]`))
+      yield* seen(page, `[data-testid="threads-status"][data-result="ok"]`)
+      yield* seen(page, `[data-testid="threads-empty"]`)
+      yield* shot(page, "threads")
+      yield* step(() => page.click(`[data-testid="tab-sessions"]`))
+      // the command's output reached the model
+      expect((yield* f.model.requests)[1]!.body).toContain("approved-output")
+
+      // 9. a question: the MCP tool asks for a name; the card's field and Submit; the answer reaches the MCP server
+      yield* sendPrompt(page, "ask my name")
+      const question = `[data-testid="question-card"]`
+      yield* seen(page, question)
+      expect(yield* step(() => page.textContent(question))).toContain("What is your name?")
+      yield* step(() => page.fill(`${question} [data-testid="question-input"][data-question-id="name"]`, "Ada"))
+      yield* shot(page, "question-card")
+      yield* step(() => page.click(`${question} [data-testid="question-submit"]`))
+      yield* seen(page, question, "detached")
+      yield* seen(page, `[data-testid="turn-status"][data-state="completed"]`)
+      expect(yield* step(() => page.textContent(`[data-testid="agent-text"][data-final="true"]`))).toBe("Nice to meet you.")
+      expect(fs.readFileSync(mcpLog, "utf8").trim().split("\n").map((line) => JSON.parse(line))).toEqual([
+        { tool: "ask_name", answer: { action: "accept", content: { name: "Ada" } } }
+      ])
+
+      // 10. Interrupt: a turn whose model never answers, stopped from the page once the model has its request
+      yield* sendPrompt(page, "take your time")
+      yield* f.model.waitForRequests(5).pipe(Effect.timeout("30 seconds"))
+      yield* step(() => page.click(`[data-testid="interrupt"]`))
+      yield* seen(page, `[data-testid="turn-status"][data-state="interrupted"]`)
+      yield* shot(page, "interrupted")
+
+      // 11. Compact: Codex compacts the session's thread (its request gets the model's fallback reply)
+      yield* step(() => page.click(`[data-testid="compact"]`))
+      const compacted = `[data-testid="action-status"]:has-text("compacted thread"), [data-testid="action-status"][data-result="error"]`
+      yield* seen(page, compacted)
+      expect(yield* step(() => page.textContent(`[data-testid="action-status"]`))).toMatch(/^compacted thread \S+ in [\d.]+ s$/)
+      yield* shot(page, "compacted")
+      expect(problems).toEqual([])
+
+      // the end: the browser closes, serve stops on SIGTERM and takes its app-servers with it
+      const chromiums = descendants(process.pid).filter((pid) => cmdline(pid).includes("chromium"))
+      expect(chromiums.length).toBeGreaterThan(0)
+      yield* step(() => browser.close())
+      expect(stillAlive(chromiums)).toEqual([])
+      serve.child.kill("SIGTERM")
+      const exit = yield* serve.exited.pipe(Effect.timeout("30 seconds"))
+      // 128 + SIGTERM: stopped by the signal, after its own shutdown (the files it wrote are gone)
+      expect(exit, serve.stderr()).toEqual({ code: 143, signal: null })
+      expect(serve.stderr()).toContain("codex-harness serve: stopping")
+      expect(fs.existsSync(path.join(f.stateDir, "serve.json"))).toBe(false)
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+      expect(shots).toHaveLength(12)
+      for (const name of fs.readdirSync(artifacts)) expect(fs.statSync(path.join(artifacts, name)).size).toBeGreaterThan(1000)
+    }), 120_000)
+})
