@@ -9,8 +9,10 @@
 //   tools    the same with three exec_command calls per message, 2 and 6 messages
 //   memory   the harness's peak RSS (VmHWM as it exits) over a 20-message piped chat, vs a Node process holding a timer
 //   sessions the library with 32 sessions x 4 turns at once on one app-server, vs the raw floor's 32 threads
+//   connect  one warm `run --connect` process through a running `serve` (spawn to exit), vs the warm row's per-message
+//            cost of a piped `chat` (figures/connect.ts)
 //
-// Medians with the range [min-max]: --runs N (default 7) for cold and help; warm, tools and memory take at most 3 runs,
+// Medians with the range [min-max]: --runs N (default 7) for cold and help; warm, tools, memory, connect at most 3 runs,
 // sessions at most 2, so the table takes minutes. The two sides are interleaved run by run, the order rotating. Every
 // process gets HOME set to an empty directory (see Context.env: login shells would run this machine's rc files). Every
 // process a measurement started must be gone 3 s after it ended; one that stays is killed and named, and the bench exits
@@ -26,6 +28,7 @@ import * as os from "node:os"
 import { performance } from "node:perf_hooks"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 import * as Ctx from "./figures/context.js"
+import { connectTurn } from "./figures/connect.js"
 import { marked } from "./figures/proc.js"
 import { coldRun, help, memory, type RowResult, toolTurn, warmTurn } from "./figures/rows.js"
 import { manySessions, SESSIONS, TURNS } from "./figures/sessions.js"
@@ -61,7 +64,8 @@ const ROWS: ReadonlyArray<RowSpec> = [
     goal: "see row",
     runs: (n) => Math.min(n, SESSION_RUNS),
     run: manySessions
-  }
+  },
+  { name: "connect", figure: "warm `run --connect`", goal: "<= 1.10x", runs: (n) => Math.min(n, LIGHT), run: connectTurn }
 ]
 
 const options = () => {

@@ -91,14 +91,22 @@ export interface Leftovers {
   readonly left: ReadonlyArray<string>
 }
 
-/** waits up to `graceMs` for every marked process to go; kills and names the ones that stay */
-export const settle = async (graceMs = 3_000): Promise<Leftovers> => {
-  const atEnd = marked().length
+/**
+ * waits up to `graceMs` for every marked process to go; kills and names the ones that stay. `spared` (read at each look)
+ * are processes meant to outlive the measurement (a running `serve` and everything below it): neither waited for nor
+ * killed; they get their own check when they are stopped.
+ */
+export const settle = async (graceMs = 3_000, spared: () => ReadonlySet<number> = () => new Set()): Promise<Leftovers> => {
+  const look = () => {
+    const keep = spared()
+    return marked().filter((pid) => !keep.has(pid))
+  }
+  const atEnd = look().length
   const deadline = performance.now() + graceMs
-  let alive = marked()
+  let alive = look()
   while (alive.length > 0 && performance.now() < deadline) {
     await sleep(50)
-    alive = marked()
+    alive = look()
   }
   const left = alive.map((pid) => `${pid} ${cmdline(pid).slice(0, 120)}`)
   for (const pid of alive) {

@@ -14,7 +14,7 @@ import {
   TOOL_REPLY
 } from "./context.js"
 import type { RawReport } from "../floor/raw-client.js"
-import { nodeBaselineKb, timedNode } from "./proc.js"
+import { nodeBaselineKb, type Timed, timedNode } from "./proc.js"
 import {
   median,
   megabytes,
@@ -141,6 +141,24 @@ export const help = async (ctx: Context, runs: number): Promise<RowResult> => {
 // ---------------------------------------------------------------------------------------------------------------------
 // 3 and 4. warm turns: the slope of whole piped chats (one process each) from `few` to `many` messages
 
+/** the warm row's few and many messages: its figure is the per-message slope between them (the connect row's too) */
+export const WARM_FEW = 5
+export const WARM_MANY = 25
+
+/**
+ * One whole piped `chat` of `n` messages in a fresh state dir (checked: exit 0, n replies; then the leftover check),
+ * timed from spawn to exit, with the arrival time of each reply.
+ */
+export const pipedChat = async (ctx: Context, n: number, tools = false): Promise<Timed> => {
+  const text = tools ? TOOL_REPLY : REPLY
+  const prefix = freshPrefix()
+  if (tools) scriptToolTurns(ctx, prefix, 1, n)
+  const run = await timedNode({ args: cliArgs(ctx, "chat"), stdin: messages(prefix, n), env: ctx.env, watchLine: text })
+  check(`codex-harness chat (${n} messages)`, run, text, n)
+  await cleanUp(ctx)
+  return run
+}
+
 interface SlopeOptions {
   readonly figure: string
   readonly few: number
@@ -150,19 +168,15 @@ interface SlopeOptions {
 
 const slope = async (ctx: Context, runs: number, options: SlopeOptions): Promise<RowResult> => {
   const { few, many, tools } = options
-  const text = tools ? TOOL_REPLY : REPLY
   const harness: Record<number, Array<number>> = { [few]: [], [many]: [] }
   const raw: Record<number, Array<number>> = { [few]: [], [many]: [] }
   // seen inside the same runs, without their start and exit: the harness's reply-to-reply times, the floor's turns
   const harnessGaps: Array<number> = []
   const rawTurns: Array<number> = []
   const harnessTask = (n: number) => async () => {
-    const prefix = freshPrefix()
-    if (tools) scriptToolTurns(ctx, prefix, 1, n)
-    const run = await timedNode({ args: cliArgs(ctx, "chat"), stdin: messages(prefix, n), env: ctx.env, watchLine: text })
-    harness[n]!.push(check(`codex-harness chat (${n} messages)`, run, text, n).ms)
+    const run = await pipedChat(ctx, n, tools)
+    harness[n]!.push(run.ms)
     if (n === many) run.lineTimes.slice(1).forEach((t, i) => harnessGaps.push(t - run.lineTimes[i]!))
-    await cleanUp(ctx)
   }
   const rawTask = (n: number) => async () => {
     const prefix = freshPrefix()
@@ -201,7 +215,7 @@ const slope = async (ctx: Context, runs: number, options: SlopeOptions): Promise
 }
 
 export const warmTurn = (ctx: Context, runs: number) =>
-  slope(ctx, runs, { figure: "warm turn, no tools (slope 5 -> 25 msgs)", few: 5, many: 25, tools: false })
+  slope(ctx, runs, { figure: `warm turn, no tools (slope ${WARM_FEW} -> ${WARM_MANY} msgs)`, few: WARM_FEW, many: WARM_MANY, tools: false })
 
 export const toolTurn = (ctx: Context, runs: number) =>
   slope(ctx, runs, { figure: "turn with 3 `exec_command` (slope 2 -> 6)", few: 2, many: 6, tools: true })

@@ -10,7 +10,7 @@ import type { ControlFailure } from "../../schemas/control.js"
 import * as ControlClient from "../control/ControlClient.js"
 import * as ServeFiles from "../control/ServeFiles.js"
 import { UsageError } from "./errors.js"
-import { stateDirOf } from "./settings.js"
+import { stateDirOf } from "./stateDir.js"
 
 export class ServeUnreachable extends Schema.TaggedError<ServeUnreachable>()("ServeUnreachable", {
   url: Schema.String,

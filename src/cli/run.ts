@@ -10,9 +10,6 @@ import type { RunOptions } from "./commands/run.js"
 import { TurnDidNotComplete, UsageError } from "./errors.js"
 import * as JsonEvents from "./jsonEvents.js"
 import * as QuestionPromptsCli from "./questionPrompts.js"
-import * as Connect from "./connect.js"
-import { runRemote } from "./runRemote.js"
-import { readPrompt } from "./runPrompt.js"
 import { sessionToUse } from "./sessionRef.js"
 import * as RunProgress from "./runProgress.js"
 import { toSettings } from "./settings.js"
@@ -26,20 +23,9 @@ const writeLastMessage = (file: string, text: string) =>
     catch: (e) => new UsageError({ line: `--output-last-message ${file}: ${e instanceof Error ? e.message : String(e)}` })
   })
 
-export const run = (options: RunOptions) =>
+/** The turn in this process, with its own app-server (runDispatch.ts decided no serve takes it). */
+export const runLocal = (options: RunOptions, prompt: string, approvals: "deny" | "allow") =>
   Effect.gen(function* () {
-    const prompt = yield* readPrompt(options.prompt)
-    const given = Connect.runtimeFlagsGiven(options)
-    if (Option.isSome(options.connect) && given.length > 0) {
-      return yield* new UsageError({ line: `${given.join(", ")}: not with --connect (the service runs with its own settings)` })
-    }
-    // a serve running for the state dir takes the turn, unless this run names a runtime of its own
-    const target = yield* Connect.target(options, given.length === 0)
-    if (Option.isSome(target)) return yield* runRemote(options, target.value, prompt)
-    if (options.approvals === "ask") {
-      return yield* new UsageError({ line: "--approvals ask waits for a client of `codex-harness serve`, and none runs for this state dir: use deny or allow" })
-    }
-    const approvals = options.approvals
     const settings = yield* toSettings(options)
     const sessionId = yield* sessionToUse(options, settings.stateDir)
     // said first when the user did not type it whole, so a turn that hangs, fails or is interrupted still tells where

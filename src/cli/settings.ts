@@ -1,8 +1,7 @@
 // How a command's options become HarnessSettings: flags over the config file over the defaults. A command passes only
 // the option groups it accepts (options.ts); a flag it does not have counts as not given.
 import { FileSystem } from "@effect/platform"
-import { Config, Duration, Effect, Option, Schema } from "effect"
-import * as os from "node:os"
+import { Duration, Effect, Option, Schema } from "effect"
 import * as path from "node:path"
 import * as AppServerUrl from "../appserver/AppServerUrl.js"
 import * as CodexArgs from "../appserver/CodexArgs.js"
@@ -10,6 +9,9 @@ import * as HarnessConfig from "../config/HarnessConfig.js"
 import type { HarnessSettings, SupervisionSettings } from "../config/Settings.js"
 import { checkPrivate, type UntrustedPath } from "../platform/trust.js"
 import { UsageError } from "./errors.js"
+import { defaultStateDir, fromEnv, stateDirOf } from "./stateDir.js"
+
+export { defaultStateDir, stateDirOf }
 import type { GlobalOptions } from "./options.js"
 
 export class BadOption extends Schema.TaggedError<BadOption>()("BadOption", { option: Schema.String, reason: Schema.String }) {
@@ -17,20 +19,6 @@ export class BadOption extends Schema.TaggedError<BadOption>()("BadOption", { op
     return `--${this.option}: ${this.reason}`
   }
 }
-
-/** A variable from the environment; unset and empty are the same. */
-const fromEnv = (name: string) =>
-  Config.string(name).pipe(Config.option, Config.map(Option.filter((value) => value !== "")))
-
-/** `$CODEX_HARNESS_HOME`, else `~/.codex-harness`. */
-export const defaultStateDir: Effect.Effect<string> = fromEnv("CODEX_HARNESS_HOME").pipe(
-  Config.map(Option.match({ onNone: () => path.join(os.homedir(), ".codex-harness"), onSome: (dir) => path.resolve(dir) })),
-  Effect.orDie
-)
-
-/** `--state-dir`, else the default. */
-export const stateDirOf = (flag: Option.Option<string>): Effect.Effect<string> =>
-  Option.match(flag, { onNone: () => defaultStateDir, onSome: (dir) => Effect.succeed(path.resolve(dir)) })
 
 /** The settings-bearing flags a command may have; each one it lacks is read as not given. */
 export type SettingsOptions = Partial<Omit<GlobalOptions, "json" | "approvals" | "model">>

@@ -148,7 +148,13 @@ export const layer = (info: ServeInfo) =>
             // should the hub have dropped it for a client too far behind, the stream still ends within a bound
             Effect.ensuring(
               hub.end(sessionId, streamId).pipe(
-                Effect.zipRight(Deferred.await(forwarded).pipe(Effect.timeoutOption("5 seconds"))),
+                // Fix: `ensuring` runs uninterruptibly, and a timeout cannot cut an uninterruptible wait short: a client
+                // that stopped reading (its stream full, the forwarder blocked) and went away held the turn, and with it
+                // the session (busy) and shutdown, forever. The wait is interruptible for its timeout, on a fiber of its
+                // own: as a child of this one, an Interrupt arriving during the wait would cut it and skip mailbox.end.
+                Effect.zipRight(
+                  Deferred.await(forwarded).pipe(Effect.interruptible, Effect.timeoutOption("5 seconds"), Effect.forkDaemon, Effect.flatMap(Fiber.join))
+                ),
                 Effect.zipRight(mailbox.end)
               )
             ),

@@ -39,6 +39,7 @@ export const rooms: Readonly<Record<string, number>> = {
   nodes: 9,
   diagnostics: 9,
   control: 10,
+  cluster: 10.5,
   testing: 10,
   cli: 11
 }

@@ -36,6 +36,6 @@ const config = {
 
 export type RunOptions = Command.Command.ParseConfig<typeof config>
 
-export const command = Command.make("run", config, (options) => lazy(() => import("../run.js"), (m) => m.run(options))).pipe(
+export const command = Command.make("run", config, (options) => lazy(() => import("../runDispatch.js"), (m) => m.run(options))).pipe(
   Command.withDescription("run one turn and print the final assistant reply")
 )
