@@ -21,6 +21,12 @@ export class ServeUnreachable extends Schema.TaggedError<ServeUnreachable>()("Se
   }
 }
 
+export class ServeRefusedToken extends Schema.TaggedError<ServeRefusedToken>()("ServeRefusedToken", { url: Schema.String }) {
+  override get message() {
+    return `codex-harness serve at ${this.url} refused the token (HTTP 401): give that serve's token in $${tokenEnv}, or use its state dir (its serve.token)`
+  }
+}
+
 export const tokenEnv = "CODEX_HARNESS_TOKEN"
 
 const loopback = (host: string) => host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host)
@@ -82,10 +88,15 @@ const reasonOf = (error: unknown): string => {
   return reason
 }
 
+/** the WebSocket upgrade was answered 401: the serve is there and the token is not its own */
+const refusedToken = (error: unknown) => / 401\b/.test(reasonOf(error))
+
 /** ControlFailure as the CLI reports it: its usage refusals are usage errors (exit 2). */
 const asCli = (error: ControlFailure | { readonly _tag: "RpcClientError"; readonly message: string }, url: string) =>
   error._tag === "ControlFailure"
     ? error.code === "usage" ? new UsageError({ line: error.message }) : error
+    : refusedToken(error)
+    ? new ServeRefusedToken({ url })
     : new ServeUnreachable({ url, reason: reasonOf(error) })
 
 /** Runs `use` with a client of `target`, connected for its duration. */
@@ -100,7 +111,7 @@ export const withClient = <A, E, R>(
         typeof e === "object" && e !== null && "_tag" in e && (e._tag === "ControlFailure" || e._tag === "RpcClientError"),
       (e) => Effect.fail(asCli(e, target.url))
     )
-  ) as Effect.Effect<A, Exclude<E, ControlFailure | { readonly _tag: "RpcClientError" }> | ControlFailure | UsageError | ServeUnreachable, Exclude<R, Scope.Scope>>
+  ) as Effect.Effect<A, Exclude<E, ControlFailure | { readonly _tag: "RpcClientError" }> | ControlFailure | UsageError | ServeUnreachable | ServeRefusedToken, Exclude<R, Scope.Scope>>
 
 /** the flags that choose a runtime: a serve runs with its own, so a command that gives one runs locally */
 const runtimeFlags = [

@@ -118,7 +118,17 @@ export const layer = (info: ServeInfo) =>
             }).pipe(Effect.ensuring(Deferred.succeed(forwarded, undefined)))
           )
           const encoder = turnEncoder(sessionId)
-          const publish = (event: ControlEvent) => hub.publish(sessionId, event)
+          // one terminal event per turn: an interrupt landing after Codex's turn/completed (while the reply is being
+          // delivered) must not add a turn.failed after the turn.completed a client already took as the outcome
+          let ended = false
+          const publish = (event: ControlEvent) =>
+            Effect.suspend(() => {
+              if (event.type === "turn.completed" || event.type === "turn.failed") {
+                if (ended) return Effect.void
+                ended = true
+              }
+              return hub.publish(sessionId, event)
+            })
           const turn = harness.runTurn({
             sessionId,
             prompt: payload.prompt,
@@ -202,13 +212,16 @@ export const layer = (info: ServeInfo) =>
         Stream.unwrapScoped(Effect.gen(function* () {
           const sessionId = session === undefined ? undefined : yield* reported(existing({ session }))
           const subscription = yield* hub.subscribe
-          // what waits now comes first, so a client that connects late can still answer it
+          // what waits now comes first, so a client that connects late can still answer it; one published between the
+          // subscription and this read would come twice, so the live stream skips the ids already replayed
           const waiting = (yield* interactions.pending).filter((p) => sessionId === undefined || p.session_id === sessionId)
+          const replayed = new Set(waiting.map((p) => p.id))
           return Stream.concat(
             Stream.fromIterable<ControlEvent>(waiting),
             Stream.fromQueue(subscription).pipe(
               Stream.filter((p): p is Extract<Published, { _tag: "Event" }> =>
-                p._tag === "Event" && (sessionId === undefined || p.sessionId === sessionId)),
+                p._tag === "Event" && (sessionId === undefined || p.sessionId === sessionId) &&
+                !((p.event.type === "approval.requested" || p.event.type === "question.asked") && replayed.has(p.event.id))),
               Stream.map((p): ControlEvent => p.event)
             )
           )
