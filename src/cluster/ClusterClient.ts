@@ -1,0 +1,202 @@
+// The control API's way into the cluster: a session's messages sent to its entity, wherever the cluster placed it, with
+// the bounds and retries @effect/cluster 0.60.2 needs from every caller (CLUSTER-NOTES):
+// - every call has a timeout: a message to an entity type no runner registered, or under a sharding config that differs
+//   from the runners', hangs forever otherwise (traps 4 and 5);
+// - a send to a runner killed a moment ago dies with a defect (EPIPE on the cached socket), not a typed error, so
+//   `Effect.either` misses it (trap 6): such a send is tried again, and the retry waits inside Sharding until the shard
+//   has a new owner. A Turn is sent again with the same messageId, so the new owner replays its outcome or reports it
+//   lost instead of running it twice (TurnLedger); a runner that is draining refuses new turns with `shutting_down`,
+//   which is tried again the same way, since its shards are about to move.
+// A Turn's stream is bounded twice: its first event (the entity says `session.selected` before anything else) within
+// `firstEventTimeout`, then no silence longer than `idleTimeout`. A Turn's stream is also tried again when the runner
+// interrupted it: @effect/cluster 0.60.2 stops taking a streamed reply's acknowledgements as soon as the shard leaves a
+// runner (a rebalance when a runner joins), so the stream stalls until the entity is stopped; the turn itself has run on
+// and recorded its outcome meanwhile, which the retry replays from the new owner.
+import type { Sharding } from "@effect/cluster/Sharding"
+import { Cause, Chunk, Context, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import * as crypto from "node:crypto"
+import { type ControlEvent, ControlFailure } from "../../schemas/control.js"
+import { type CompactResult, Session, type Steer, type TurnPayload } from "./SessionEntity.js"
+
+export interface ClusterClientOptions {
+  /** how long a Turn may take to say anything (routing, a shard moving to another runner); default 60 s */
+  readonly firstEventTimeout?: Duration.DurationInput | undefined
+  /** how long a running Turn may go without an event; default 15 minutes */
+  readonly idleTimeout?: Duration.DurationInput | undefined
+  /** the bound of Steer, Interrupt and Answer; default 30 s */
+  readonly callTimeout?: Duration.DurationInput | undefined
+  /** the bound of Compact; default 10 minutes */
+  readonly compactTimeout?: Duration.DurationInput | undefined
+  /** how long a send that died with its runner (or hit a draining one) is tried again, 500 ms apart; default 60 s */
+  readonly retryFor?: Duration.DurationInput | undefined
+}
+
+export interface StartTurnInput {
+  readonly sessionId: string
+  readonly prompt: string
+  /** the idempotency key; default a fresh UUID (give one to make a caller's own retry safe) */
+  readonly messageId?: string | undefined
+  /** the session id was made up for this turn */
+  readonly created?: boolean | undefined
+  readonly model?: string | undefined
+  readonly turn_kind?: TurnPayload["turn_kind"]
+  readonly approvals?: TurnPayload["approvals"]
+}
+
+export interface AnswerInput {
+  readonly decision?: "allow_once" | "allow_always" | "deny" | undefined
+  readonly answers?: Readonly<Record<string, ReadonlyArray<string>>> | undefined
+  readonly decline?: boolean | undefined
+  readonly by?: string | undefined
+}
+
+export interface ClusterClientService {
+  /** StartTurn for one session: its entity's Turn stream (`session.selected` first, the terminal event last) */
+  readonly startTurn: (input: StartTurnInput) => Stream.Stream<ControlEvent, ControlFailure>
+  readonly steer: (sessionId: string, texts: ReadonlyArray<string>) => Effect.Effect<typeof Steer.successSchema.Type, ControlFailure>
+  readonly interrupt: (sessionId: string) => Effect.Effect<{ readonly interrupted: boolean }, ControlFailure>
+  readonly answer: (sessionId: string, id: string, input: AnswerInput) => Effect.Effect<void, ControlFailure>
+  readonly compact: (sessionId: string) => Effect.Effect<typeof CompactResult.Type, ControlFailure>
+  /** the session of an approval or question seen on a stream of this client and not yet closed (for `Answer` by id) */
+  readonly sessionOfInteraction: (id: string) => string | undefined
+}
+
+export class ClusterClient extends Context.Tag("codex-harness/cluster/ClusterClient")<ClusterClient, ClusterClientService>() {}
+
+const message = (e: unknown): string =>
+  e instanceof Error ? e.message || e.name : typeof e === "object" && e !== null && "_tag" in e ? String(e._tag) : String(e)
+
+/** a cluster-side failure (MailboxFull, AlreadyProcessingMessage, PersistenceError) in the API's terms */
+const asFailure = (error: unknown): ControlFailure =>
+  error instanceof ControlFailure
+    ? error
+    : new ControlFailure({
+      code: typeof error === "object" && error !== null && "_tag" in error && error._tag === "MailboxFull" ? "busy" : "failed",
+      message: `cluster: ${message(error)}`
+    })
+
+/** a send worth trying again: it died with its runner (a defect), or hit a runner that is handing its shards off */
+const retryable = (cause: Cause.Cause<unknown>): boolean => {
+  if (Cause.isInterruptedOnly(cause)) return false
+  const failure = Cause.failureOption(cause)
+  if (Option.isNone(failure)) return Cause.isDie(cause)
+  const error = failure.value
+  return error instanceof ControlFailure
+    ? error.code === "shutting_down"
+    : typeof error === "object" && error !== null && "_tag" in error && (error._tag === "PersistenceError" || error._tag === "MailboxFull")
+}
+
+const failureOfCause = (cause: Cause.Cause<unknown>): Cause.Cause<ControlFailure> => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) return Cause.fail(asFailure(failure.value))
+  if (Cause.isInterruptedOnly(cause)) return cause as Cause.Cause<never>
+  return Cause.fail(new ControlFailure({ code: "failed", message: `cluster: ${message(Cause.squash(cause))}` }))
+}
+
+export const make = (options: ClusterClientOptions = {}): Effect.Effect<ClusterClientService, never, Sharding> =>
+  Effect.gen(function* () {
+    const clientFor = yield* Session.client
+    const firstEventTimeout = Duration.decode(options.firstEventTimeout ?? "60 seconds")
+    const idleTimeout = Duration.decode(options.idleTimeout ?? "15 minutes")
+    const callTimeout = Duration.decode(options.callTimeout ?? "30 seconds")
+    const compactTimeout = Duration.decode(options.compactTimeout ?? "10 minutes")
+    const retryFor = Duration.toMillis(options.retryFor ?? "60 seconds")
+    const interactions = new Map<string, string>()
+
+    const timedOut = (what: string, after: Duration.Duration) =>
+      new ControlFailure({ code: "failed", message: `cluster: ${what} got no answer within ${Duration.format(after)}` })
+
+    /** a unary call with its bound, tried again while its runner is replaced */
+    const call = <A>(what: string, effect: Effect.Effect<A, unknown>, bound: Duration.Duration) =>
+      effect.pipe(
+        Effect.sandbox,
+        // the call's own bound ends the retries too
+        Effect.retry({ schedule: Schedule.spaced("500 millis"), while: retryable }),
+        Effect.unsandbox,
+        Effect.catchAllCause((cause) => Effect.failCause(failureOfCause(cause))),
+        Effect.timeoutFail({ duration: bound, onTimeout: () => timedOut(what, bound) })
+      )
+
+    const startTurn = (input: StartTurnInput): Stream.Stream<ControlEvent, ControlFailure> => {
+      const payload: TurnPayload = {
+        messageId: input.messageId ?? crypto.randomUUID(),
+        prompt: input.prompt,
+        ...(input.model !== undefined ? { model: input.model } : {}),
+        ...(input.turn_kind !== undefined ? { turn_kind: input.turn_kind } : {}),
+        ...(input.approvals !== undefined ? { approvals: input.approvals } : {}),
+        ...(input.created !== undefined ? { created: input.created } : {})
+      }
+      let selected = false
+      let ended = false
+      const what = `turn of session ${input.sessionId}`
+      const once: Stream.Stream<ControlEvent, unknown> = Stream.unwrapScoped(Effect.gen(function* () {
+        const pull = yield* Stream.toPull(clientFor(input.sessionId).Turn(payload))
+        let first = true
+        return Stream.repeatEffectChunkOption(
+          Effect.suspend(() => {
+            const bound = first ? firstEventTimeout : idleTimeout
+            return pull.pipe(
+              Effect.timeoutFail({ duration: bound, onTimeout: () => Option.some(timedOut(first ? what : `${what} (silent)`, bound)) }),
+              Effect.tap(() => Effect.sync(() => void (first = false)))
+            )
+          })
+        )
+      }))
+      const seen = (event: ControlEvent): boolean => {
+        if (event.type === "session.selected") {
+          // a retry says it again
+          if (selected) return false
+          selected = true
+        }
+        if (event.type === "turn.completed" || event.type === "turn.failed") {
+          ended = true
+          // nothing of the turn waits any more
+          for (const [id, session] of interactions) if (session === input.sessionId) interactions.delete(id)
+        }
+        if (event.type === "approval.requested" || event.type === "question.asked") interactions.set(event.id, event.session_id)
+        if (event.type === "interaction.closed") interactions.delete(event.id)
+        return true
+      }
+      // retried for `retryFor` from the first failure of a series; an attempt that got an event starts a new series
+      let failingSince: number | undefined
+      const attempt = (): Stream.Stream<ControlEvent, ControlFailure> =>
+        once.pipe(
+          Stream.tap(() => Effect.sync(() => void (failingSince = undefined))),
+          Stream.filter(seen),
+          Stream.catchAllCause((cause) => {
+            // once the turn's end was seen there is nothing to ask again for; the stream just ends
+            if (ended) return Stream.empty
+            failingSince ??= Date.now()
+            // an interruption that reaches this handler came from the runner (this fiber's own would not run it): the
+            // entity was stopped under the turn, on a shard moving to another runner past entityTerminationTimeout
+            return Date.now() - failingSince < retryFor && (retryable(cause) || Cause.isInterruptedOnly(cause))
+              ? Stream.concat(Stream.drain(Stream.fromEffect(Effect.sleep("500 millis"))), attempt())
+              : Stream.failCause(failureOfCause(cause))
+          })
+        )
+      return attempt()
+    }
+
+    const service: ClusterClientService = {
+      startTurn,
+      steer: (sessionId, texts) => call(`steer of session ${sessionId}`, clientFor(sessionId).Steer({ texts }), callTimeout),
+      interrupt: (sessionId) => call(`interrupt of session ${sessionId}`, clientFor(sessionId).Interrupt(), callTimeout),
+      answer: (sessionId, id, input) =>
+        call(`answer ${id}`, clientFor(sessionId).Answer({
+          id,
+          ...(input.decision !== undefined ? { decision: input.decision } : {}),
+          ...(input.answers !== undefined ? { answers: input.answers } : {}),
+          ...(input.decline !== undefined ? { decline: input.decline } : {}),
+          ...(input.by !== undefined ? { by: input.by } : {})
+        }), callTimeout),
+      compact: (sessionId) => call(`compaction of session ${sessionId}`, clientFor(sessionId).Compact(), compactTimeout),
+      sessionOfInteraction: (id) => interactions.get(id)
+    }
+    return service
+  })
+
+export const layer = (options: ClusterClientOptions = {}): Layer.Layer<ClusterClient, never, Sharding> =>
+  Layer.effect(ClusterClient, make(options))
+
+/** every event of a turn's stream, collected (tests, `cluster` commands) */
+export const collect = (stream: Stream.Stream<ControlEvent, ControlFailure>) => Effect.map(Stream.runCollect(stream), Chunk.toReadonlyArray)

@@ -1,0 +1,238 @@
+// What a `serve --cluster postgres://...` process is: a runner of @effect/cluster 0.60.2 over PostgreSQL (no shard
+// manager: runners share the shards through advisory locks, CLUSTER-NOTES (a)) that hosts Session entities with its own
+// harness (its own app-server pool, the PostgreSQL session store, the control layers' Delivery and Interactions), and a
+// client of the other runners for the sessions it does not host.
+//
+// Why it is composed by hand instead of with NodeClusterSocket.layer: that layer reads its ShardingConfig from the
+// environment even when options are given (HOST, PORT, SHARDS_PER_GROUP, ...; PORT=abc fails it, an HTTP service's PORT
+// becomes the runner's port: trap 3). This is the same composition (SocketRunner over a Node socket server and client
+// protocol, ping health, msgpack, SQL message and runner storage) with ShardingConfig.layer: the runner's address and
+// every setting come from the options (`--runner-listen HOST:PORT`), never from the environment.
+//
+// The sharding config is the same on every runner and client (trap 4): 300 shards per group and fast timings
+// (ClusterDatabase.fastTimings: a killed runner's sessions answer on a survivor about 4 s later; the issue asks for 5 s).
+//
+// Graceful drain (SIGTERM, or the layer's scope closing): running turns end first, then the shards are handed off. It
+// has to happen in that order, before @effect/cluster's own shutdown: once a runner unregisters, its shards leave its
+// assignment at once while its entities are still finishing, and from then on the acknowledgements a streamed reply
+// waits for after every chunk are refused (EntityNotAssignedToRunner), so a Turn's stream stalls until
+// entityTerminationTimeout and the client sees it interrupted (seen here with 0.60.2). So a finalizer that runs before
+// the entity layer closes drains ActiveTurns: new turns are refused with `shutting_down` (the ClusterClient tries them
+// again, and they reach the new owner once the shards move), running ones get `drainGrace` to end and are then
+// interrupted (their streams say so), and only then does the cluster shut down and release the shard locks.
+import * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import * as RunnerHealth from "@effect/cluster/RunnerHealth"
+import * as Runners from "@effect/cluster/Runners"
+import type { Sharding } from "@effect/cluster/Sharding"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as SocketRunner from "@effect/cluster/SocketRunner"
+import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
+import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
+import * as Socket from "@effect/platform/Socket"
+import * as RpcClient from "@effect/rpc/RpcClient"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import { Console, Duration, Effect, Layer, Option } from "effect"
+import type { ClientPoolOptions } from "../appserver/ClientPool.js"
+import { NodeTransportLive } from "../appserver/Transport.js"
+import type { HarnessSettings } from "../config/Settings.js"
+import * as ActiveTurns from "../control/ActiveTurns.js"
+import * as EventHub from "../control/EventHub.js"
+import * as Interactions from "../control/Interactions.js"
+import * as Composition from "../harness/Composition.js"
+import * as PgSessionStore from "../session/PgSessionStore.js"
+import * as Supervision from "../supervision/layer.js"
+import * as ClusterClient from "./ClusterClient.js"
+import * as ClusterDatabase from "./ClusterDatabase.js"
+import { defaultShardsPerGroup, fastTimings } from "./ClusterDatabase.js"
+import * as SessionEntity from "./SessionEntity.js"
+import * as TurnLedger from "./TurnLedger.js"
+
+export { defaultShardsPerGroup, fastTimings } from "./ClusterDatabase.js"
+
+export interface HostPort {
+  readonly host: string
+  readonly port: number
+}
+
+/** `--runner-listen`: HOST:PORT or [V6]:PORT, a port from 1 to 65535 (peers connect to it, so never 0). Pure. */
+export const parseRunnerListen = (text: string): HostPort | string => {
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text)
+  if (match === null) return `expected HOST:PORT, got ${JSON.stringify(text)}`
+  const port = Number(match[3])
+  if (port < 1 || port > 65535) return `port ${port} is out of range (1-65535: other runners connect to it)`
+  return { host: match[1] ?? match[2]!, port }
+}
+
+export const addressText = (a: HostPort) => `${a.host}:${a.port}`
+
+/** What every process of one cluster must agree on. */
+export interface ClusterOptions {
+  /** postgres://USER:PASSWORD@HOST:PORT/DB */
+  readonly databaseUrl: string
+  /** default 300; the same on every runner and client */
+  readonly shardsPerGroup?: number | undefined
+  /** over the FAST timings; the same on every runner and client */
+  readonly timings?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
+  readonly client?: ClusterClient.ClusterClientOptions | undefined
+}
+
+export interface RunnerOptions extends ClusterOptions {
+  /** where this runner listens for its peers (`--runner-listen HOST:PORT`) */
+  readonly listen: HostPort
+  /** the address peers are told, when it differs from `listen` (listening on 0.0.0.0, say) */
+  readonly advertise?: HostPort | undefined
+  /** on SIGTERM, how long running turns get before they are interrupted and the shards handed off; default 30 s */
+  readonly drainGrace?: Duration.DurationInput | undefined
+  /** how long an approval or question waits for a client (serve's --answer-timeout); default 300 s */
+  readonly answerTimeout?: Duration.DurationInput | undefined
+  /** TurnLedger bounds: waiting for a message another live runner started, and for one this runner runs */
+  readonly ownerWait?: Duration.DurationInput | undefined
+  readonly localWait?: Duration.DurationInput | undefined
+}
+
+/** The ShardingConfig of a runner (`runner` given) or of a client-only process. Nothing is read from the environment. */
+export const shardingConfig = (
+  options: ClusterOptions & { readonly runner?: HostPort | undefined; readonly listen?: HostPort | undefined }
+): ShardingConfig.ShardingConfig["Type"] => ({
+  ...ShardingConfig.defaults,
+  ...fastTimings,
+  ...options.timings,
+  shardsPerGroup: options.shardsPerGroup ?? defaultShardsPerGroup,
+  runnerAddress: options.runner === undefined ? Option.none() : Option.some(RunnerAddress.make(options.runner.host, options.runner.port)),
+  runnerListenAddress: options.listen === undefined ? Option.none() : Option.some(RunnerAddress.make(options.listen.host, options.listen.port))
+})
+
+/**
+ * The runner-to-runner sockets, as NodeClusterSocket's, with Nagle's algorithm off (`noDelay`): with it on, every small
+ * request and reply waited for a delayed ACK, about 85 ms per unary message between processes here instead of a few.
+ */
+const clientProtocol: Layer.Layer<Runners.RpcClientProtocol, never, RpcSerialization.RpcSerialization> = Layer.effect(
+  Runners.RpcClientProtocol,
+  Effect.gen(function* () {
+    const serialization = yield* RpcSerialization.RpcSerialization
+    return (address: RunnerAddress.RunnerAddress) =>
+      NodeSocket.makeNet({ openTimeout: 1000, timeout: 5500, host: address.host, port: address.port, noDelay: true }).pipe(
+        Effect.flatMap((socket) =>
+          RpcClient.makeProtocolSocket().pipe(
+            Effect.provideService(Socket.Socket, socket),
+            Effect.provideService(RpcSerialization.RpcSerialization, serialization)
+          )
+        ),
+        Effect.orDie
+      )
+  })
+)
+
+const socketServer = Layer.unwrapEffect(
+  Effect.map(ShardingConfig.ShardingConfig, (config) => {
+    const listen = Option.getOrThrow(Option.orElse(config.runnerListenAddress, () => config.runnerAddress))
+    return NodeSocketServer.layer({ host: listen.host, port: listen.port, noDelay: true })
+  })
+)
+
+const storage = (config: ShardingConfig.ShardingConfig["Type"]) =>
+  Layer.mergeAll(Layer.orDie(SqlMessageStorage.layer), Layer.orDie(SqlRunnerStorage.layer)).pipe(
+    Layer.provideMerge(ShardingConfig.layer(config)),
+    Layer.provideMerge(RpcSerialization.layerMsgPack)
+  )
+
+/** Sharding for a runner: NodeClusterSocket.layer({ storage: "sql" }) without its environment reading. Needs SqlClient. */
+export const runnerClusterLayer = (config: ShardingConfig.ShardingConfig["Type"]) =>
+  Layer.provide(SocketRunner.layer, [socketServer, clientProtocol]).pipe(
+    Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(clientProtocol))),
+    Layer.provide(storage(config))
+  )
+
+/** Sharding for a process that only sends messages to runners. Needs SqlClient. */
+export const clientClusterLayer = (config: ShardingConfig.ShardingConfig["Type"]) =>
+  Layer.provide(SocketRunner.layerClientOnly, clientProtocol).pipe(Layer.provide(storage(config)))
+
+/**
+ * The harness of a runner: Live.layer's composition with the PostgreSQL session store in place of the file store. Needs
+ * SqlClient and Delivery (and reads the optional ports when given), as Live.layer needs Delivery.
+ */
+export const harnessLayer = (settings: HarnessSettings, pool?: ClientPoolOptions) =>
+  Composition.layer(settings, pool).pipe(
+    Layer.provideMerge(PgSessionStore.pgStoreLayer()),
+    Layer.provideMerge(NodeTransportLive),
+    Layer.provideMerge(NodeFileSystem.layer)
+  )
+
+/** The process's PgClient, with every table in place: the bootstrap runs under its lock before anything else uses it. */
+export const databaseLayer = (options: ClusterOptions, config: ShardingConfig.ShardingConfig["Type"], runner: string | undefined) =>
+  Layer.effectDiscard(ClusterDatabase.bootstrap(config, runner === undefined ? Effect.void : Effect.asVoid(Layer.build(PgSessionStore.pgStoreLayer())))).pipe(
+    Layer.provideMerge(ClusterDatabase.pgLayer(options.databaseUrl, runner))
+  )
+
+/**
+ * Everything a `serve --cluster` process needs, in one layer: the services serve's control handlers use (CodexHarness,
+ * SessionStore, Compaction, supervision, EventHub, ActiveTurns, Interactions), the cluster (Sharding, its SQL storage),
+ * the Session entity registered on this runner, and the ClusterClient the control API sends sessions' messages with.
+ */
+export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: ClientPoolOptions) => {
+  const advertised = options.advertise ?? options.listen
+  const runner = addressText(advertised)
+  const config = shardingConfig({
+    ...options,
+    runner: advertised,
+    listen: options.advertise === undefined ? undefined : options.listen
+  })
+  const interactions = Interactions.layer({ answerTimeout: options.answerTimeout ?? Duration.seconds(300) })
+  const shared = Layer.mergeAll(EventHub.layer, ActiveTurns.layer)
+  const ports = Layer.mergeAll(EventHub.deliveryLayer, Interactions.portsLayer).pipe(Layer.provide(interactions))
+  const harness = Supervision.layer.pipe(Layer.provideMerge(harnessLayer(settings, pool).pipe(Layer.provide(ports))))
+  const ledger = TurnLedger.layer({
+    address: runner,
+    heartbeatExpiry: config.shardLockExpiration,
+    ownerWait: options.ownerWait,
+    localWait: options.localWait
+  })
+  // built last, so its finalizer runs first: turns end while the shards are still this runner's
+  const drain = Layer.scopedDiscard(
+    Effect.flatMap(ActiveTurns.ActiveTurns, (active) =>
+      Effect.addFinalizer(() =>
+        active.drain(options.drainGrace ?? Duration.seconds(30), Duration.seconds(10)).pipe(
+          Effect.flatMap(({ interrupted }) =>
+            interrupted > 0 ? Effect.logWarning(`cluster runner ${runner}: drained; ${interrupted} running turn(s) interrupted`) : Effect.void
+          )
+        )
+      ))
+  )
+  return drain.pipe(
+    Layer.provideMerge(SessionEntity.layer),
+    Layer.provideMerge(ClusterClient.layer(options.client)),
+    Layer.provideMerge(ledger),
+    Layer.provideMerge(runnerClusterLayer(config)),
+    Layer.provideMerge(harness),
+    Layer.provideMerge(interactions),
+    Layer.provideMerge(shared),
+    Layer.provideMerge(databaseLayer(options, config, runner))
+  )
+}
+
+/** A process that sends sessions' messages to the runners and hosts none (`cluster` commands, tests). */
+export const clientLayer = (options: ClusterOptions): Layer.Layer<ClusterClient.ClusterClient | Sharding, unknown> => {
+  const config = shardingConfig(options)
+  return ClusterClient.layer(options.client).pipe(
+    Layer.provideMerge(clientClusterLayer(config)),
+    Layer.provide(databaseLayer(options, config, undefined))
+  )
+}
+
+/**
+ * A runner as a whole process (a child process in tests; `serve --cluster` uses `layer` beside its control API): joins,
+ * says so on stderr in one line, and runs until interrupted (SIGTERM into NodeRuntime.runMain), when it drains.
+ */
+export const run = (settings: HarnessSettings, options: RunnerOptions) =>
+  Effect.scoped(Effect.gen(function* () {
+    const started = Date.now()
+    const runner = addressText(options.advertise ?? options.listen)
+    // registered before the layer, so it runs after the layer's finalizers: once drained and gone from the cluster
+    yield* Effect.addFinalizer(() => Console.error(`codex-harness cluster runner: ${runner} drained and left the cluster`))
+    yield* Layer.build(layer(settings, options))
+    yield* Console.error(`codex-harness cluster runner: ${runner} joined in ${Date.now() - started} ms`)
+    return yield* Effect.never
+  }))

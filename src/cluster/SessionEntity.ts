@@ -1,0 +1,259 @@
+// A session as a cluster entity (issue 19, item 1): its id is the session id, its messages (Turn, Steer, Interrupt,
+// Answer, Compact) are Rpcs with schemas, and its handlers run on the runner that owns the session's shard, with that
+// runner's own harness (its app-server pool, the PostgreSQL session store, the control layers' Delivery and
+// Interactions). A session's work therefore runs on one runner at a time, and the cluster hands it to another when that
+// runner dies or drains.
+//
+// Turn is the control API's StartTurn for one session, in the same shape as src/control/Handlers.ts (copied, not
+// shared: the control API keeps its own): `session.selected`, then the session's events from the runner's EventHub until
+// the turn's end mark. What cluster mode adds is the idempotency key: the message id is claimed in the TurnLedger before
+// the turn starts, and the turn's terminal events are recorded as its outcome when it ends, so a redelivered message
+// replays or reports instead of running twice.
+//
+// The entity runs its messages concurrently (a Steer, Interrupt or Answer must reach a running Turn); one turn at a time
+// per session is ActiveTurns' rule, as in `serve`: a second Turn while one runs is refused as busy (and its key
+// forgotten, so it can be sent again).
+import * as Entity from "@effect/cluster/Entity"
+import { Rpc } from "@effect/rpc"
+import { Cause, Deferred, Effect, Fiber, Mailbox, Queue, Schema, Stream } from "effect"
+import * as crypto from "node:crypto"
+import {
+  ApprovalAnswer,
+  ControlEvent,
+  ControlFailure,
+  maxPromptChars,
+  SteerResult,
+  TurnKind
+} from "../../schemas/control.js"
+import { eventsVersion } from "../../schemas/events.js"
+import { Compaction } from "../compaction/Compaction.js"
+import { ActiveTurns } from "../control/ActiveTurns.js"
+import { EventHub } from "../control/EventHub.js"
+import { failureOf } from "../control/Handlers.js"
+import { Interactions } from "../control/Interactions.js"
+import { turnEncoder } from "../control/jsonEvents.js"
+import { CodexHarness } from "../harness/CodexHarness.js"
+import { SessionStore } from "../session/SessionStore.js"
+import { TranscriptMirror } from "../session/TranscriptMirror.js"
+import { recordOwner, releaseOwner } from "./ClusterDatabase.js"
+import { TurnLedger } from "./TurnLedger.js"
+
+const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
+
+export const Turn = Rpc.make("Turn", {
+  payload: {
+    /** the idempotency key: the same id sent again never runs a second turn */
+    messageId: Id,
+    prompt: Text(maxPromptChars),
+    model: Schema.optional(Id),
+    turn_kind: Schema.optional(TurnKind),
+    approvals: Schema.optional(Schema.Literal("ask", "allow", "deny")),
+    /** the caller made this session id up for this turn (echoed in `session.selected`) */
+    created: Schema.optional(Schema.Boolean)
+  },
+  success: ControlEvent,
+  error: ControlFailure,
+  stream: true
+})
+
+export const Steer = Rpc.make("Steer", {
+  payload: { texts: Schema.Array(Text(maxPromptChars)) },
+  success: SteerResult,
+  error: ControlFailure
+})
+
+export const Interrupt = Rpc.make("Interrupt", { success: Schema.Struct({ interrupted: Schema.Boolean }), error: ControlFailure })
+
+export const Answer = Rpc.make("Answer", {
+  payload: {
+    /** the approval's or question's id, as its `approval.requested` / `question.asked` event gave it */
+    id: Id,
+    decision: Schema.optional(ApprovalAnswer),
+    answers: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Array(Text(64 * 1024)) })),
+    decline: Schema.optional(Schema.Boolean),
+    /** who answered, for `interaction.closed` */
+    by: Schema.optional(Schema.String.pipe(Schema.maxLength(200)))
+  },
+  success: Schema.Void,
+  error: ControlFailure
+})
+
+export const CompactResult = Schema.Struct({
+  session_id: Schema.String,
+  thread_id: Schema.String,
+  turn_id: Schema.String,
+  duration_ms: Schema.Number
+})
+
+export const Compact = Rpc.make("Compact", { success: CompactResult, error: ControlFailure })
+
+export const Session = Entity.make("Session", [Turn, Steer, Interrupt, Answer, Compact])
+
+export type TurnPayload = typeof Turn.payloadSchema.Type
+
+const reported = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ControlFailure, R> =>
+  Effect.catchAllCause(effect, (cause) => Effect.fail(failureOf(cause)))
+
+/** the events a message's outcome keeps: what the person was told, and how the turn ended */
+const isOutcome = (event: ControlEvent) => event.type === "reply" || event.type === "turn.completed" || event.type === "turn.failed"
+
+/** The Session entity's handlers, for a runner: needs the runner's harness, control layers and TurnLedger. */
+export const layer = Session.toLayer(
+  Effect.gen(function* () {
+    const address = yield* Entity.CurrentAddress
+    const self = yield* Entity.CurrentRunnerAddress
+    const sessionId: string = address.entityId
+    const runnerAddress = `${self.host}:${self.port}`
+    const harness = yield* CodexHarness
+    const store = yield* SessionStore
+    const mirror = yield* TranscriptMirror
+    const compaction = yield* Compaction
+    const hub = yield* EventHub
+    const interactions = yield* Interactions
+    const active = yield* ActiveTurns
+    const ledger = yield* TurnLedger
+
+    // `cluster status` counts the sessions each runner hosts; the row goes when this instance stops (idle, handed off)
+    yield* recordOwner(sessionId, runnerAddress).pipe(Effect.catchAll((e) => Effect.logWarning(`session owner not recorded: ${e.message}`)))
+    yield* Effect.addFinalizer(() => Effect.ignore(releaseOwner(sessionId, runnerAddress)))
+
+    /** says once, in the session's own transcript, that a message was lost with its runner */
+    const noteLost = (events: ReadonlyArray<ControlEvent>) =>
+      Effect.forEach(events, (event) =>
+        event.type === "reply" && event.source === "notice" && event.text !== undefined
+          ? Effect.scoped(Effect.zipRight(store.hold(sessionId), mirror.notice(sessionId, event.text)))
+          : Effect.void, { discard: true }).pipe(
+          Effect.catchAll((error) => Effect.logWarning(`session ${sessionId}: the failover notice was not recorded: ${error.message}`))
+        )
+
+    // `session.selected` comes first, before the ledger is asked: a redelivery that waits for its turn still answers at once
+    const turnStream = (payload: TurnPayload) =>
+      Stream.concat(
+        Stream.make<Array<ControlEvent>>({ type: "session.selected", version: eventsVersion, session_id: sessionId, created: payload.created ?? false }),
+        claimedTurn(payload)
+      )
+
+    const claimedTurn = (payload: TurnPayload) =>
+      Stream.unwrapScoped(
+        Effect.gen(function* () {
+          const claimed = yield* reported(ledger.claim(payload.messageId, sessionId))
+          if (claimed._tag === "Lost") yield* noteLost(claimed.events)
+          if (claimed._tag !== "Fresh") return Stream.fromIterable<ControlEvent>(claimed.events)
+
+          // the key is ours: from here the message ends in `finish` (its turn ran) or `release` (it never started: refused
+          // here, or the caller left before the turn was forked)
+          let handedOver = false
+          yield* Effect.addFinalizer(() => handedOver ? Effect.void : ledger.release(payload.messageId))
+          const claim = yield* active.claim(sessionId)
+          if (claim !== "claimed") {
+            return yield* claim === "draining"
+              ? new ControlFailure({ code: "shutting_down", message: "this runner is draining; no new turns" })
+              : new ControlFailure({ code: "busy", message: `a turn is running in session ${sessionId}: steer it, interrupt it or wait` })
+          }
+          yield* Effect.addFinalizer(() => active.release(sessionId).pipe(Effect.zipRight(interactions.releasePolicy(sessionId))))
+          yield* interactions.setPolicy(sessionId, payload.approvals ?? "ask")
+          const mailbox = yield* Mailbox.make<ControlEvent, ControlFailure>({ capacity: 1024 })
+          // subscribed before the turn starts, so nothing it publishes is missed
+          const subscription = yield* hub.subscribe
+          const forwarded = yield* Deferred.make<void>()
+          const streamId = crypto.randomUUID()
+          const outcome: Array<ControlEvent> = []
+          yield* Effect.forkScoped(
+            Effect.gen(function* () {
+              while (true) {
+                const published = yield* Queue.take(subscription)
+                if (published.sessionId !== sessionId) continue
+                if (published._tag === "End") {
+                  if (published.streamId === streamId) return
+                  continue
+                }
+                if (isOutcome(published.event)) outcome.push(published.event)
+                yield* mailbox.offer(published.event)
+              }
+            }).pipe(Effect.ensuring(Deferred.succeed(forwarded, undefined)))
+          )
+          const encoder = turnEncoder(sessionId)
+          const publish = (event: ControlEvent) => hub.publish(sessionId, event)
+          let threadId: string | undefined
+          const turn = harness.runTurn({
+            sessionId,
+            prompt: payload.prompt,
+            model: payload.model,
+            kind: payload.turn_kind,
+            onEvent: (event) =>
+              Effect.gen(function* () {
+                if (event._tag === "ThreadOpened") threadId = event.thread.threadId
+                if (event._tag === "TurnStarted") {
+                  yield* active.started(sessionId, event.turnId)
+                  yield* ledger.started(payload.messageId, threadId, event.turnId)
+                }
+                if (event._tag === "Notification" && event.notification._tag === "AgentMessageDelta") {
+                  const p = event.notification.params
+                  return yield* publish({ type: "item.delta", version: eventsVersion, session_id: sessionId, item_id: p.itemId, delta: p.delta })
+                }
+                yield* Effect.forEach(encoder.turnEvent(event), publish, { discard: true })
+              })
+          })
+          const interrupted = (): ControlEvent => {
+            const failed = encoder.failed("interrupted")
+            return failed.type === "turn.failed" ? { ...failed, status: "interrupted" } : failed
+          }
+          const fiber = yield* turn.pipe(
+            Effect.catchAllCause((cause) =>
+              publish(Cause.isInterruptedOnly(cause) ? interrupted() : encoder.failed(failureOf(cause).message))),
+            // interrupted from outside (Interrupt, a drain past its bound, the client leaving): the stream still says
+            // how the turn ended
+            Effect.onInterrupt(() => publish(interrupted())),
+            // after the turn and its delivery: the forwarder stops at the end mark once everything before it is out; then
+            // the outcome is recorded, before the stream ends, so a redelivery after this stream replays it
+            Effect.ensuring(
+              hub.end(sessionId, streamId).pipe(
+                Effect.zipRight(Deferred.await(forwarded).pipe(Effect.timeoutOption("5 seconds"))),
+                Effect.zipRight(Effect.suspend(() => ledger.finish(payload.messageId, outcome.some((e) => e.type !== "reply")
+                  ? outcome
+                  : [...outcome, encoder.failed("the turn ended without a terminal event")]))),
+                Effect.zipRight(mailbox.end)
+              )
+            ),
+            Effect.forkScoped
+          )
+          // the turn's fiber records its outcome now, however it ends
+          handedOver = true
+          yield* active.attach(sessionId, fiber)
+          yield* Effect.addFinalizer(() => Fiber.interrupt(fiber))
+          return Mailbox.toStream(mailbox)
+        })
+      )
+
+    return Session.of({
+      Turn: (envelope) => turnStream(envelope.payload),
+      Steer: (envelope) =>
+        reported(Effect.gen(function* () {
+          const outcome = yield* harness.steer(sessionId, envelope.payload.texts)
+          switch (outcome._tag) {
+            case "Steered":
+              return { outcome: "steered" as const, turn_id: outcome.turnId }
+            case "NotSteerable":
+              return { outcome: "not_steerable" as const, reason: outcome.reason }
+            case "NoActiveTurn":
+              return { outcome: "no_active_turn" as const }
+          }
+        })),
+      Interrupt: () => Effect.map(active.interrupt(sessionId), (interrupted) => ({ interrupted })),
+      Answer: (envelope) => {
+        const { by, id, ...input } = envelope.payload
+        return interactions.answer(id, input, by ?? "a cluster client")
+      },
+      Compact: () =>
+        reported(Effect.map(compaction.compact(sessionId), (r) => ({
+          session_id: r.sessionId,
+          thread_id: r.threadId,
+          turn_id: r.turnId,
+          duration_ms: r.durationMs
+        })))
+    })
+  }),
+  // Steer, Interrupt and Answer reach a running Turn; ActiveTurns keeps one turn per session
+  { concurrency: "unbounded" }
+)

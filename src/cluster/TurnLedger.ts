@@ -1,0 +1,242 @@
+// Idempotency of a session's turns across runners (issue 19, item 3). @effect/cluster delivers at least once: a message
+// that was running on a runner that died runs again on the runner that takes its shard over (CLUSTER-NOTES trap 8), and a
+// client retries a send that hit a just-killed runner (trap 6). Each Turn message therefore carries an idempotency key
+// (its messageId), recorded in `harness_turn_messages` as `started` by this runner, committed before the turn is even
+// leased (so before turn/start is sent). A message that finds its key already there never runs again:
+// - completed / failed / lost: its stored terminal events are replayed;
+// - started by this process and still running: it waits for that turn and replays its outcome;
+// - started by another runner that is still alive (a partition, a drain in progress): it waits for it within a bound;
+// - started by a runner that is gone (or by an earlier process at this address, or past the bound): it is marked `lost`
+//   and reported as a turn that failed with status "interrupted", with a notice naming the failover. Never silently
+//   dropped, never run twice.
+// `runner` is the runner's address and this process's incarnation ("HOST:PORT/uuid"), so a runner restarted on the same
+// address is told apart from the process that recorded the message.
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Context, Data, Deferred, Duration, Effect, Layer, Schedule, Schema } from "effect"
+import * as crypto from "node:crypto"
+import { ControlEvent } from "../../schemas/control.js"
+import { eventsVersion } from "../../schemas/events.js"
+import { applicationNameOf } from "./ClusterDatabase.js"
+
+export type LedgerStatus = "started" | "completed" | "failed" | "lost"
+
+/** What a Turn message is to do. */
+export type Claim =
+  /** the key is new: this runner runs the turn, and ends it with `finish` (or `release` when it never started) */
+  | { readonly _tag: "Fresh" }
+  /** the key has an outcome: replay it */
+  | { readonly _tag: "Replay"; readonly status: Exclude<LedgerStatus, "started">; readonly events: ReadonlyArray<ControlEvent> }
+  /** this call found the key started by a runner that is gone, and marked it lost: report it (and say so once) */
+  | { readonly _tag: "Lost"; readonly previousRunner: string; readonly events: ReadonlyArray<ControlEvent> }
+
+export class LedgerError extends Data.TaggedError("LedgerError")<{ readonly message: string }> {}
+
+export interface TurnLedgerService {
+  /** "HOST:PORT/incarnation" */
+  readonly runner: string
+  readonly claim: (messageId: string, sessionId: string) => Effect.Effect<Claim, LedgerError>
+  /** the turn has ids (best effort: they make a later `lost` report name the turn) */
+  readonly started: (messageId: string, threadId: string | undefined, turnId: string) => Effect.Effect<void>
+  /** the turn's terminal events (its replies and its turn.completed / turn.failed), recorded as its outcome */
+  readonly finish: (messageId: string, events: ReadonlyArray<ControlEvent>) => Effect.Effect<void>
+  /** the turn was refused before it started (busy, draining): the key is forgotten, so a retry can run it */
+  readonly release: (messageId: string) => Effect.Effect<void>
+}
+
+export class TurnLedger extends Context.Tag("codex-harness/cluster/TurnLedger")<TurnLedger, TurnLedgerService>() {}
+
+export interface TurnLedgerOptions {
+  /** this runner's address, HOST:PORT */
+  readonly address: string
+  /** how long a message started by a live runner is waited for before it is reported lost */
+  readonly ownerWait?: Duration.DurationInput | undefined
+  /** how long a redelivered message waits for the same turn running in this process */
+  readonly localWait?: Duration.DurationInput | undefined
+  /** a runner whose heartbeat is older than this is gone (the cluster's shardLockExpiration) */
+  readonly heartbeatExpiry?: Duration.DurationInput | undefined
+}
+
+const Outcome = Schema.Array(ControlEvent)
+const decodeOutcome = Schema.decodeUnknownOption(Outcome)
+
+interface Row {
+  readonly session_id: string
+  readonly status: string
+  readonly runner: string | null
+  readonly thread_id: string | null
+  readonly turn_id: string | null
+  readonly outcome: unknown
+}
+
+const addressOf = (runner: string) => runner.split("/")[0] ?? runner
+
+/** completed when the events hold a turn.completed; every other ending is a failure */
+export const statusOf = (events: ReadonlyArray<ControlEvent>): "completed" | "failed" =>
+  events.some((e) => e.type === "turn.completed") ? "completed" : "failed"
+
+/** the terminal events of a message whose runner died under it */
+export const lostEvents = (
+  sessionId: string,
+  messageId: string,
+  previousRunner: string,
+  by: string,
+  ids: { readonly threadId?: string | null | undefined; readonly turnId?: string | null | undefined }
+): ReadonlyArray<ControlEvent> => {
+  const from = addressOf(previousRunner)
+  const notice = `Runner ${from} stopped while it ran the turn of message ${messageId}; the session moved to runner ${addressOf(by)} ` +
+    "(failover). That turn was not run again: send the message again to retry it."
+  return [
+    { type: "reply", version: eventsVersion, session_id: sessionId, source: "notice", text: notice, media: [] },
+    {
+      type: "turn.failed",
+      version: eventsVersion,
+      session_id: sessionId,
+      ...(ids.threadId != null ? { thread_id: ids.threadId } : {}),
+      ...(ids.turnId != null ? { turn_id: ids.turnId } : {}),
+      status: "interrupted",
+      error: `failover: runner ${from} stopped while this turn ran; it was not run again on ${addressOf(by)}`,
+      final_text: null,
+      usage: null
+    }
+  ]
+}
+
+export const make = (options: TurnLedgerOptions) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const runner = `${options.address}/${crypto.randomUUID()}`
+    const ownerWait = Duration.decode(options.ownerWait ?? "15 seconds")
+    const localWait = Duration.decode(options.localWait ?? "30 minutes")
+    const expirySeconds = Math.max(1, Math.ceil(Duration.toSeconds(options.heartbeatExpiry ?? "4 seconds")))
+    // the turns this process runs, by message id: a redelivery in this process waits on them
+    // (`released`: the attempt was refused before it started, so the waiter records the message itself)
+    const running = new Map<string, Deferred.Deferred<ReadonlyArray<ControlEvent> | "released">>()
+
+    const failed = (what: string) => (error: unknown) =>
+      new LedgerError({ message: `turn ledger: ${what}: ${error instanceof Error ? error.message : String(error)}` })
+
+    const insert = (messageId: string, sessionId: string) =>
+      sql<{ message_id: string }>`INSERT INTO harness_turn_messages (message_id, session_id, status, runner, created_at, updated_at)
+        VALUES (${messageId}, ${sessionId}, 'started', ${runner}, now(), now())
+        ON CONFLICT (message_id) DO NOTHING RETURNING message_id`.pipe(Effect.mapError(failed("record")))
+
+    const read = (messageId: string) =>
+      sql<Row>`SELECT session_id, status, runner, thread_id, turn_id, outcome FROM harness_turn_messages
+        WHERE message_id = ${messageId}`.pipe(Effect.map((rows) => rows[0]), Effect.mapError(failed("read")))
+
+    // registered, healthy, heartbeat within the expiry, and still connected: a killed runner's connections end with its
+    // process (PostgreSQL frees its shard locks at once), so its death is seen at once, not only at heartbeat expiry
+    const alive = (address: string) =>
+      sql<{ alive: number }>`SELECT 1 AS alive FROM cluster_runners WHERE address = ${address} AND healthy
+        AND last_heartbeat > now() - make_interval(secs => ${expirySeconds})
+        AND EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = ${applicationNameOf(address)})`.pipe(
+        Effect.map((rows) => rows.length > 0),
+        Effect.mapError(failed("runner liveness"))
+      )
+
+    const markLost = (messageId: string, sessionId: string, row: Row, previousRunner: string) =>
+      Effect.gen(function* () {
+        const events = lostEvents(sessionId, messageId, previousRunner, runner, { threadId: row.thread_id, turnId: row.turn_id })
+        // only if it is still the same started record: a late finish or another runner's report wins
+        const updated = yield* sql`UPDATE harness_turn_messages SET status = 'lost', outcome = ${JSON.stringify(events)}::jsonb,
+            updated_at = now()
+          WHERE message_id = ${messageId} AND status = 'started' AND runner = ${previousRunner} RETURNING message_id`.pipe(
+          Effect.mapError(failed("mark lost"))
+        )
+        return updated.length > 0 ? ({ _tag: "Lost", previousRunner, events } satisfies Claim) : undefined
+      })
+
+    const replay = (messageId: string, sessionId: string, status: Exclude<LedgerStatus, "started">, outcome: unknown): Claim => {
+      const events = decodeOutcome(outcome)
+      if (events._tag === "Some") return { _tag: "Replay", status, events: events.value }
+      // an outcome this version cannot read still ends the stream with what became of the message
+      return {
+        _tag: "Replay",
+        status,
+        events: [{
+          type: "turn.failed",
+          version: eventsVersion,
+          session_id: sessionId,
+          status: status === "completed" ? "failed" : "interrupted",
+          error: `message ${messageId} already ran (${status}); its recorded outcome could not be read`,
+          final_text: null,
+          usage: null
+        }]
+      }
+    }
+
+    const claim = (messageId: string, sessionId: string): Effect.Effect<Claim, LedgerError> =>
+      Effect.gen(function* () {
+        const startedAt = Date.now()
+        while (true) {
+          if ((yield* insert(messageId, sessionId)).length > 0) {
+            running.set(messageId, yield* Deferred.make<ReadonlyArray<ControlEvent> | "released">())
+            return { _tag: "Fresh" } satisfies Claim
+          }
+          const row = yield* read(messageId)
+          // released meanwhile (a refused attempt): try to record it again
+          if (row === undefined) continue
+          if (row.session_id !== sessionId) {
+            return yield* new LedgerError({ message: `message id ${messageId} belongs to session ${row.session_id}, not ${sessionId}` })
+          }
+          if (row.status === "completed" || row.status === "failed" || row.status === "lost") {
+            return replay(messageId, sessionId, row.status, row.outcome)
+          }
+          const owner = row.runner ?? "(unknown runner)"
+          if (owner === runner) {
+            const turn = running.get(messageId)
+            if (turn !== undefined) {
+              const waited = yield* Deferred.await(turn).pipe(Effect.timeoutOption(localWait))
+              const events = waited._tag === "Some" ? waited.value : undefined
+              if (events === "released") continue
+              if (events !== undefined) return { _tag: "Replay", status: statusOf(events), events } satisfies Claim
+            }
+            // ours, but not running here (its outcome could not be written) or past the bound: report it
+          } else if (addressOf(owner) !== options.address && Date.now() - startedAt < Duration.toMillis(ownerWait)) {
+            // another runner: wait for it while it lives (it may be draining, or cut off from its peers)
+            if (yield* alive(addressOf(owner))) {
+              yield* Effect.sleep("250 millis")
+              continue
+            }
+          }
+          const lost = yield* markLost(messageId, sessionId, row, owner)
+          if (lost !== undefined) return lost
+        }
+      }).pipe(Effect.withSpan("TurnLedger.claim", { attributes: { messageId, sessionId } }))
+
+    const settle = (messageId: string, events: ReadonlyArray<ControlEvent> | "released") => {
+      const turn = running.get(messageId)
+      running.delete(messageId)
+      return turn === undefined ? Effect.void : Deferred.succeed(turn, events).pipe(Effect.asVoid)
+    }
+
+    const service: TurnLedgerService = {
+      runner,
+      claim,
+      started: (messageId, threadId, turnId) =>
+        sql`UPDATE harness_turn_messages SET thread_id = ${threadId ?? null}, turn_id = ${turnId}, updated_at = now()
+          WHERE message_id = ${messageId} AND runner = ${runner}`.pipe(
+          Effect.catchAll((error) => Effect.logWarning(`turn ledger: could not record turn ${turnId} of message ${messageId}: ${error.message}`)),
+          Effect.asVoid
+        ),
+      finish: (messageId, events) =>
+        sql`UPDATE harness_turn_messages SET status = ${statusOf(events)}, outcome = ${JSON.stringify(events)}::jsonb,
+            updated_at = now()
+          WHERE message_id = ${messageId} AND status = 'started' AND runner = ${runner}`.pipe(
+          Effect.retry(Schedule.intersect(Schedule.exponential("200 millis"), Schedule.recurs(4))),
+          Effect.catchAll((error) => Effect.logError(`turn ledger: the outcome of message ${messageId} was not recorded: ${error.message}`)),
+          Effect.ensuring(settle(messageId, events)),
+          Effect.asVoid
+        ),
+      release: (messageId) =>
+        sql`DELETE FROM harness_turn_messages WHERE message_id = ${messageId} AND status = 'started' AND runner = ${runner}`.pipe(
+          Effect.catchAll((error) => Effect.logWarning(`turn ledger: could not release message ${messageId}: ${error.message}`)),
+          Effect.ensuring(settle(messageId, "released")),
+          Effect.asVoid
+        )
+    }
+    return service
+  })
+
+export const layer = (options: TurnLedgerOptions): Layer.Layer<TurnLedger, never, SqlClient.SqlClient> =>
+  Layer.effect(TurnLedger, make(options))
