@@ -16,6 +16,8 @@ import * as https from "node:https"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Live from "../../layers/Live.js"
+import * as ClusterRouter from "../cluster/ClusterRouter.js"
+import * as ClusterRunner from "../cluster/ClusterRunner.js"
 import * as ActiveTurns from "../control/ActiveTurns.js"
 import * as ControlServer from "../control/ControlServer.js"
 import * as EventHub from "../control/EventHub.js"
@@ -24,6 +26,7 @@ import * as Interactions from "../control/Interactions.js"
 import * as ServeFiles from "../control/ServeFiles.js"
 import * as Telemetry from "../control/Telemetry.js"
 import * as Supervision from "../supervision/layer.js"
+import * as ClusterCli from "./cluster.js"
 import type { ServeOptions } from "./commands/serve.js"
 import { UsageError } from "./errors.js"
 import { toSettings } from "./settings.js"
@@ -67,6 +70,28 @@ const loadUi = (): ControlServer.UiAssets | undefined => {
   return undefined
 }
 
+/** `--cluster URL` with its runner address; the password comes from $PGPASSWORD, never from argv. */
+const clusterOptions = (options: ServeOptions) =>
+  Effect.gen(function* () {
+    const given = Option.getOrUndefined(options.cluster)
+    if (given === undefined) {
+      if (Option.isSome(options.runnerListen) || Option.isSome(options.runnerAdvertise)) {
+        return yield* new UsageError({ line: "--runner-listen and --runner-advertise go with --cluster" })
+      }
+      return undefined
+    }
+    const databaseUrl = ClusterCli.databaseUrl(given)
+    if (typeof databaseUrl !== "string") return yield* databaseUrl
+    const listenText = Option.getOrUndefined(options.runnerListen)
+    if (listenText === undefined) return yield* new UsageError({ line: "--cluster needs --runner-listen HOST:PORT (where the other runners reach this one)" })
+    const listen = ClusterRunner.parseRunnerListen(listenText)
+    if (typeof listen === "string") return yield* new UsageError({ line: `--runner-listen: ${listen}` })
+    const advertiseText = Option.getOrUndefined(options.runnerAdvertise)
+    const advertise = advertiseText === undefined ? undefined : ClusterRunner.parseRunnerListen(advertiseText)
+    if (typeof advertise === "string") return yield* new UsageError({ line: `--runner-advertise: ${advertise}` })
+    return { databaseUrl, listen, advertise }
+  })
+
 const readPem = (flag: string, file: string) =>
   Effect.try({
     try: () => fs.readFileSync(file),
@@ -98,6 +123,7 @@ export const serve = (options: ServeOptions) =>
     const version = packageVersion()
     let clients = 0
 
+    const cluster = yield* clusterOptions(options)
     const interactions = Interactions.layer({ answerTimeout: `${options.answerTimeout} seconds` })
     const shared = Layer.mergeAll(EventHub.layer, ActiveTurns.layer)
     const harness = Supervision.layer.pipe(
@@ -105,12 +131,20 @@ export const serve = (options: ServeOptions) =>
         Live.layer(settings).pipe(Layer.provide(Layer.mergeAll(EventHub.deliveryLayer, Interactions.portsLayer).pipe(Layer.provide(interactions))))
       )
     )
-    const services = Handlers.layer({ version, stateDir: settings.stateDir, startedAt: new Date(), clients: () => clients }).pipe(
-      Layer.provideMerge(harness),
-      Layer.provideMerge(interactions),
-      Layer.provideMerge(shared),
-      Layer.provideMerge(ControlServer.serialization)
-    )
+    const info = { version, stateDir: settings.stateDir, startedAt: new Date(), clients: () => clients }
+    const services = cluster === undefined
+      ? Handlers.layer(info).pipe(
+        Layer.provideMerge(harness),
+        Layer.provideMerge(interactions),
+        Layer.provideMerge(shared),
+        Layer.provideMerge(ControlServer.serialization)
+      )
+      // a runner: the sessions live in PostgreSQL and run on whichever runner owns them
+      : Handlers.layer(info).pipe(
+        Layer.provide(ClusterRouter.layer),
+        Layer.provideMerge(ClusterRunner.layer(settings, { ...cluster, drainGrace: `${options.shutdownGrace} seconds`, answerTimeout: `${options.answerTimeout} seconds` })),
+        Layer.provideMerge(ControlServer.serialization)
+      )
     const evaluate = (): http.Server =>
       // an https.Server takes the same requests and upgrades; NodeHttpServer types its argument as http.Server
       tls === undefined ? http.createServer() : (https.createServer(tls) as unknown as http.Server)

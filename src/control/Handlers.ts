@@ -20,6 +20,7 @@ import { ActiveTurns } from "./ActiveTurns.js"
 import { EventHub, type Published } from "./EventHub.js"
 import { Interactions } from "./Interactions.js"
 import { turnEncoder } from "./jsonEvents.js"
+import { SessionRouter } from "./SessionRouter.js"
 
 export interface ServeInfo {
   readonly version: string
@@ -65,6 +66,7 @@ export const layer = (info: ServeInfo) =>
     const hub = yield* EventHub
     const interactions = yield* Interactions
     const active = yield* ActiveTurns
+    const router = yield* SessionRouter
     const where = info.stateDir
 
     const existing = (
@@ -190,10 +192,22 @@ export const layer = (info: ServeInfo) =>
             clients: info.clients()
           }
         }),
-      StartTurn: (payload) => turnStream(payload),
+      StartTurn: (payload) =>
+        router === undefined
+          ? turnStream(payload)
+          : Stream.unwrap(Effect.map(reported(sessionForTurn(payload)), ({ created, sessionId }) =>
+            router.startTurn({
+              sessionId,
+              created,
+              prompt: payload.prompt,
+              model: payload.model,
+              turn_kind: payload.turn_kind,
+              approvals: payload.approvals
+            }))),
       Steer: ({ session, texts }) =>
         reported(Effect.gen(function* () {
           const sessionId = yield* existing({ session })
+          if (router !== undefined) return yield* router.steer(sessionId, texts)
           const outcome = yield* harness.steer(sessionId, texts)
           switch (outcome._tag) {
             case "Steered":
@@ -205,8 +219,16 @@ export const layer = (info: ServeInfo) =>
           }
         })),
       Interrupt: ({ session }) =>
-        reported(Effect.flatMap(existing({ session }), (id) => Effect.map(active.interrupt(id), (interrupted) => ({ interrupted })))),
-      Answer: (payload, { clientId }) => interactions.answer(payload.id, payload, `client ${clientId}`),
+        reported(Effect.flatMap(existing({ session }), (id) =>
+          router === undefined ? Effect.map(active.interrupt(id), (interrupted) => ({ interrupted })) : router.interrupt(id))),
+      Answer: (payload, { clientId }) =>
+        interactions.answer(payload.id, payload, `client ${clientId}`).pipe(
+          // waiting on another runner of the cluster
+          Effect.catchIf(
+            (e) => e.code === "not_found" && router !== undefined,
+            (e) => router === undefined ? Effect.fail(e) : router.answer(payload.id, payload, `client ${clientId}`)
+          )
+        ),
       Pending: () => interactions.pending,
       Watch: ({ session }) =>
         Stream.unwrapScoped(Effect.gen(function* () {
@@ -247,6 +269,7 @@ export const layer = (info: ServeInfo) =>
       Compact: ({ session }) =>
         reported(Effect.gen(function* () {
           const sessionId = yield* existing({ session })
+          if (router !== undefined) return yield* router.compact(sessionId)
           const r = yield* compaction.compact(sessionId)
           return { session_id: r.sessionId, thread_id: r.threadId, turn_id: r.turnId, duration_ms: r.durationMs }
         })),

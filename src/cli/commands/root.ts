@@ -5,6 +5,7 @@ import type { HelpTree } from "../help.js"
 import * as Answer from "./answer.js"
 import * as Apps from "./apps.js"
 import * as Chat from "./chat.js"
+import * as Cluster from "./cluster.js"
 import * as Compact from "./compact.js"
 import * as Config from "./config.js"
 import * as Demo from "./demo.js"
@@ -18,7 +19,7 @@ import * as Serve from "./serve.js"
 import * as Sessions from "./sessions.js"
 import * as Threads from "./threads.js"
 
-const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command, Apps.command, Events.command, Doctor.command, Diagnostics.command, Exec.command, Nodes.command, Serve.command, Answer.pendingCommand, Answer.answerCommand] as const
+const commands = [Run.command, Chat.command, Sessions.command, Demo.command, Config.command, Compact.command, Threads.command, Apps.command, Events.command, Doctor.command, Diagnostics.command, Exec.command, Nodes.command, Serve.command, Answer.pendingCommand, Answer.answerCommand, Cluster.command] as const
 
 export const root = Command.make("codex-harness").pipe(
   Command.withDescription("drive the real codex app-server: sessions, turns and everything around them"),
@@ -50,7 +51,8 @@ export const helpTree: HelpTree = {
     parent(Nodes.command, Nodes.subcommands),
     leaf(Serve.command),
     leaf(Answer.pendingCommand),
-    leaf(Answer.answerCommand)
+    leaf(Answer.answerCommand),
+    parent(Cluster.command, Cluster.subcommands)
   ]
 }
 
@@ -89,8 +91,10 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   serve: [
     "codex-harness serve",
     "codex-harness serve --listen 127.0.0.1:0 --provider-url http://127.0.0.1:8080/v1",
-    "codex-harness serve --listen unix:/run/user/1000/codex-harness.sock"
+    "codex-harness serve --listen unix:/run/user/1000/codex-harness.sock",
+    "PGPASSWORD=... codex-harness serve --cluster postgres://harness@db.internal:5432/harness --runner-listen 10.0.0.5:4660"
   ],
+  "cluster status": ["PGPASSWORD=... codex-harness cluster status --cluster postgres://harness@db.internal:5432/harness"],
   pending: ["codex-harness pending", "codex-harness pending --json"],
   answer: ["codex-harness answer approval-1a2b3c4d5e6f allow", "codex-harness answer question-1a2b3c4d5e6f --text yes"],
   "threads show": ["codex-harness threads show THREAD_ID"],

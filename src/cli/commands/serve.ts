@@ -28,6 +28,20 @@ const config = {
     Options.withDescription("on SIGTERM, seconds running turns get to finish before they are interrupted"),
     Options.withDefault(10)
   ),
+  cluster: Options.text("cluster").pipe(
+    Options.withDescription(
+      "join a cluster of runners over this PostgreSQL database (postgres://USER@HOST:PORT/DB; the password from $PGPASSWORD, never the command line): sessions and their transcripts live in the database, each session runs on one runner at a time"
+    ),
+    Options.optional
+  ),
+  runnerListen: Options.text("runner-listen").pipe(
+    Options.withDescription("with --cluster: where this runner listens for the other runners (HOST:PORT)"),
+    Options.optional
+  ),
+  runnerAdvertise: Options.text("runner-advertise").pipe(
+    Options.withDescription("with --cluster: the address the other runners use, when it differs from --runner-listen"),
+    Options.optional
+  ),
   otlp: Options.text("otlp").pipe(
     Options.withDescription("export traces to this OTLP/HTTP collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT when set)"),
     Options.optional
