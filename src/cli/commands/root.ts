@@ -94,6 +94,7 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
     "codex-harness serve --listen unix:/run/user/1000/codex-harness.sock",
     "PGPASSWORD=... codex-harness serve --cluster postgres://harness@db.internal:5432/harness --runner-listen 10.0.0.5:4660"
   ],
+  cluster: ["PGPASSWORD=... codex-harness cluster status --cluster postgres://harness@db.internal:5432/harness"],
   "cluster status": ["PGPASSWORD=... codex-harness cluster status --cluster postgres://harness@db.internal:5432/harness"],
   pending: ["codex-harness pending", "codex-harness pending --json"],
   answer: ["codex-harness answer approval-1a2b3c4d5e6f allow", "codex-harness answer question-1a2b3c4d5e6f --text yes"],
