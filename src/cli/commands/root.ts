@@ -92,10 +92,10 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
     "codex-harness serve",
     "codex-harness serve --listen 127.0.0.1:0 --provider-url http://127.0.0.1:8080/v1",
     "codex-harness serve --listen unix:/run/user/1000/codex-harness.sock",
-    "PGPASSWORD=... codex-harness serve --cluster postgres://harness@db.internal:5432/harness --runner-listen 10.0.0.5:4660"
+    "codex-harness serve --cluster postgres://harness@db.internal:5432/harness --runner-listen 10.0.0.5:4660"
   ],
-  cluster: ["PGPASSWORD=... codex-harness cluster status --cluster postgres://harness@db.internal:5432/harness"],
-  "cluster status": ["PGPASSWORD=... codex-harness cluster status --cluster postgres://harness@db.internal:5432/harness"],
+  cluster: ["codex-harness cluster status --cluster postgres://harness@db.internal:5432/harness"],
+  "cluster status": ["codex-harness cluster status --cluster postgres://harness@db.internal:5432/harness"],
   pending: ["codex-harness pending", "codex-harness pending --json"],
   answer: ["codex-harness answer approval-1a2b3c4d5e6f allow", "codex-harness answer question-1a2b3c4d5e6f --text yes"],
   "threads show": ["codex-harness threads show THREAD_ID"],
