@@ -15,8 +15,7 @@
 // forgotten, so it can be sent again).
 import * as Entity from "@effect/cluster/Entity"
 import { Rpc } from "@effect/rpc"
-import { Cause, Deferred, Effect, Fiber, Mailbox, Queue, Schema, Stream } from "effect"
-import * as crypto from "node:crypto"
+import { Effect, Schema, Stream } from "effect"
 import {
   ApprovalAnswer,
   ControlEvent,
@@ -28,10 +27,9 @@ import {
 import { eventsVersion } from "../../schemas/events.js"
 import { Compaction } from "../compaction/Compaction.js"
 import { ActiveTurns } from "../control/ActiveTurns.js"
-import { EventHub } from "../control/EventHub.js"
-import { failureOf } from "../control/Handlers.js"
+import { failureOf } from "../control/failures.js"
+import * as TurnStream from "../control/TurnStream.js"
 import { Interactions } from "../control/Interactions.js"
-import { turnEncoder } from "../control/jsonEvents.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
@@ -95,9 +93,6 @@ export type TurnPayload = typeof Turn.payloadSchema.Type
 const reported = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ControlFailure, R> =>
   Effect.catchAllCause(effect, (cause) => Effect.fail(failureOf(cause)))
 
-/** the events a message's outcome keeps: what the person was told, and how the turn ended */
-const isOutcome = (event: ControlEvent) => event.type === "reply" || event.type === "turn.completed" || event.type === "turn.failed"
-
 /** The Session entity's handlers, for a runner: needs the runner's harness, control layers and TurnLedger. */
 export const layer = Session.toLayer(
   Effect.gen(function* () {
@@ -109,7 +104,6 @@ export const layer = Session.toLayer(
     const store = yield* SessionStore
     const mirror = yield* TranscriptMirror
     const compaction = yield* Compaction
-    const hub = yield* EventHub
     const interactions = yield* Interactions
     const active = yield* ActiveTurns
     const ledger = yield* TurnLedger
@@ -145,84 +139,19 @@ export const layer = Session.toLayer(
           // here, or the caller left before the turn was forked)
           let handedOver = false
           yield* Effect.addFinalizer(() => handedOver ? Effect.void : ledger.release(payload.messageId))
-          const claim = yield* active.claim(sessionId)
-          if (claim !== "claimed") {
-            return yield* claim === "draining"
-              ? new ControlFailure({ code: "shutting_down", message: "this runner is draining; no new turns" })
-              : new ControlFailure({ code: "busy", message: `a turn is running in session ${sessionId}: steer it, interrupt it or wait` })
-          }
-          yield* Effect.addFinalizer(() => active.release(sessionId).pipe(Effect.zipRight(interactions.releasePolicy(sessionId))))
-          yield* interactions.setPolicy(sessionId, payload.approvals ?? "ask")
-          const mailbox = yield* Mailbox.make<ControlEvent, ControlFailure>({ capacity: 1024 })
-          // subscribed before the turn starts, so nothing it publishes is missed
-          const subscription = yield* hub.subscribe
-          const forwarded = yield* Deferred.make<void>()
-          const streamId = crypto.randomUUID()
-          const outcome: Array<ControlEvent> = []
-          yield* Effect.forkScoped(
-            Effect.gen(function* () {
-              while (true) {
-                const published = yield* Queue.take(subscription)
-                if (published.sessionId !== sessionId) continue
-                if (published._tag === "End") {
-                  if (published.streamId === streamId) return
-                  continue
-                }
-                if (isOutcome(published.event)) outcome.push(published.event)
-                yield* mailbox.offer(published.event)
-              }
-            }).pipe(Effect.ensuring(Deferred.succeed(forwarded, undefined)))
-          )
-          const encoder = turnEncoder(sessionId)
-          const publish = (event: ControlEvent) => hub.publish(sessionId, event)
-          let threadId: string | undefined
-          const turn = harness.runTurn({
+          const events = yield* TurnStream.start({
             sessionId,
             prompt: payload.prompt,
             model: payload.model,
             kind: payload.turn_kind,
-            onEvent: (event) =>
-              Effect.gen(function* () {
-                if (event._tag === "ThreadOpened") threadId = event.thread.threadId
-                if (event._tag === "TurnStarted") {
-                  yield* active.started(sessionId, event.turnId)
-                  yield* ledger.started(payload.messageId, threadId, event.turnId)
-                }
-                if (event._tag === "Notification" && event.notification._tag === "AgentMessageDelta") {
-                  const p = event.notification.params
-                  return yield* publish({ type: "item.delta", version: eventsVersion, session_id: sessionId, item_id: p.itemId, delta: p.delta })
-                }
-                yield* Effect.forEach(encoder.turnEvent(event), publish, { discard: true })
-              })
+            approvals: payload.approvals,
+            onStarted: (threadId, turnId) => ledger.started(payload.messageId, threadId, turnId),
+            // recorded before the stream ends, so a redelivery after this stream replays it
+            onFinished: (outcome) => ledger.finish(payload.messageId, outcome)
           })
-          const interrupted = (): ControlEvent => {
-            const failed = encoder.failed("interrupted")
-            return failed.type === "turn.failed" ? { ...failed, status: "interrupted" } : failed
-          }
-          const fiber = yield* turn.pipe(
-            Effect.catchAllCause((cause) =>
-              publish(Cause.isInterruptedOnly(cause) ? interrupted() : encoder.failed(failureOf(cause).message))),
-            // interrupted from outside (Interrupt, a drain past its bound, the client leaving): the stream still says
-            // how the turn ended
-            Effect.onInterrupt(() => publish(interrupted())),
-            // after the turn and its delivery: the forwarder stops at the end mark once everything before it is out; then
-            // the outcome is recorded, before the stream ends, so a redelivery after this stream replays it
-            Effect.ensuring(
-              hub.end(sessionId, streamId).pipe(
-                Effect.zipRight(Deferred.await(forwarded).pipe(Effect.timeoutOption("5 seconds"))),
-                Effect.zipRight(Effect.suspend(() => ledger.finish(payload.messageId, outcome.some((e) => e.type !== "reply")
-                  ? outcome
-                  : [...outcome, encoder.failed("the turn ended without a terminal event")]))),
-                Effect.zipRight(mailbox.end)
-              )
-            ),
-            Effect.forkScoped
-          )
           // the turn's fiber records its outcome now, however it ends
           handedOver = true
-          yield* active.attach(sessionId, fiber)
-          yield* Effect.addFinalizer(() => Fiber.interrupt(fiber))
-          return Mailbox.toStream(mailbox)
+          return events
         })
       )
 

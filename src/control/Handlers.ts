@@ -4,7 +4,7 @@
 // A turn's stream: `session.selected`, then every event of that session as the EventHub carries it (the turn's own
 // events, its deltas, replies, approvals and questions), until the turn's terminal event. The turn runs in a fiber of
 // the stream's scope, so a client that goes away interrupts its turn, as Ctrl-C does at a terminal.
-import { Cause, Deferred, Effect, Fiber, Mailbox, Option, Queue, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import * as crypto from "node:crypto"
 import { type ControlEvent, ControlFailure, ControlRpcs } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
@@ -19,8 +19,11 @@ import { Catalog } from "../supervision/Catalog.js"
 import { ActiveTurns } from "./ActiveTurns.js"
 import { EventHub, type Published } from "./EventHub.js"
 import { Interactions } from "./Interactions.js"
-import { turnEncoder } from "./jsonEvents.js"
+import { failureOf } from "./failures.js"
 import { SessionRouter } from "./SessionRouter.js"
+import * as TurnStream from "./TurnStream.js"
+
+export { failureOf }
 
 export interface ServeInfo {
   readonly version: string
@@ -29,28 +32,6 @@ export interface ServeInfo {
   /** how many clients are connected now */
   readonly clients: () => number
 }
-
-const usageTags = new Set(["InvalidSessionId", "AmbiguousSessionRef", "ModelLocked"])
-const notFoundTags = new Set(["SessionNotFound", "NoSessions", "ThreadNotFound"])
-const refusedTags = new Set(["ArchiveBlocked", "BranchRefused", "SupervisionDisabled", "NewThreadRefused", "RuntimeRefusal", "SessionLocked"])
-
-/** one failure as the API reports it; a defect is an internal error, never a stack trace on the wire */
-export const failureOf = (cause: Cause.Cause<unknown>): ControlFailure => {
-  const failure = Cause.failureOption(cause)
-  if (Option.isSome(failure)) {
-    const error = failure.value
-    if (error instanceof ControlFailure) return error
-    const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : ""
-    const message = oneLine(error instanceof Error ? error.message || error.name : String(error))
-    const code = usageTags.has(tag) ? "usage" : notFoundTags.has(tag) ? "not_found" : refusedTags.has(tag) ? "refused" : "failed"
-    return new ControlFailure({ code, message })
-  }
-  if (Cause.isInterruptedOnly(cause)) return new ControlFailure({ code: "failed", message: "interrupted" })
-  const defect = Cause.squash(cause)
-  return new ControlFailure({ code: "failed", message: `internal error: ${oneLine(defect instanceof Error ? defect.message : String(defect))}` })
-}
-
-const oneLine = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, 2000)
 
 const reported = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ControlFailure, R> =>
   Effect.catchAllCause(effect, (cause) => Effect.fail(failureOf(cause)))
@@ -93,89 +74,17 @@ export const layer = (info: ServeInfo) =>
       Stream.unwrapScoped(
         Effect.gen(function* () {
           const { sessionId, created } = yield* reported(sessionForTurn(payload))
-          const claim = yield* active.claim(sessionId)
-          if (claim === "draining") return yield* new ControlFailure({ code: "shutting_down", message: "the service is shutting down; no new turns" })
-          if (claim === "busy") {
-            return yield* new ControlFailure({ code: "busy", message: `a turn is running in session ${sessionId}: steer it, interrupt it or wait` })
-          }
-          yield* Effect.addFinalizer(() => active.release(sessionId).pipe(Effect.zipRight(interactions.releasePolicy(sessionId))))
-          yield* interactions.setPolicy(sessionId, payload.approvals ?? "ask")
-          const mailbox = yield* Mailbox.make<ControlEvent, ControlFailure>({ capacity: 1024 })
-          yield* mailbox.offer({ type: "session.selected", version: eventsVersion, session_id: sessionId, created })
-          // subscribed before the turn starts, so nothing it publishes is missed
-          const subscription = yield* hub.subscribe
-          const forwarded = yield* Deferred.make<void>()
-          const streamId = crypto.randomUUID()
-          yield* Effect.forkScoped(
-            Effect.gen(function* () {
-              while (true) {
-                const published = yield* Queue.take(subscription)
-                if (published.sessionId !== sessionId) continue
-                if (published._tag === "End") {
-                  if (published.streamId === streamId) return
-                  continue
-                }
-                yield* mailbox.offer(published.event)
-              }
-            }).pipe(Effect.ensuring(Deferred.succeed(forwarded, undefined)))
-          )
-          const encoder = turnEncoder(sessionId)
-          // one terminal event per turn: an interrupt landing after Codex's turn/completed (while the reply is being
-          // delivered) must not add a turn.failed after the turn.completed a client already took as the outcome
-          let ended = false
-          const publish = (event: ControlEvent) =>
-            Effect.suspend(() => {
-              if (event.type === "turn.completed" || event.type === "turn.failed") {
-                if (ended) return Effect.void
-                ended = true
-              }
-              return hub.publish(sessionId, event)
-            })
-          const turn = harness.runTurn({
+          const events = yield* TurnStream.start({
             sessionId,
             prompt: payload.prompt,
             model: payload.model,
             kind: payload.turn_kind,
-            onEvent: (event) =>
-              Effect.gen(function* () {
-                if (event._tag === "TurnStarted") yield* active.started(sessionId, event.turnId)
-                if (event._tag === "Notification" && event.notification._tag === "AgentMessageDelta") {
-                  const p = event.notification.params
-                  return yield* publish({ type: "item.delta", version: eventsVersion, session_id: sessionId, item_id: p.itemId, delta: p.delta })
-                }
-                yield* Effect.forEach(encoder.turnEvent(event), publish, { discard: true })
-              })
+            approvals: payload.approvals
           })
-          const interrupted = (): ControlEvent => {
-            const failed = encoder.failed("interrupted")
-            return failed.type === "turn.failed" ? { ...failed, status: "interrupted" } : failed
-          }
-          const fiber = yield* turn.pipe(
-            Effect.catchAllCause((cause) =>
-              publish(Cause.isInterruptedOnly(cause) ? interrupted() : encoder.failed(failureOf(cause).message))),
-            // interrupted from outside (Interrupt, shutdown, the client leaving): catchAllCause does not run then, and
-            // the stream must still say how the turn ended
-            Effect.onInterrupt(() => publish(interrupted())),
-            // after the turn and its delivery: the forwarder stops at this mark, once everything before it is out;
-            // should the hub have dropped it for a client too far behind, the stream still ends within a bound
-            Effect.ensuring(
-              hub.end(sessionId, streamId).pipe(
-                // Fix: `ensuring` runs uninterruptibly, and a timeout cannot cut an uninterruptible wait short: a client
-                // that stopped reading (its stream full, the forwarder blocked) and went away held the turn, and with it
-                // the session (busy) and shutdown, forever. The wait is interruptible for its timeout, on a fiber of its
-                // own: as a child of this one, an Interrupt arriving during the wait would cut it and skip mailbox.end.
-                Effect.zipRight(
-                  Deferred.await(forwarded).pipe(Effect.interruptible, Effect.timeoutOption("5 seconds"), Effect.forkDaemon, Effect.flatMap(Fiber.join))
-                ),
-                Effect.zipRight(mailbox.end)
-              )
-            ),
-            Effect.forkScoped
+          return Stream.concat(
+            Stream.make<Array<ControlEvent>>({ type: "session.selected", version: eventsVersion, session_id: sessionId, created }),
+            events
           )
-          yield* active.attach(sessionId, fiber)
-          // an interrupt from another client interrupts `fiber`; its terminal event still reaches this stream
-          yield* Effect.addFinalizer(() => Fiber.interrupt(fiber))
-          return Mailbox.toStream(mailbox)
         })
       )
 

@@ -1,0 +1,27 @@
+// Every failure of the control API is one ControlFailure: a code a client can act on and the one line the CLI would
+// print; a defect is an internal error, never a stack trace on the wire.
+import { Cause, Option } from "effect"
+import { ControlFailure } from "../../schemas/control.js"
+
+const usageTags = new Set(["InvalidSessionId", "AmbiguousSessionRef", "ModelLocked"])
+const notFoundTags = new Set(["SessionNotFound", "NoSessions", "ThreadNotFound"])
+const refusedTags = new Set(["ArchiveBlocked", "BranchRefused", "SupervisionDisabled", "NewThreadRefused", "RuntimeRefusal", "SessionLocked"])
+
+/** one failure as the API reports it; a defect is an internal error, never a stack trace on the wire */
+export const failureOf = (cause: Cause.Cause<unknown>): ControlFailure => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    if (error instanceof ControlFailure) return error
+    const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : ""
+    const message = oneLine(error instanceof Error ? error.message || error.name : String(error))
+    const code = usageTags.has(tag) ? "usage" : notFoundTags.has(tag) ? "not_found" : refusedTags.has(tag) ? "refused" : "failed"
+    return new ControlFailure({ code, message })
+  }
+  if (Cause.isInterruptedOnly(cause)) return new ControlFailure({ code: "failed", message: "interrupted" })
+  const defect = Cause.squash(cause)
+  return new ControlFailure({ code: "failed", message: `internal error: ${oneLine(defect instanceof Error ? defect.message : String(defect))}` })
+}
+
+const oneLine = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, 2000)
+
