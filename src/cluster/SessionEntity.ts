@@ -159,15 +159,7 @@ export const layer = Session.toLayer(
       Turn: (envelope) => turnStream(envelope.payload),
       Steer: (envelope) =>
         reported(Effect.gen(function* () {
-          const outcome = yield* harness.steer(sessionId, envelope.payload.texts)
-          switch (outcome._tag) {
-            case "Steered":
-              return { outcome: "steered" as const, turn_id: outcome.turnId }
-            case "NotSteerable":
-              return { outcome: "not_steerable" as const, reason: outcome.reason }
-            case "NoActiveTurn":
-              return { outcome: "no_active_turn" as const }
-          }
+          return TurnStream.steerResult(yield* harness.steer(sessionId, envelope.payload.texts))
         })),
       Interrupt: () => Effect.map(active.interrupt(sessionId), (interrupted) => ({ interrupted })),
       Answer: (envelope) => {

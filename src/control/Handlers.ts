@@ -117,15 +117,7 @@ export const layer = (info: ServeInfo) =>
         reported(Effect.gen(function* () {
           const sessionId = yield* existing({ session })
           if (router !== undefined) return yield* router.steer(sessionId, texts)
-          const outcome = yield* harness.steer(sessionId, texts)
-          switch (outcome._tag) {
-            case "Steered":
-              return { outcome: "steered" as const, turn_id: outcome.turnId }
-            case "NotSteerable":
-              return { outcome: "not_steerable" as const, reason: outcome.reason }
-            case "NoActiveTurn":
-              return { outcome: "no_active_turn" as const }
-          }
+          return TurnStream.steerResult(yield* harness.steer(sessionId, texts))
         })),
       Interrupt: ({ session }) =>
         reported(Effect.flatMap(existing({ session }), (id) =>

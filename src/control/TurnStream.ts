@@ -6,7 +6,7 @@ import { Cause, Deferred, Effect, Fiber, Mailbox, Queue, type Scope, type Stream
 import * as crypto from "node:crypto"
 import { type ControlEvent, ControlFailure } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
-import { CodexHarness } from "../harness/CodexHarness.js"
+import { CodexHarness, type SteerOutcome } from "../harness/CodexHarness.js"
 import type { TurnKind } from "../turn/Instructions.js"
 import { ActiveTurns } from "./ActiveTurns.js"
 import { EventHub } from "./EventHub.js"
@@ -24,6 +24,18 @@ export interface TurnStreamOptions {
   readonly onStarted?: ((threadId: string | undefined, turnId: string) => Effect.Effect<void>) | undefined
   /** the turn's outcome (its replies and its one terminal event), before the stream ends, however the turn ended */
   readonly onFinished?: ((outcome: ReadonlyArray<ControlEvent>) => Effect.Effect<void>) | undefined
+}
+
+/** What a steer did, as the control API says it. */
+export const steerResult = (outcome: SteerOutcome) => {
+  switch (outcome._tag) {
+    case "Steered":
+      return { outcome: "steered" as const, turn_id: outcome.turnId }
+    case "NotSteerable":
+      return { outcome: "not_steerable" as const, reason: outcome.reason }
+    case "NoActiveTurn":
+      return { outcome: "no_active_turn" as const }
+  }
 }
 
 const isTerminal = (event: ControlEvent) => event.type === "turn.completed" || event.type === "turn.failed"
