@@ -15,7 +15,7 @@
 // forgotten, so it can be sent again).
 import * as Entity from "@effect/cluster/Entity"
 import { Rpc } from "@effect/rpc"
-import { Effect, Schema, Stream } from "effect"
+import { Effect, Schedule, Schema, Stream } from "effect"
 import {
   ApprovalAnswer,
   ControlEvent,
@@ -111,6 +111,9 @@ export const layer = Session.toLayer(
     // `cluster status` counts the sessions each runner hosts; the row goes when this instance stops (idle, handed off)
     yield* recordOwner(sessionId, runnerAddress).pipe(Effect.catchAll((e) => Effect.logWarning(`session owner not recorded: ${e.message}`)))
     yield* Effect.addFinalizer(() => Effect.ignore(releaseOwner(sessionId, runnerAddress)))
+    // the session leaves this runner (idle, its shard moved, a drain): let go of its thread and its lock at once, so the
+    // runner that takes it can resume the thread (Codex lets one process write a thread) instead of failing its turn
+    yield* Effect.addFinalizer(() => harness.release(sessionId))
 
     /** says once, in the session's own transcript, that a message was lost with its runner */
     const noteLost = (events: ReadonlyArray<ControlEvent>) =>
@@ -139,6 +142,12 @@ export const layer = Session.toLayer(
           // here, or the caller left before the turn was forked)
           let handedOver = false
           yield* Effect.addFinalizer(() => handedOver ? Effect.void : ledger.release(payload.messageId))
+          // a session that just moved here may still be held by the runner it left, for as long as that one takes to
+          // let go (its finalizer unloads the thread, then releases the lock): taken here first, within a bound
+          yield* store.hold(sessionId).pipe(
+            Effect.retry({ schedule: Schedule.spaced("250 millis"), times: 60, while: (e) => e._tag === "SessionLocked" }),
+            reported
+          )
           const events = yield* TurnStream.start({
             sessionId,
             prompt: payload.prompt,

@@ -98,6 +98,12 @@ export interface CodexHarnessService {
    * detached; with `carry` the fresh thread gets the conversation projected into it before its first turn, as the
    * ContextEngine agrees (S38). Refused for a supervised session and while a turn runs.
    */
+  /**
+   * This process lets go of the session, so another may continue it at once (a cluster runner it moved to): its thread
+   * is unloaded from this process's app-server (Codex lets one process write a thread) and its lock released. Never
+   * starts an app-server; bounded; a session with a running turn is left alone.
+   */
+  readonly release: (sessionId: string) => Effect.Effect<void>
   readonly newThread: (
     sessionId: string,
     options: { readonly carry: boolean }
@@ -394,7 +400,30 @@ export const make = Effect.gen(function* () {
       return false
     })
 
-  return { runTurn, steer, answer, chooseModel, newThread, activeTurn: live.get } satisfies CodexHarnessService
+  const release = (sessionId: string) =>
+    Effect.gen(function* () {
+      if ((yield* live.get(sessionId)) !== undefined) return
+      const { state } = yield* mirror.read(sessionId)
+      const threadId = state.binding?.threadId
+      if (threadId !== undefined) {
+        const resolved = yield* runtimes.resolve(sessionId, state)
+        if (yield* runtimes.running(resolved.runtime)) {
+          yield* Effect.scoped(Effect.gen(function* () {
+            const connection = yield* runtimes.leaseRuntime(resolved.runtime, resolved.spec)
+            if (loadedThreads.get(connection, threadId) === undefined) return
+            yield* TurnRunner.unloadThread(connection, threadId)
+            loadedThreads.forget(connection, threadId)
+          }))
+        }
+      }
+      if (store.release !== undefined) yield* store.release(sessionId)
+    }).pipe(
+      Effect.timeout("15 seconds"),
+      Effect.catchAllCause((cause) => Effect.logWarning(`session ${sessionId} was not released cleanly`, cause)),
+      Effect.withSpan("CodexHarness.release", { attributes: { sessionId } })
+    )
+
+  return { runTurn, steer, answer, chooseModel, newThread, release, activeTurn: live.get } satisfies CodexHarnessService
 })
 
 export const layer: Layer.Layer<

@@ -223,6 +223,7 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
       locate,
       rewrite: (sessionId, change) => checkSessionId(sessionId).pipe(Effect.flatMap((id) => rewrite(id, change))),
       hold: (sessionId) => checkSessionId(sessionId).pipe(Effect.flatMap((id) => RcMap.get(locks, id)), Effect.asVoid),
+      release: (sessionId) => RcMap.invalidate(locks, sessionId),
       append: (sessionId, record) =>
         checkSessionId(sessionId).pipe(
           Effect.flatMap((id) => {

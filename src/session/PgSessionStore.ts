@@ -281,6 +281,7 @@ export const pgStore = (
       locate,
       rewrite: (sessionId, change) => checkSessionId(sessionId).pipe(Effect.flatMap((id) => rewrite(id, change))),
       hold: (sessionId) => checkSessionId(sessionId).pipe(Effect.flatMap(take), Effect.asVoid),
+      release: (sessionId) => RcMap.invalidate(locks, keyOf(sessionId)),
       // a session this process holds is written fenced on its lock; any other without one (the file store does the same)
       append: (sessionId, record) =>
         checkSessionId(sessionId).pipe(Effect.flatMap((id) =>

@@ -53,6 +53,8 @@ export interface SessionRuntimeService {
   readonly leaseRuntime: (runtime: Runtime, spec: ClientSpec) => Effect.Effect<AppServerConnection, LeaseError, Scope.Scope>
   /** fails everything on the runtime's current client; the next lease gets a fresh one */
   readonly retire: (runtime: Runtime, reason: string) => Effect.Effect<void>
+  /** whether this process has an app-server of the runtime running now (a lease would not start one) */
+  readonly running: (runtime: Runtime) => Effect.Effect<boolean>
   /** the client spec of supervision connections (discovery, and private branch connections) */
   readonly supervisionSpec: Effect.Effect<ClientSpec, SupervisionDisabled>
 }
@@ -214,6 +216,7 @@ export const make = Effect.gen(function* () {
     })),
     leaseRuntime,
     retire: (runtime, reason) => pool.retire(runtime.poolKey, reason),
+    running: (runtime) => Effect.map(pool.keys, (keys) => keys.includes(runtime.poolKey)),
     supervisionSpec: Runtimes.supervisionClientSpec(settings.supervision, userCodexHome, providerKey)
   } satisfies SessionRuntimeService
 })

@@ -59,6 +59,11 @@ export interface SessionStoreService {
    * a crash left: a torn last line, prompts and compactions without an outcome.
    */
   readonly hold: (sessionId: string) => Effect.Effect<void, SessionHoldError, Scope.Scope>
+  /**
+   * Lets go of the session at once once nobody in this process holds it, instead of keeping the lock a few seconds
+   * for the next operation: another process takes it next (a cluster runner the session moved to). Optional.
+   */
+  readonly release?: ((sessionId: string) => Effect.Effect<void>) | undefined
 }
 
 export type SessionHoldError = SessionLocked | SessionLockFailed | SessionStoreError | InvalidSessionId
