@@ -134,14 +134,18 @@ export const layer = Session.toLayer(
     const claimedTurn = (payload: TurnPayload) =>
       Stream.unwrapScoped(
         Effect.gen(function* () {
-          const claimed = yield* reported(ledger.claim(payload.messageId, sessionId))
+          // the key is ours when Fresh: from here the message ends in `finish` (its turn ran) or `release` (it never
+          // started: refused here, or the caller left before the turn was forked). Claimed and its release registered
+          // in one uninterruptible step: an interrupt between the two left the key `started` by a runner that was not
+          // running it, and its retry was reported lost (seen once in bench/cluster.ts)
+          let handedOver = false
+          const claimed = yield* Effect.acquireRelease(
+            reported(ledger.claim(payload.messageId, sessionId)),
+            (claim) => claim._tag === "Fresh" && !handedOver ? ledger.release(payload.messageId) : Effect.void
+          )
           if (claimed._tag === "Lost") yield* noteLost(claimed.events)
           if (claimed._tag !== "Fresh") return Stream.fromIterable<ControlEvent>(claimed.events)
 
-          // the key is ours: from here the message ends in `finish` (its turn ran) or `release` (it never started: refused
-          // here, or the caller left before the turn was forked)
-          let handedOver = false
-          yield* Effect.addFinalizer(() => handedOver ? Effect.void : ledger.release(payload.messageId))
           // a session that just moved here may still be held by the runner it left, for as long as that one takes to
           // let go (its finalizer unloads the thread, then releases the lock): taken here first, within a bound
           yield* store.hold(sessionId).pipe(
