@@ -55,8 +55,14 @@ export const providerArgs = (baseUrl: string, model: string | undefined, keyEnv:
  * --provider-key-env, and Codex's own API-key variable. Unique, in a stable order.
  */
 export const secretEnvNames = (keyEnv?: string | undefined): ReadonlyArray<string> => [
-  ...new Set([envName(keyEnv ?? providerKeyEnv), providerKeyEnv, legacyProviderKeyEnv, codexApiKeyEnv])
+  ...new Set([envName(keyEnv ?? providerKeyEnv), providerKeyEnv, legacyProviderKeyEnv, codexApiKeyEnv, ...harnessSecretEnvNames])
 ]
+
+/**
+ * The harness's own secrets that may be in its environment: the serve token a client reads, and a cluster runner's
+ * PostgreSQL password (`serve --cluster` also removes it from its environment once read; this is the second guard).
+ */
+export const harnessSecretEnvNames = ["CODEX_HARNESS_TOKEN", "CODEX_HARNESS_APP_SERVER_TOKEN", "PGPASSWORD", "PGPASSFILE"] as const
 
 /**
  * `-c` override of Codex's `shell_environment_policy` that keeps the harness's secrets out of every command the agent

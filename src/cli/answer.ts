@@ -6,6 +6,7 @@ import { terminalText } from "../platform/terminalText.js"
 import type { AnswerOptions, PendingOptions } from "./commands/answer.js"
 import * as Connect from "./connect.js"
 import { UsageError } from "./errors.js"
+import { readStdin } from "./runPrompt.js"
 import { stateDirOf } from "./settings.js"
 
 const noServe = (options: { readonly stateDir: Option.Option<string> }) =>
@@ -62,7 +63,10 @@ export const answer = (options: AnswerOptions) =>
           if (asked.questions.length !== 1) {
             return yield* new UsageError({ line: `${options.id} has ${asked.questions.length} parts: answer each with --answer ID=VALUE (${asked.questions.map((q) => q.id).join(", ")})` })
           }
-          answers = { [asked.questions[0]!.id]: [Option.getOrElse(options.text, () => "")] }
+          const typed = Option.getOrElse(options.text, () => "")
+          // `--text -`: from stdin, so a secret answer is in no command line (ps, shell history)
+          const text = typed === "-" ? (yield* readStdin(64 * 1024, "the answer")).replace(/\r?\n$/, "") : typed
+          answers = { [asked.questions[0]!.id]: [text] }
         }
         yield* client.Answer({ id: options.id, answers })
         yield* Console.error(`answered ${options.id}`)

@@ -19,6 +19,8 @@ export const databaseUrl = (given: string): string | UsageError => {
   }
   const password = process.env.PGPASSWORD
   if (password !== undefined && password !== "") url.password = encodeURIComponent(password)
+  // read once and gone from this process's environment: every app-server (and so the agent's shell) inherits it
+  delete process.env.PGPASSWORD
   return url.toString()
 }
 

@@ -64,9 +64,14 @@ export const target = (
       const problem = checkUrl(url)
       if (problem !== undefined) return yield* new UsageError({ line: `--connect: ${problem}` })
       if (fromEnv !== undefined && fromEnv !== "") return Option.some({ url, token: fromEnv })
-      const token = yield* ServeFiles.readToken(stateDir).pipe(
-        Effect.mapError(() => new UsageError({ line: `--connect needs the service's token: set $${tokenEnv}, or use the state dir of that serve (--state-dir)` }))
-      )
+      // the state dir's token goes only to the serve of that state dir: never to an address somebody typed (another
+      // machine, another user's port), which would hand them control of this one
+      const own = yield* ServeFiles.find(stateDir)
+      const needToken = new UsageError({
+        line: `--connect ${url}: give that serve's token in $${tokenEnv} (this state dir's token is only sent to its own serve)`
+      })
+      if (Option.isNone(own) || own.value.url !== url) return yield* needToken
+      const token = yield* ServeFiles.readToken(stateDir).pipe(Effect.mapError(() => needToken))
       return Option.some({ url, token })
     }
     if (!find) return Option.none()

@@ -39,7 +39,9 @@ const show = (event: ControlEvent, typedSession: boolean): Effect.Effect<void> =
       return err(`approval: ${decided[event.decision]} ${event.kind} ${terminalText(event.subject)} (${event.by === "policy" ? "--approvals" : "answered"})`)
     case "question.asked":
       return err(
-        `question ${event.id}: ${event.questions.map((q) => terminalText(q.text)).join(" / ")}\n  answer from any terminal: codex-harness answer ${event.id} --text ANSWER (or --decline)`
+        `question ${event.id}: ${event.questions.map((q) => terminalText(q.text)).join(" / ")}\n  answer from any terminal: codex-harness answer ${event.id} ${
+          event.questions.some((q) => q.is_secret) ? "--text - (the answer on stdin: it is secret)" : "--text ANSWER"
+        } (or --decline)`
       )
     case "interaction.closed":
       return event.outcome === "timed_out" ? err(`${event.id}: nobody answered in time; declined`) : Effect.void

@@ -6,13 +6,14 @@
 // --insecure-remote, a half-given TLS pair. Shutdown (SIGTERM, SIGINT): new turns are refused, running ones get
 // --shutdown-grace seconds to finish and are then interrupted (Codex is told), the listener closes, every app-server
 // exits with the pool's scope.
-import { HttpServer } from "@effect/platform"
+import { Headers, HttpServer } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Console, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as https from "node:https"
+import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Live from "../../layers/Live.js"
@@ -92,6 +93,25 @@ const clusterOptions = (options: ServeOptions) =>
     return { databaseUrl, listen, advertise }
   })
 
+/**
+ * A Unix socket path is taken over only from a serve that is gone: a socket nobody answers on is removed; a socket in
+ * use, or anything that is not a socket (a mistyped path to a file), is refused in one line.
+ */
+const clearSocketPath = (file: string) =>
+  Effect.gen(function* () {
+    const info = fs.statSync(file, { throwIfNoEntry: false })
+    if (info === undefined) return
+    if (!info.isSocket()) return yield* new UsageError({ line: `--listen unix:${file}: it exists and is not a socket` })
+    const answered = yield* Effect.async<boolean>((resume) => {
+      const probe = net.connect(file)
+      probe.once("connect", () => (probe.destroy(), resume(Effect.succeed(true))))
+      probe.once("error", () => resume(Effect.succeed(false)))
+      return Effect.sync(() => probe.destroy())
+    }).pipe(Effect.timeoutTo({ duration: "2 seconds", onTimeout: () => true, onSuccess: (a) => a }))
+    if (answered) return yield* new ServeFiles.ServeFilesError({ path: file, reason: "another process serves on this socket" })
+    yield* Effect.sync(() => fs.rmSync(file, { force: true }))
+  })
+
 const readPem = (flag: string, file: string) =>
   Effect.try({
     try: () => fs.readFileSync(file),
@@ -149,7 +169,7 @@ export const serve = (options: ServeOptions) =>
       // an https.Server takes the same requests and upgrades; NodeHttpServer types its argument as http.Server
       tls === undefined ? http.createServer() : (https.createServer(tls) as unknown as http.Server)
     const listenOptions = listen._tag === "Unix" ? { path: listen.path } : { host: listen.host, port: listen.port }
-    if (listen._tag === "Unix") yield* Effect.sync(() => fs.rmSync(listen.path, { force: true }))
+    if (listen._tag === "Unix") yield* clearSocketPath(listen.path)
 
     yield* Effect.scoped(Effect.gen(function* () {
       const context = yield* Layer.build(Layer.mergeAll(services, NodeHttpServer.layer(evaluate, listenOptions)))
@@ -190,6 +210,9 @@ export const serve = (options: ServeOptions) =>
       return yield* Effect.never
     })).pipe(
       // outermost, so every fiber of the service (the listener's, each call's, each turn's) reports to the collector
-      Effect.provide(telemetry === undefined ? Layer.empty : Telemetry.layer({ ...telemetry, serviceVersion: version }))
+      Effect.provide(telemetry === undefined ? Layer.empty : Telemetry.layer({ ...telemetry, serviceVersion: version })),
+      // @effect/platform puts every request header on the request's span; the WebSocket subprotocol carries the bearer
+      // token (ControlClient), so it is redacted like Authorization, for every fiber the listener forks
+      Effect.locallyWith(Headers.currentRedactedNames, (names) => [...names, "sec-websocket-protocol"])
     )
   }).pipe(Effect.scoped, Effect.provide(NodeFileSystem.layer))

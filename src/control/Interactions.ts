@@ -85,14 +85,18 @@ export const make = (options: InteractionsOptions) =>
         yield* hub.publish(event.session_id, event)
         const closed = (outcome: "timed_out" | "withdrawn") =>
           hub.publish(event.session_id, { type: "interaction.closed", version, id: event.id, session_id: event.session_id, outcome })
+        // the wait ends by completing the Deferred itself, so it and a client's Answer race on one atomic step: an
+        // Answer arriving as the bound passes either wins (and is what Codex gets) or is told it came too late
         return yield* Deferred.await(answer).pipe(
           Effect.timeoutTo({
             duration: timeout,
             onSuccess: (resolution) => Effect.succeed(resolution),
-            onTimeout: () => closed("timed_out").pipe(Effect.as(onTimeout))
+            onTimeout: () =>
+              Effect.flatMap(Deferred.succeed(answer, onTimeout), (expired) =>
+                expired ? closed("timed_out").pipe(Effect.as(onTimeout)) : Deferred.await(answer))
           }),
           Effect.flatten,
-          Effect.onInterrupt(() => closed("withdrawn")),
+          Effect.onInterrupt(() => Deferred.succeed(answer, onTimeout).pipe(Effect.zipRight(closed("withdrawn")))),
           Effect.ensuring(Ref.update(waiting, (m) => {
             const next = new Map(m)
             next.delete(event.id)
@@ -184,7 +188,7 @@ export const make = (options: InteractionsOptions) =>
         }
         // the first answer wins; a second one finds nothing waiting
         const won = yield* Deferred.succeed(entry.answer, resolution)
-        if (!won) return yield* new ControlFailure({ code: "not_found", message: `${id} was already answered` })
+        if (!won) return yield* new ControlFailure({ code: "not_found", message: `${id} was already answered, or expired` })
         // Fix: no longer waiting once answered. The asking fiber removes it too, but only when it next runs: until then
         // a client's Pending (or a Watch's replay) right after its Answer still listed what it had answered.
         yield* Ref.update(waiting, (m) => {

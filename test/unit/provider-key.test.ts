@@ -69,17 +69,17 @@ describe("what Codex is given", () => {
     expect(() => CodexArgs.shellEnvironmentArgs("*")).toThrow(/not the key itself/)
   })
 
-  it("the agent's shell is told to drop the named variable, OPENAI_API_KEY, CODEX_HARNESS_PROVIDER_KEY and CODEX_API_KEY, and only that", () => {
+  it("the agent's shell is told to drop the named variable, OPENAI_API_KEY, CODEX_HARNESS_PROVIDER_KEY, CODEX_API_KEY and the harness's own secrets (serve token, app-server token, PostgreSQL password), and only those", () => {
     expect(CodexArgs.shellEnvironmentArgs("MY_KEY")).toEqual([
       "-c",
-      'shell_environment_policy.exclude=["MY_KEY","OPENAI_API_KEY","CODEX_HARNESS_PROVIDER_KEY","CODEX_API_KEY"]'
+      'shell_environment_policy.exclude=["MY_KEY","OPENAI_API_KEY","CODEX_HARNESS_PROVIDER_KEY","CODEX_API_KEY","CODEX_HARNESS_TOKEN","CODEX_HARNESS_APP_SERVER_TOKEN","PGPASSWORD","PGPASSFILE"]'
     ])
     // the default is not listed twice
     expect(CodexArgs.shellEnvironmentArgs()).toEqual([
       "-c",
-      'shell_environment_policy.exclude=["OPENAI_API_KEY","CODEX_HARNESS_PROVIDER_KEY","CODEX_API_KEY"]'
+      'shell_environment_policy.exclude=["OPENAI_API_KEY","CODEX_HARNESS_PROVIDER_KEY","CODEX_API_KEY","CODEX_HARNESS_TOKEN","CODEX_HARNESS_APP_SERVER_TOKEN","PGPASSWORD","PGPASSFILE"]'
     ])
-    expect(CodexArgs.secretEnvNames("CODEX_API_KEY")).toEqual(["CODEX_API_KEY", "OPENAI_API_KEY", "CODEX_HARNESS_PROVIDER_KEY"])
+    expect(CodexArgs.secretEnvNames("CODEX_API_KEY")).toEqual(["CODEX_API_KEY", "OPENAI_API_KEY", "CODEX_HARNESS_PROVIDER_KEY", "CODEX_HARNESS_TOKEN", "CODEX_HARNESS_APP_SERVER_TOKEN", "PGPASSWORD", "PGPASSFILE"])
   })
 })
 
@@ -100,7 +100,7 @@ describe("the app-server client spec", () => {
     expect(spec.args!.join(" ")).toContain('env_key="MY_KEY"')
     expect(spec.args!.join(" ")).not.toContain(key)
     expect(policy(spec.args!)).toEqual([
-      'shell_environment_policy.exclude=["MY_KEY","OPENAI_API_KEY","CODEX_HARNESS_PROVIDER_KEY","CODEX_API_KEY"]'
+      'shell_environment_policy.exclude=["MY_KEY","OPENAI_API_KEY","CODEX_HARNESS_PROVIDER_KEY","CODEX_API_KEY","CODEX_HARNESS_TOKEN","CODEX_HARNESS_APP_SERVER_TOKEN","PGPASSWORD","PGPASSFILE"]'
     ])
   })
 
@@ -108,7 +108,7 @@ describe("the app-server client spec", () => {
     const own = { ...settings, providerUrl: undefined, providerKeyEnv: undefined }
     const spec = Runtimes.clientSpecFor(Runtimes.runtimeFor(own, "/home/u/.codex"), own, key)
     expect(spec.env).toBeUndefined()
-    expect(policy(spec.args!)).toEqual(['shell_environment_policy.exclude=["OPENAI_API_KEY","CODEX_HARNESS_PROVIDER_KEY","CODEX_API_KEY"]'])
+    expect(policy(spec.args!)).toEqual(['shell_environment_policy.exclude=["OPENAI_API_KEY","CODEX_HARNESS_PROVIDER_KEY","CODEX_API_KEY","CODEX_HARNESS_TOKEN","CODEX_HARNESS_APP_SERVER_TOKEN","PGPASSWORD","PGPASSFILE"]'])
   })
 
   it.effect("supervision connections get the same policy, and the supervision provider's variable", () =>
@@ -121,7 +121,7 @@ describe("the app-server client spec", () => {
       expect(spec.env).toEqual({ SUP_KEY: key })
       expect(spec.args!.join(" ")).toContain('env_key="SUP_KEY"')
       expect(policy(spec.args!)).toEqual([
-        'shell_environment_policy.exclude=["SUP_KEY","OPENAI_API_KEY","CODEX_HARNESS_PROVIDER_KEY","CODEX_API_KEY"]'
+        'shell_environment_policy.exclude=["SUP_KEY","OPENAI_API_KEY","CODEX_HARNESS_PROVIDER_KEY","CODEX_API_KEY","CODEX_HARNESS_TOKEN","CODEX_HARNESS_APP_SERVER_TOKEN","PGPASSWORD","PGPASSFILE"]'
       ])
     }))
 })

@@ -17,7 +17,7 @@ const answerConfig = {
     Args.optional
   ),
   text: Options.text("text").pipe(
-    Options.withDescription("for a question with one part: the answer (an option's label, or free text)"),
+    Options.withDescription("for a question with one part: the answer (an option's label, or free text); `-` reads it from stdin (for a secret)"),
     Options.optional
   ),
   answer: Options.keyValueMap("answer").pipe(
