@@ -1,7 +1,7 @@
 // `codex-harness pending` and `codex-harness answer`: the approvals and questions of turns running in a serve,
 // answered from any terminal. Both need a serve (`--connect`, or the one running for the state dir).
-import { Console, Effect, HashMap, Option } from "effect"
-import type { Pending } from "../../schemas/control.js"
+import { Console, Effect, HashMap, Option, Schema } from "effect"
+import { ControlFailure, type Pending } from "../../schemas/control.js"
 import { terminalText } from "../platform/terminalText.js"
 import type { AnswerOptions, PendingOptions } from "./commands/answer.js"
 import * as Connect from "./connect.js"
@@ -9,9 +9,15 @@ import { UsageError } from "./errors.js"
 import { readStdin } from "./runPrompt.js"
 import { stateDirOf } from "./settings.js"
 
+export class NoServe extends Schema.TaggedError<NoServe>()("NoServe", { stateDir: Schema.String }) {
+  override get message() {
+    return `no codex-harness serve runs for ${this.stateDir}: start one, or give --connect URL`
+  }
+}
+
+/** a state of the machine, not a mistake on the command line: exit 1 */
 const noServe = (options: { readonly stateDir: Option.Option<string> }) =>
-  Effect.flatMap(stateDirOf(options.stateDir), (dir) =>
-    Effect.fail(new UsageError({ line: `no codex-harness serve runs for ${dir}: start one, or give --connect URL` })))
+  Effect.flatMap(stateDirOf(options.stateDir), (dir) => Effect.fail(new NoServe({ stateDir: dir })))
 
 const describe = (p: Pending): string =>
   p.type === "approval.requested"
@@ -58,7 +64,9 @@ export const answer = (options: AnswerOptions) =>
         } else {
           // one part: its id comes from what waits
           const asked = (yield* client.Pending()).find((p) => p.id === options.id)
-          if (asked === undefined) return yield* new UsageError({ line: `nothing waits for an answer with id ${options.id}` })
+          if (asked === undefined) {
+            return yield* new ControlFailure({ code: "not_found", message: `nothing waits for an answer with id ${options.id} (answered, expired or never asked)` })
+          }
           if (asked.type !== "question.asked") return yield* new UsageError({ line: `${options.id} is an approval: answer it with allow, always or deny` })
           if (asked.questions.length !== 1) {
             return yield* new UsageError({ line: `${options.id} has ${asked.questions.length} parts: answer each with --answer ID=VALUE (${asked.questions.map((q) => q.id).join(", ")})` })

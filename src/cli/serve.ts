@@ -137,13 +137,14 @@ export const serve = (options: ServeOptions) =>
     const telemetry = yield* Telemetry.configFrom(Option.getOrUndefined(options.otlp), process.env).pipe(
       Effect.mapError((e) => new UsageError({ line: e.message }))
     )
+    // every flag is checked before the state dir is touched
+    const cluster = yield* clusterOptions(options)
     const settings = yield* toSettings(options)
     yield* ServeFiles.lock(settings.stateDir)
     const token = yield* ServeFiles.ensureToken(settings.stateDir)
     const version = packageVersion()
     let clients = 0
 
-    const cluster = yield* clusterOptions(options)
     const interactions = Interactions.layer({ answerTimeout: `${options.answerTimeout} seconds` })
     const shared = Layer.mergeAll(EventHub.layer, ActiveTurns.layer)
     const harness = Supervision.layer.pipe(

@@ -105,7 +105,8 @@ export const make = (options: TurnLedgerOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const runner = `${options.address}/${crypto.randomUUID()}`
-    const ownerWait = Duration.decode(options.ownerWait ?? "15 seconds")
+    // longer than the entity termination timeout (15 s) a live owner may spend finishing a turn on a moved shard
+    const ownerWait = Duration.decode(options.ownerWait ?? "30 seconds")
     const localWait = Duration.decode(options.localWait ?? "30 minutes")
     const expirySeconds = Math.max(1, Math.ceil(Duration.toSeconds(options.heartbeatExpiry ?? "4 seconds")))
     // the turns this process runs, by message id: a redelivery in this process waits on them
@@ -186,7 +187,9 @@ export const make = (options: TurnLedgerOptions) =>
           if (owner === runner) {
             const turn = running.get(messageId)
             if (turn !== undefined) {
-              const waited = yield* Deferred.await(turn).pipe(Effect.timeoutOption(localWait))
+              // the waits stay interruptible even when the caller claims uninterruptibly (SessionEntity registers the
+              // release of a Fresh claim in the same step): a caller that leaves while waiting claimed nothing
+              const waited = yield* Deferred.await(turn).pipe(Effect.timeoutOption(localWait), Effect.interruptible)
               const events = waited._tag === "Some" ? waited.value : undefined
               if (events === "released") continue
               if (events !== undefined) return { _tag: "Replay", status: statusOf(events), events } satisfies Claim
@@ -195,12 +198,14 @@ export const make = (options: TurnLedgerOptions) =>
           } else if (addressOf(owner) !== options.address && Date.now() - startedAt < Duration.toMillis(ownerWait)) {
             // another runner: wait for it while it lives (it may be draining, or cut off from its peers)
             if (yield* alive(addressOf(owner))) {
-              yield* Effect.sleep("250 millis")
+              yield* Effect.sleep("250 millis").pipe(Effect.interruptible)
               continue
             }
           }
           const lost = yield* markLost(messageId, sessionId, row, owner)
           if (lost !== undefined) return lost
+          // the row changed under us: read it again, not at once
+          yield* Effect.sleep("100 millis").pipe(Effect.interruptible)
         }
       }).pipe(Effect.withSpan("TurnLedger.claim", { attributes: { messageId, sessionId } }))
 

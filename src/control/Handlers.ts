@@ -171,7 +171,16 @@ export const layer = (info: ServeInfo) =>
         reported(Effect.gen(function* () {
           const sessionId = yield* existing({ session })
           if (router !== undefined) return yield* router.compact(sessionId)
-          const r = yield* compaction.compact(sessionId)
+          // a compaction takes the session's turn slot: refused while a turn runs, refused and waited for by a drain
+          const claim = yield* active.claim(sessionId)
+          if (claim !== "claimed") {
+            return yield* new ControlFailure(
+              claim === "busy"
+                ? { code: "busy", message: `a turn is running in session ${sessionId}: compact it once the turn has ended` }
+                : { code: "shutting_down", message: "shutting down: no compaction now" }
+            )
+          }
+          const r = yield* compaction.compact(sessionId).pipe(Effect.ensuring(active.release(sessionId)))
           return { session_id: r.sessionId, thread_id: r.threadId, turn_id: r.turnId, duration_ms: r.durationMs }
         })),
       Branch: ({ session, thread }) =>

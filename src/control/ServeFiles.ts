@@ -125,5 +125,16 @@ export const find = (stateDir: string): Effect.Effect<Option.Option<ServeAddress
     const trusted = yield* checkPrivate("serve.json", file).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
     if (!trusted) return Option.none()
     const address = decodeAddress(yield* fs.readFileString(file).pipe(Effect.orElseSucceed(() => "")))
-    return Option.filter(address, (a) => isAlive(a.pid))
+    // a serve killed with -9 leaves its serve.json, and its pid may be another process's by now: the serve is the one
+    // still holding serve.lock under that pid
+    const lockText = yield* fs.readFileString(files(stateDir).lock).pipe(Effect.orElseSucceed(() => ""))
+    const lockPid = (() => {
+      try {
+        const owner = JSON.parse(lockText) as { readonly pid?: unknown }
+        return typeof owner.pid === "number" ? owner.pid : undefined
+      } catch {
+        return undefined
+      }
+    })()
+    return Option.filter(address, (a) => a.pid === lockPid && isAlive(a.pid))
   })
