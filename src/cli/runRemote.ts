@@ -54,6 +54,7 @@ export const runRemote = (options: RunOptions, target: ControlClient.Target, pro
   withClient(target, (client) =>
     Effect.gen(function* () {
       let terminal: ControlEvent | undefined
+      let sessionId: string | undefined
       yield* client.StartTurn({
         ...(Option.isSome(options.session) ? { session: options.session.value } : {}),
         ...(options.last ? { last: true } : {}),
@@ -64,6 +65,7 @@ export const runRemote = (options: RunOptions, target: ControlClient.Target, pro
       }).pipe(
         Stream.runForEach((event) =>
           Effect.gen(function* () {
+            if (event.type === "session.selected") sessionId = event.session_id
             if (event.type === "turn.completed" || event.type === "turn.failed") terminal = event
             if (options.json) {
               if (isHarnessEvent(event)) yield* Effect.sync(() => void process.stdout.write(JsonEvents.line(event)))
@@ -71,6 +73,15 @@ export const runRemote = (options: RunOptions, target: ControlClient.Target, pro
               yield* show(event, Option.isSome(options.session))
             }
           })
+        ),
+        // the serve went away during the turn (killed, its machine gone): that is not "unreachable", and the session is kept
+        Effect.catchIf(
+          (e) => e._tag === "RpcClientError" && sessionId !== undefined && terminal === undefined,
+          () =>
+            Effect.fail(new TurnDidNotComplete({
+              status: "lost",
+              detail: `the connection to the serve closed during the turn; continue with: codex-harness run --session ${sessionId} PROMPT`
+            }))
         )
       )
       if (terminal === undefined) return yield* new TurnDidNotComplete({ status: "lost", detail: "the service ended the stream without the turn's end" })
