@@ -1,7 +1,7 @@
 // Every event `serve` has to tell its clients, in one place: turn events, replies, approvals and questions, tagged with
 // their session. A `Watch` subscribes to all of them; a turn's own stream takes the ones of its session. The hub slides:
-// a watcher that falls more than `capacity` events behind loses the oldest ones instead of holding up every turn (a
-// turn's own stream is not lossy: it has its own queue, see Handlers.ts).
+// a subscriber that falls more than `capacity` events behind loses the oldest ones instead of holding up every turn (a
+// turn's own stream too, in the extreme: it then still ends within a bound, see TurnStream.ts).
 import { Context, Effect, Layer, PubSub, type Queue, type Scope } from "effect"
 import type { ControlEvent } from "../../schemas/control.js"
 import { Delivery } from "../ports/Delivery.js"
