@@ -7,6 +7,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { Effect, Option, Schema, type Scope } from "effect"
 import type { ControlFailure } from "../../schemas/control.js"
+import { isLoopbackHost } from "../appserver/AppServerUrl.js"
 import * as ControlClient from "../control/ControlClient.js"
 import * as ServeFiles from "../control/ServeFiles.js"
 import { UsageError } from "./errors.js"
@@ -29,8 +30,6 @@ export class ServeRefusedToken extends Schema.TaggedError<ServeRefusedToken>()("
 
 export const tokenEnv = "CODEX_HARNESS_TOKEN"
 
-const loopback = (host: string) => host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host)
-
 /** A `--connect` URL's problem, if it has one. Pure. */
 export const checkUrl = (url: string): string | undefined => {
   if (url.startsWith("ws+unix:")) return url.includes(":/", "ws+unix:".length) ? undefined : "a Unix socket URL is ws+unix:PATH:/rpc"
@@ -43,7 +42,7 @@ export const checkUrl = (url: string): string | undefined => {
   if (parsed.username !== "" || parsed.password !== "") return "a URL with credentials in it is refused: the token comes from $CODEX_HARNESS_TOKEN"
   if (parsed.protocol === "wss:") return undefined
   if (parsed.protocol !== "ws:") return `expected ws://, wss:// or ws+unix:, got ${parsed.protocol}`
-  return loopback(parsed.hostname) ? undefined : "ws:// would send the token in clear: use wss:// for another machine"
+  return isLoopbackHost(parsed.hostname) ? undefined : "ws:// would send the token in clear: use wss:// for another machine"
 }
 
 export interface ConnectOptions {

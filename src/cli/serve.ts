@@ -17,6 +17,7 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Live from "../../layers/Live.js"
+import { isLoopbackHost } from "../appserver/AppServerUrl.js"
 import * as ClusterRouter from "../cluster/ClusterRouter.js"
 import * as ClusterRunner from "../cluster/ClusterRunner.js"
 import * as ActiveTurns from "../control/ActiveTurns.js"
@@ -26,6 +27,7 @@ import * as Handlers from "../control/Handlers.js"
 import * as Interactions from "../control/Interactions.js"
 import * as ServeFiles from "../control/ServeFiles.js"
 import * as Telemetry from "../control/Telemetry.js"
+import { parseHostPort } from "../platform/hostPort.js"
 import * as Supervision from "../supervision/layer.js"
 import * as ClusterCli from "./cluster.js"
 import type { ServeOptions } from "./commands/serve.js"
@@ -37,20 +39,15 @@ export type Listen =
   | { readonly _tag: "Tcp"; readonly host: string; readonly port: number; readonly loopback: boolean }
   | { readonly _tag: "Unix"; readonly path: string }
 
-const loopbackHost = (host: string) => host === "localhost" || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host)
-
 /** `--listen`: HOST:PORT ([V6]:PORT) or unix:PATH. Pure. */
 export const parseListen = (text: string): Listen | string => {
   if (text.startsWith("unix:")) {
     const file = text.slice(5)
     return file === "" ? "unix: needs a path (unix:/run/codex-harness.sock)" : { _tag: "Unix", path: path.resolve(file) }
   }
-  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text)
-  if (match === null) return `expected HOST:PORT or unix:PATH, got ${JSON.stringify(text)}`
-  const host = match[1] ?? match[2]!
-  const port = Number(match[3])
-  if (port > 65535) return `port ${port} is out of range`
-  return { _tag: "Tcp", host, port, loopback: loopbackHost(host) }
+  const parsed = parseHostPort(text)
+  if (typeof parsed === "string") return parsed.startsWith("expected") ? `expected HOST:PORT or unix:PATH, got ${JSON.stringify(text)}` : parsed
+  return { _tag: "Tcp", ...parsed, loopback: isLoopbackHost(parsed.host) }
 }
 
 /** The Control UI's page and script, built by `npm run build` into dist/bundle/ (found from here, tsc or bundle). */

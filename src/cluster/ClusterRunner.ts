@@ -42,6 +42,7 @@ import * as ActiveTurns from "../control/ActiveTurns.js"
 import * as EventHub from "../control/EventHub.js"
 import * as Interactions from "../control/Interactions.js"
 import * as Composition from "../harness/Composition.js"
+import { type HostPort, parseHostPort } from "../platform/hostPort.js"
 import * as PgSessionStore from "../session/PgSessionStore.js"
 import * as Supervision from "../supervision/layer.js"
 import * as ClusterClient from "./ClusterClient.js"
@@ -52,18 +53,14 @@ import * as TurnLedger from "./TurnLedger.js"
 
 export { defaultShardsPerGroup, fastTimings } from "./ClusterDatabase.js"
 
-export interface HostPort {
-  readonly host: string
-  readonly port: number
-}
+export type { HostPort }
 
 /** `--runner-listen`: HOST:PORT or [V6]:PORT, a port from 1 to 65535 (peers connect to it, so never 0). Pure. */
 export const parseRunnerListen = (text: string): HostPort | string => {
-  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text)
-  if (match === null) return `expected HOST:PORT, got ${JSON.stringify(text)}`
-  const port = Number(match[3])
-  if (port < 1 || port > 65535) return `port ${port} is out of range (1-65535: other runners connect to it)`
-  return { host: match[1] ?? match[2]!, port }
+  const parsed = parseHostPort(text)
+  if (typeof parsed === "string") return parsed
+  if (parsed.port < 1) return `port ${parsed.port} is out of range (1-65535: other runners connect to it)`
+  return parsed
 }
 
 export const addressText = (a: HostPort) => `${a.host}:${a.port}`

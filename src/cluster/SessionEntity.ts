@@ -27,7 +27,7 @@ import {
 import { eventsVersion } from "../../schemas/events.js"
 import { Compaction } from "../compaction/Compaction.js"
 import { ActiveTurns } from "../control/ActiveTurns.js"
-import { failureOf } from "../control/failures.js"
+import { reported } from "../control/failures.js"
 import * as TurnStream from "../control/TurnStream.js"
 import { Interactions } from "../control/Interactions.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
@@ -89,9 +89,6 @@ export const Compact = Rpc.make("Compact", { success: CompactResult, error: Cont
 export const Session = Entity.make("Session", [Turn, Steer, Interrupt, Answer, Compact])
 
 export type TurnPayload = typeof Turn.payloadSchema.Type
-
-const reported = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ControlFailure, R> =>
-  Effect.catchAllCause(effect, (cause) => Effect.fail(failureOf(cause)))
 
 /** The Session entity's handlers, for a runner: needs the runner's harness, control layers and TurnLedger. */
 export const layer = Session.toLayer(

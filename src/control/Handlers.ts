@@ -19,7 +19,7 @@ import { Catalog } from "../supervision/Catalog.js"
 import { ActiveTurns } from "./ActiveTurns.js"
 import { EventHub, type Published } from "./EventHub.js"
 import { Interactions } from "./Interactions.js"
-import { failureOf } from "./failures.js"
+import { failureOf, reported } from "./failures.js"
 import { SessionRouter } from "./SessionRouter.js"
 import * as TurnStream from "./TurnStream.js"
 
@@ -32,9 +32,6 @@ export interface ServeInfo {
   /** how many clients are connected now */
   readonly clients: () => number
 }
-
-const reported = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ControlFailure, R> =>
-  Effect.catchAllCause(effect, (cause) => Effect.fail(failureOf(cause)))
 
 export const layer = (info: ServeInfo) =>
   ControlRpcs.toLayer(Effect.gen(function* () {

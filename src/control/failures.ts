@@ -1,6 +1,6 @@
 // Every failure of the control API is one ControlFailure: a code a client can act on and the one line the CLI would
 // print; a defect is an internal error, never a stack trace on the wire.
-import { Cause, Option } from "effect"
+import { Cause, Effect, Option } from "effect"
 import { ControlFailure } from "../../schemas/control.js"
 
 const usageTags = new Set(["InvalidSessionId", "AmbiguousSessionRef", "ModelLocked"])
@@ -25,3 +25,6 @@ export const failureOf = (cause: Cause.Cause<unknown>): ControlFailure => {
 
 const oneLine = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, 2000)
 
+/** Any failure of `effect` as the one ControlFailure the API reports. */
+export const reported = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ControlFailure, R> =>
+  Effect.catchAllCause(effect, (cause) => Effect.fail(failureOf(cause)))
