@@ -74,6 +74,10 @@ export const runRemote = (options: RunOptions, target: ControlClient.Target, pro
             }
           })
         ),
+        // Ctrl-C: the connection closes and the serve interrupts the turn; the session is kept, as at a local run
+        Effect.onInterrupt(() =>
+          sessionId === undefined ? Effect.void : Console.error(`interrupted; continue the session with: codex-harness run --session ${sessionId} PROMPT`)
+        ),
         // the serve went away during the turn (killed, its machine gone): that is not "unreachable", and the session is kept
         Effect.catchIf(
           (e) => e._tag === "RpcClientError" && sessionId !== undefined && terminal === undefined,
