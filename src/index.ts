@@ -17,7 +17,7 @@ export * as Processes from "./processes/index.js"
 export * as HarnessConfig from "./config/HarnessConfig.js"
 export * as CodexHarness from "./harness/CodexHarness.js"
 export * as Composition from "./harness/Composition.js"
-export * as ThreadSetup from "./harness/ThreadSetup.js"
+export * as ThreadSetup from "./threads/ThreadSetup.js"
 export { type HarnessSettings, type McpServer, Settings } from "./config/Settings.js"
 export {
   type ApprovalDecision,

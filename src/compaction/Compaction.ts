@@ -3,17 +3,16 @@
 // confirms an interrupt. Past the timeout it interrupts; without confirmation within the grace period it retires the
 // client before the fence opens (and, on a remote connection, detaches the binding). It never compacts anything itself:
 // no preflight, no fallback summary, and the transcript gets the start and terminal status only (S39).
-import { Clock, Context, Deferred, Duration, Effect, Layer, Option, Stream } from "effect"
+import { Clock, Context, Data, Deferred, Duration, Effect, Layer, Option, Stream } from "effect"
 import type { ServerNotification } from "../../schemas/protocol.js"
 import { AppServerExited, type ConnectionClosed, ConnectionRetired, RpcError } from "../appserver/errors.js"
-import { Settings } from "../config/Settings.js"
 import { SessionRuntime } from "../session/SessionRuntime.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { type CompactionStatus, TranscriptMirror } from "../session/TranscriptMirror.js"
+import { SupervisedThreadGone } from "../session/errors.js"
+import { ThreadOpener } from "../threads/ThreadOpener.js"
 import { LifecycleBus } from "../turn/LifecycleBus.js"
 import { LiveTurns } from "../turn/LiveTurns.js"
-import { LoadedThreads } from "../turn/LoadedThreads.js"
-import { threadSettingsFor } from "../turn/ThreadSettings.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { CompactionFence } from "./CompactionFence.js"
 import {
@@ -58,6 +57,9 @@ export interface CompactionService {
 
 export class Compaction extends Context.Tag("codex-harness/Compaction")<Compaction, CompactionService>() {}
 
+/** The thread was taken as loaded on the connection and Codex says it is not: the compaction is attempted once more. */
+class StaleThread extends Data.TaggedError("StaleThread")<{ readonly threadId: string; readonly reason: string }> {}
+
 const isClosed = (error: unknown): error is ConnectionClosed => error instanceof AppServerExited || error instanceof ConnectionRetired
 
 /** Codex's answer to an interrupt of a turn that has already ended. */
@@ -82,36 +84,34 @@ export const make = (options: CompactionLayerOptions = {}) =>
     const store = yield* SessionStore
     const mirror = yield* TranscriptMirror
     const fence = yield* CompactionFence
-    const settings = yield* Settings
     const live = yield* LiveTurns
     const bus = yield* LifecycleBus
-    const loadedThreads = yield* LoadedThreads
+    const opener = yield* ThreadOpener
 
-    const compact = (sessionId: string, callOptions: CompactOptions = {}) =>
+    const attempt = (sessionId: string, callOptions: CompactOptions) =>
       Effect.gen(function* () {
         const timeout = Duration.decode(callOptions.timeout ?? options.timeout ?? defaults.timeout)
         const grace = Duration.decode(callOptions.interruptGrace ?? options.interruptGrace ?? defaults.interruptGrace)
         yield* store.hold(sessionId)
-        const { state } = yield* mirror.read(sessionId)
+        const { contents, state } = yield* mirror.read(sessionId)
         const binding = state.binding
         if (binding === undefined) return yield* new NothingToCompact({ sessionId })
         const threadId = binding.threadId
-        const locked = state.runtime?.locked === true || binding.locked === true
         yield* Effect.annotateCurrentSpan({ threadId })
 
-        // the very client the session's turns use (its recorded runtime); another could not see or stop the live thread
-        const { connection, runtime } = yield* runtimes.lease(sessionId, state)
-        const remote = options.remote ?? runtime.transport !== "stdio"
-        const threadSettings = threadSettingsFor(settings, state)
-        yield* connection
-          .request("thread/resume", { ...TurnRunner.threadParams(threadSettings, {}, locked), threadId, excludeTurns: true })
-          .pipe(
-            Effect.catchIf(TurnRunner.isThreadGone, (error) =>
-              Effect.fail(new CompactionThreadGone({ sessionId, threadId, reason: error.rpcMessage }))
-            ),
-            // this resume sent no instructions or thread config: the next turn opens the thread as it wants it again
-            Effect.ensuring(Effect.sync(() => loadedThreads.forget(connection, threadId)))
+        // the very client the session's turns use (its recorded runtime), and the thread opened as a turn opens it: a
+        // compaction that is the first to load the thread would otherwise fix it without the harness's instructions,
+        // hooks and tools, and Codex rebuilds the compacted context from what loaded it
+        const opened = yield* opener.open({ sessionId, state, records: contents.records, kind: "user", mayStartFresh: false }).pipe(
+          Effect.catchIf(
+            (error): error is RpcError | SupervisedThreadGone =>
+              error._tag === "SupervisedThreadGone" || (error instanceof RpcError && TurnRunner.isThreadGone(error)),
+            (error) =>
+              Effect.fail(new CompactionThreadGone({ sessionId, threadId, reason: error instanceof RpcError ? error.rpcMessage : error.reason }))
           )
+        )
+        const { connection, runtime } = opened
+        const remote = options.remote ?? runtime.transport !== "stdio"
         yield* fence.hold(threadId)
         // subscribed before the request: the compaction turn's first notifications can beat its answer
         const events = yield* connection.subscribe({ threadId })
@@ -246,6 +246,10 @@ export const make = (options: CompactionLayerOptions = {}) =>
               if (isClosed(error)) return { _tag: "Closed", cause: error } as Waited
               if (error instanceof RpcError) {
                 accepted = false
+                if (opened.thread.reused === true && TurnRunner.isThreadGone(error)) {
+                  // taken as loaded, but Codex has let it go meanwhile: opened again, once, by the next attempt
+                  return yield* Effect.zipRight(opened.forget, Effect.fail(new StaleThread({ threadId, reason: error.rpcMessage })))
+                }
                 return yield* new CompactionFailed({ threadId, status: "rejected", message: error.rpcMessage })
               }
               // no answer: Codex may be compacting all the same, so this is stopped like a timeout
@@ -325,8 +329,14 @@ export const make = (options: CompactionLayerOptions = {}) =>
               : Effect.void
           )
         )
-      }).pipe(
-        Effect.scoped,
+      }).pipe(Effect.scoped)
+
+    const compact = (sessionId: string, callOptions: CompactOptions = {}) =>
+      attempt(sessionId, callOptions).pipe(
+        // the second attempt resumes the thread (nothing is taken as loaded any more), so it cannot be stale again
+        Effect.catchTag("StaleThread", () => attempt(sessionId, callOptions)),
+        Effect.catchTag("StaleThread", (stale) =>
+          Effect.fail(new CompactionThreadGone({ sessionId, threadId: stale.threadId, reason: stale.reason }))),
         Effect.annotateLogs({ sessionId }),
         Effect.withSpan("Compaction.compact", { attributes: { sessionId } })
       )
@@ -339,6 +349,6 @@ export const layer = (
 ): Layer.Layer<
   Compaction,
   never,
-  SessionRuntime | SessionStore | TranscriptMirror | CompactionFence | Settings | LiveTurns | LifecycleBus | LoadedThreads
+  SessionRuntime | SessionStore | TranscriptMirror | CompactionFence | LiveTurns | LifecycleBus | ThreadOpener
 > =>
   Layer.effect(Compaction, make(options))

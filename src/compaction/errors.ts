@@ -1,4 +1,6 @@
 // Typed failures of a manual compaction (S37), each with a one-line human message.
+import type { AppsError } from "../apps/errors.js"
+import type { BootstrapFailed } from "../turn/BootstrapProjection.js"
 import { Schema } from "effect"
 import type { LeaseError } from "../appserver/ClientPool.js"
 import { AppServerExited, ConnectionRetired, type RequestError } from "../appserver/errors.js"
@@ -73,3 +75,5 @@ export type CompactionError =
   | MirrorError
   | SessionHoldError
   | RuntimeRefusal
+  | AppsError
+  | BootstrapFailed

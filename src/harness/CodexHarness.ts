@@ -4,14 +4,11 @@
 // fence, follows the turn, delivers what is visible and mirrors it into the transcript. It never talks to the wire
 // itself and knows no capability by name: tools, approvals, hooks and questions plug in as turn extensions.
 import { Cause, Context, Data, Effect, Exit, Layer, Option } from "effect"
-import { AppAdmission } from "../apps/AppAdmission.js"
-import * as AppsPolicy from "../apps/AppsPolicy.js"
 import type { AppsError } from "../apps/errors.js"
 import type { LeaseError } from "../appserver/ClientPool.js"
 import { type RequestError, RpcError } from "../appserver/errors.js"
 import { CompactionFence } from "../compaction/CompactionFence.js"
 import { Settings } from "../config/Settings.js"
-import { ContextEngine } from "../ports/ContextEngine.js"
 import { Delivery, type Reply } from "../ports/Delivery.js"
 import { ModelLocked, NewThreadRefused, SupervisedThreadGone } from "../session/errors.js"
 import { type InvalidSessionId, type SessionHoldError, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
@@ -19,16 +16,15 @@ import { type RuntimeRefusal, SessionRuntime } from "../session/SessionRuntime.j
 import type { SessionState } from "../session/SessionState.js"
 import { type MirrorError, mediaOf, TranscriptMirror } from "../session/TranscriptMirror.js"
 import * as ToolBridge from "../tools/ToolBridge.js"
-import * as Bootstrap from "../turn/BootstrapProjection.js"
+import type * as Bootstrap from "../turn/BootstrapProjection.js"
 import * as Instructions from "../turn/Instructions.js"
 import { LifecycleBus } from "../turn/LifecycleBus.js"
 import { LoadedThreads } from "../turn/LoadedThreads.js"
-import { mergeTurnContext, type TurnContext, TurnContexts } from "../turn/TurnContext.js"
+import type { TurnContext } from "../turn/TurnContext.js"
 import { type LiveTurn, LiveTurns } from "../turn/LiveTurns.js"
 import { type TurnKind, TurnExtensions } from "../turn/TurnExtension.js"
-import { threadSettingsFor } from "../turn/ThreadSettings.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
-import { ThreadSetups } from "./ThreadSetup.js"
+import { ThreadOpener } from "../threads/ThreadOpener.js"
 import * as TurnFollower from "./TurnFollower.js"
 
 export type { TurnKind } from "../turn/TurnExtension.js"
@@ -142,13 +138,9 @@ export const make = Effect.gen(function* () {
   const fence = yield* CompactionFence
   const live = yield* LiveTurns
   const bus = yield* LifecycleBus
-  const setups = yield* ThreadSetups
+  const opener = yield* ThreadOpener
   const extensions = yield* TurnExtensions
   const loadedThreads = yield* LoadedThreads
-  const turnContexts = yield* TurnContexts
-  const contextEngine = yield* ContextEngine
-  const apps = yield* AppAdmission
-  const appsOn = AppsPolicy.hasAppsConfig(settings.apps)
   const visibleReplies = settings.visibleReplies ?? "automatic"
 
   const deliver = (reply: Reply) =>
@@ -240,55 +232,18 @@ export const make = Effect.gen(function* () {
         // from here the prompt has an outcome: its turn's record, or (when no turn started) a settled record
         let turnRecorded = false
         const attempt = Effect.gen(function* () {
-          const threadSettings = threadSettingsFor(settings, state, requestedModel)
-          const context = mergeTurnContext(yield* turnContexts.forTurn(sessionId, kind), request.context)
-          const { kind: _kind, ...setupContext } = context
-          const { extras, instructions, tools } = yield* setups.forSession(sessionId, kind, setupContext)
-          const { connection, runtime } = yield* runtimes.lease(sessionId, state)
-          const bound = state.binding !== undefined ? { threadId: state.binding.threadId, locked, replaceIfGone: !locked } : undefined
-          // S2-S5: only with apps in the config; the thread opens deny-by-default and is checked before anything else
-          const gate = appsOn ? yield* apps.prepare(connection, { poolKey: runtime.poolKey, cwd: threadSettings.cwd }) : undefined
-          const readiness = gate !== undefined ? yield* apps.watchReadiness(connection) : undefined
-          const threadExtras = gate === undefined ? extras : { ...extras, config: { ...extras.config, ...gate.threadConfig } }
-          const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, threadExtras, loadedThreads).pipe(
-            Effect.catchIf(
-              (error): error is RpcError => locked && TurnRunner.isThreadGone(error),
-              (error) => Effect.fail(new SupervisedThreadGone({ sessionId, threadId: bound?.threadId ?? "", reason: error.rpcMessage }))
-            )
-          )
-          if (gate !== undefined && !thread.resumed) {
-            yield* apps.confirm(connection, {
-              threadId: thread.threadId,
-              ephemeral: false,
-              gate,
-              readiness,
-              retire: (reason) => runtimes.retire(runtime, reason),
-              forget: Effect.sync(() => loadedThreads.forget(connection, thread.threadId))
-            })
-          }
+          const opened = yield* opener.open({
+            sessionId,
+            state,
+            records: contents.records,
+            kind,
+            context: request.context,
+            requestedModel,
+            mayStartFresh: true
+          })
+          const { carriedFrom, connection, setup: { instructions, tools }, thread } = opened
+          const threadSettings = opened.settings
           yield* onEvent(TurnRunner.TurnEvent.ThreadOpened({ thread }))
-          // a fresh thread after `newThread(carry)` takes over the detached one's conversation (S38)
-          const carriedFrom = !thread.resumed && state.binding === undefined && state.detached?.carry === true
-            ? state.detached.threadId
-            : undefined
-          if (thread.replacedThreadId !== undefined) {
-            const text = `The Codex thread ${thread.replacedThreadId} of this session no longer exists; continuing on a new thread.`
-            yield* mirror.notice(sessionId, text)
-            yield* deliver({ sessionId, text, media: [], source: "notice" })
-          }
-          if (thread.replacedThreadId !== undefined || carriedFrom !== undefined) {
-            // the fresh thread gets the conversation it takes over, as the ContextEngine asks, before any turn (S38)
-            yield* Bootstrap.inject(connection, contextEngine, mirror, {
-              sessionId,
-              reason: thread.replacedThreadId !== undefined ? "threadGone" : "carry",
-              threadId: thread.threadId,
-              previousThreadId: thread.replacedThreadId ?? carriedFrom,
-              records: contents.records
-            })
-          }
-          if (state.binding?.threadId !== thread.threadId || state.binding.runtime === undefined) {
-            yield* mirror.binding(sessionId, { threadId: thread.threadId, model: thread.model, modelProvider: thread.modelProvider, runtime })
-          }
           yield* ToolBridge.install(connection, { sessionId, threadId: thread.threadId, tools })
           for (const extension of extensions) {
             if (extension.install !== undefined) {
@@ -320,9 +275,7 @@ export const make = Effect.gen(function* () {
               (error): error is RpcError =>
                 thread.reused === true && follower.startedTurnId() === undefined && TurnRunner.isThreadGone(error),
               (error) =>
-                Effect.sync(() => loadedThreads.forget(connection, thread.threadId)).pipe(
-                  Effect.zipRight(Effect.fail(new StaleThread({ threadId: thread.threadId, error })))
-                )
+                opened.forget.pipe(Effect.zipRight(Effect.fail(new StaleThread({ threadId: thread.threadId, error }))))
             ),
             Effect.onExit((exit) => {
               if (Exit.isSuccess(exit)) return Effect.void
@@ -437,8 +390,7 @@ export const layer: Layer.Layer<
   | CompactionFence
   | LiveTurns
   | LifecycleBus
-  | ThreadSetups
+  | ThreadOpener
   | TurnExtensions
   | LoadedThreads
-  | AppAdmission
 > = Layer.effect(CodexHarness, make)

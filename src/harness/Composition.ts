@@ -25,7 +25,8 @@ import type { Questions } from "../ports/Questions.js"
 import type { ToolResultPersistence } from "../ports/ToolResultPersistence.js"
 import type { EmbedderExtensions } from "../turn/TurnExtension.js"
 import * as SteeringQueue from "./SteeringQueue.js"
-import * as ThreadSetup from "./ThreadSetup.js"
+import * as ThreadOpener from "../threads/ThreadOpener.js"
+import * as ThreadSetup from "../threads/ThreadSetup.js"
 
 /** The port the embedder must provide: how replies reach people. */
 export type RequiredPorts = Delivery
@@ -68,6 +69,7 @@ export const layer = (settings: HarnessSettings, pool: ClientPool.ClientPoolOpti
   )
   return front.pipe(
     Layer.provideMerge(CodexHarness.layer),
+    Layer.provideMerge(ThreadOpener.layer),
     Layer.provideMerge(ThreadSetup.layer),
     Layer.provideMerge(DefaultExtensions.layer),
     Layer.provideMerge(session),

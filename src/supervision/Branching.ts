@@ -17,7 +17,7 @@ import { AppAdmission, type CleanupOutcome, cleanupThread } from "../apps/AppAdm
 import * as AppsPolicy from "../apps/AppsPolicy.js"
 import type { AppsError } from "../apps/errors.js"
 import { Settings } from "../config/Settings.js"
-import { ThreadSetups } from "../harness/ThreadSetup.js"
+import { ThreadOpener } from "../threads/ThreadOpener.js"
 import { supervisedRuntime } from "../session/Runtimes.js"
 import { SessionRuntime } from "../session/SessionRuntime.js"
 import {
@@ -29,7 +29,6 @@ import {
 } from "../session/SessionStore.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
 import { conversationBounds, fitText, keepNewest, messageItem } from "../turn/BootstrapProjection.js"
-import { threadSettingsFor } from "../turn/ThreadSettings.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { ActiveRuns } from "./ActiveRuns.js"
 import { Catalog, type CatalogError, type CatalogRow, paginate } from "./Catalog.js"
@@ -157,7 +156,7 @@ export const make = Effect.gen(function* () {
   const store = yield* SessionStore
   const catalog = yield* Catalog
   const runs = yield* ActiveRuns
-  const setups = yield* ThreadSetups
+  const opener = yield* ThreadOpener
   const apps = yield* AppAdmission
   const appsOn = AppsPolicy.hasAppsConfig(settings.apps)
 
@@ -210,7 +209,8 @@ export const make = Effect.gen(function* () {
       if ((yield* mirror.read(sessionId)).contents.records.length > 0) return yield* refused(`session ${sessionId} already exists`)
       // the chat's runtime: its private connection under the supervision home, model-locked (S13, S15)
       const runtime = supervisedRuntime(sessionId, spec.codexHome!, settings.supervision?.providerUrl)
-      const setup = yield* setups.forSession(sessionId)
+      // what every thread of a session is opened with (ThreadOpener), started here with the pair the probe pins (S15)
+      const { settings: threadSettings, setup } = yield* opener.plan({ sessionId, state: {}, kind: "user" })
       const append = (record: SessionRecord) => mirror.append(sessionId, record)
 
       let probeOutcome: Branched["probe"] = "closed"
@@ -232,7 +232,6 @@ export const make = Effect.gen(function* () {
       const made = yield* Effect.scoped(
         Effect.gen(function* () {
           const connection = yield* runtimes.leaseRuntime(runtime, spec)
-          const threadSettings = threadSettingsFor(settings, {})
           // S2-S5: decided before anything exists on the connection; the canonical thread opens deny-by-default
           const gate = appsOn ? yield* apps.prepare(connection, { poolKey: runtime.poolKey, cwd: threadSettings.cwd }) : undefined
           const readiness = gate !== undefined ? yield* apps.watchReadiness(connection) : undefined
@@ -316,7 +315,7 @@ export const make = Effect.gen(function* () {
 export const layer: Layer.Layer<
   Branching,
   never,
-  Settings | SessionRuntime | SessionStore | TranscriptMirror | Catalog | ActiveRuns | ThreadSetups | AppAdmission
+  Settings | SessionRuntime | SessionStore | TranscriptMirror | Catalog | ActiveRuns | ThreadOpener | AppAdmission
 > = Layer.effect(
   Branching,
   make

@@ -41,6 +41,10 @@ const eventually = <E, R>(check: Effect.Effect<boolean, E, R>, what: string) =>
     return yield* Effect.dieMessage(`never happened: ${what}`)
   })
 
+/** the prompt of a turn is mirrored before the turn passes the fence */
+const promptMirrored = (sessionId: string, text: string) =>
+  eventually(Effect.map(recordsOf(sessionId), (records) => JSON.stringify(records).includes(JSON.stringify(text))), `prompt ${text} mirrored`)
+
 const startedRecorded = (sessionId: string) =>
   eventually(Effect.map(compactionStatuses(sessionId), (s) => s.includes("started")), "compaction started recorded")
 
@@ -118,7 +122,7 @@ describe("manual compaction", () => {
       expect(yield* fence.isHeld(threadId)).toBe(true)
 
       const turn = yield* harness.runTurn({ sessionId: "s", prompt: "during" }).pipe(Effect.fork)
-      yield* mock.awaitRequest("thread/resume", 2)
+      yield* promptMirrored("s", "during")
       // every fiber settles (TestClock waits for them to suspend); well inside the timeout
       yield* TestClock.adjust("10 seconds")
       expect(yield* mock.requests("turn/start")).toHaveLength(1)
@@ -194,7 +198,7 @@ describe("manual compaction", () => {
       const compacting = yield* compaction.compact("s").pipe(Effect.flip, Effect.fork)
       yield* startedRecorded("s")
       const waiting = yield* harness.runTurn({ sessionId: "s", prompt: "queued behind the compaction" }).pipe(Effect.flip, Effect.fork)
-      yield* mock.awaitRequest("thread/resume", 2)
+      yield* promptMirrored("s", "queued behind the compaction")
       yield* TestClock.adjust("180 seconds")
       yield* mock.awaitRequest("turn/interrupt")
       yield* TestClock.adjust("29 seconds")
@@ -427,11 +431,11 @@ describe("manual compaction", () => {
       expect(yield* compactionStatuses("s")).toEqual(["started", "completed", "started", "completed"])
     }).pipe(Effect.provide(layerWith())))
 
-  it.scoped("[S37][S1] no preflight, no fallback summary: a compaction sends only thread/resume, thread/compact/start and turn/interrupt", () =>
+  it.scoped("[S37][S1] no preflight, no fallback summary: on the thread's loaded client a compaction sends only thread/compact/start and turn/interrupt", () =>
     Effect.gen(function* () {
       const mock = yield* MockAppServer
       const compaction = yield* Compaction
-      const { threadId } = yield* boundSession()
+      yield* boundSession()
       yield* mock.setHandler("thread/compact/start", compactStart())
       yield* mock.setHandler("turn/interrupt", interruptConfirms())
       const before = (yield* mock.messages).length
@@ -441,12 +445,33 @@ describe("manual compaction", () => {
       yield* TestClock.adjust("180 seconds")
       expect(yield* Fiber.join(compacting)).toBeInstanceOf(CompactionTimedOut)
       const sent = (yield* mock.messages).slice(before)
-      expect(sent.map((m) => (m._tag === "Request" ? m.method : m._tag))).toEqual(["thread/resume", "thread/compact/start", "turn/interrupt"])
-      const resume = sent[0]!
-      expect(resume._tag === "Request" ? resume.params : undefined).toMatchObject({ threadId, excludeTurns: true, personality: "none" })
+      expect(sent.map((m) => (m._tag === "Request" ? m.method : m._tag))).toEqual(["thread/compact/start", "turn/interrupt"])
       // the transcript gets statuses only: no invented summary
       const records = (yield* recordsOf("s")).filter((r) => r._tag === "compaction")
       expect(records.every((r) => Object.keys(r).sort().join() === "_tag,at,status,threadId,turnId")).toBe(true)
+    }).pipe(Effect.provide(layerWith())))
+
+  it.scoped("[S37] a compaction that is the first to load the thread on a client resumes it as a turn would: the same instructions and config", () =>
+    Effect.gen(function* () {
+      const mock = yield* MockAppServer
+      const compaction = yield* Compaction
+      const { peer, threadId } = yield* boundSession()
+      const turnOpen = (yield* mock.requests("thread/start"))[0]!.params as Record<string, unknown>
+      // the client dies between turns: the next lease spawns a fresh one, where nothing is loaded
+      yield* peer.crash("SIGKILL")
+      yield* mock.setHandler("thread/compact/start", compactStart((ctx, thread, turnId) =>
+        Effect.zipRight(itemCompleted(ctx, thread, turnId), turnCompleted(ctx, thread, turnId))))
+      yield* compaction.compact("s")
+      const resumes = yield* mock.requests("thread/resume")
+      expect(resumes).toHaveLength(1)
+      const resume = resumes[0]!.params as Record<string, unknown>
+      expect(resume).toMatchObject({ threadId, personality: "none" })
+      // what decides the thread's context on this client is what a turn sends: not a bare resume
+      for (const key of ["developerInstructions", "config", "baseInstructions", "model", "cwd"] as const) {
+        expect(resume[key], key).toEqual(turnOpen[key])
+      }
+      expect(resume.developerInstructions).toEqual(expect.any(String))
+      expect(yield* compactionStatuses("s")).toEqual(["started", "completed"])
     }).pipe(Effect.provide(layerWith())))
 
   it.scoped("[S37] a session with no thread has nothing to compact; a thread that is gone is a typed error; neither takes the fence or spawns", () =>
@@ -460,11 +485,16 @@ describe("manual compaction", () => {
 
       const { threadId } = yield* boundSession()
       yield* mock.forgetThread(threadId)
+      // the thread is loaded on the shared client, so compact/start goes straight out and is refused; the compaction
+      // opens the thread once more (a resume), which finds nothing
+      yield* mock.setHandler("thread/compact/start", (params) =>
+        Effect.fail({ code: -32600, message: `thread not found: ${String(params.threadId)}` }))
       const gone = yield* compaction.compact("s").pipe(Effect.flip)
       expect(gone).toBeInstanceOf(CompactionThreadGone)
       expect(gone).toMatchObject({ threadId })
       expect(yield* fence.isHeld(threadId)).toBe(false)
-      expect(yield* mock.requests("thread/compact/start")).toHaveLength(0)
+      expect(yield* mock.requests("thread/compact/start")).toHaveLength(1)
+      expect((yield* mock.requests("thread/resume")).map((r) => (r.params as { threadId?: string }).threadId)).toEqual([threadId])
     }).pipe(Effect.provide(layerWith())))
 })
 
