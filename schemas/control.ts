@@ -24,6 +24,18 @@ export const SessionSelected = Schema.Struct({
   created: Schema.Boolean
 })
 
+/**
+ * What became of a message sent with StartTurn, as the session's queue mode decided (S35): it starts a turn, is steered
+ * into the running one after the quiet window, waits for after it, or answered the question the running turn asked.
+ */
+export const MessageAccepted = Schema.Struct({
+  type: Schema.Literal("message.accepted"),
+  version,
+  session_id: Schema.String,
+  disposition: Schema.Literal("start", "steer", "queue", "answer"),
+  mode: Schema.Literal("steer", "followup", "collect")
+})
+
 /** A piece of the agent's reply as it streams (the `--json` stream has the whole item at item.completed only). */
 export const ItemDelta = Schema.Struct({
   type: Schema.Literal("item.delta"),
@@ -94,7 +106,7 @@ export const InteractionClosed = Schema.Struct({
 export const Pending = Schema.Union(ApprovalRequested, QuestionAsked)
 export type Pending = typeof Pending.Type
 
-export const ControlEvent = Schema.Union(...HarnessEvent.members, SessionSelected, ItemDelta, ApprovalRequested, QuestionAsked, InteractionClosed)
+export const ControlEvent = Schema.Union(...HarnessEvent.members, SessionSelected, MessageAccepted, ItemDelta, ApprovalRequested, QuestionAsked, InteractionClosed)
 export type ControlEvent = typeof ControlEvent.Type
 
 /** Every failure of the API: a code a client can act on and the one line the CLI prints. */

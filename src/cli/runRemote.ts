@@ -2,7 +2,10 @@
 // prints what the service streams. Output is the same as a local run: the final reply on stdout (or the `--json`
 // events, exactly the local stream's: the control API's own events are left out), notices and approvals on stderr.
 // With `--approvals ask` an approval waits for any client of the service; this terminal says how to answer it.
-// Ctrl-C closes the connection, and the service interrupts the turn (as it would locally).
+// The message goes to the session's queue in the service like any other: sent while the session's turn runs, it is
+// steered into that turn or queued for after it (as in `chat`), and this terminal follows the turn that carries it.
+// Ctrl-C interrupts this message's own turn (asked of the service explicitly: a closed connection leaves the turn
+// running, so a reloaded Control UI page can reattach); a message steered into another client's turn is only left.
 import { Console, Effect, Option, Stream } from "effect"
 import * as fs from "node:fs"
 import type { ControlEvent } from "../../schemas/control.js"
@@ -28,6 +31,12 @@ const show = (event: ControlEvent, typedSession: boolean): Effect.Effect<void> =
   switch (event.type) {
     case "session.selected":
       return typedSession ? Effect.void : err(`session: ${event.session_id}`)
+    case "message.accepted":
+      return event.disposition === "steer"
+        ? err("(a turn is running in this session: steering into it)")
+        : event.disposition === "queue"
+        ? err("(a turn is running in this session: queued for after it)")
+        : Effect.void
     case "reply":
       if (event.text === undefined) return Effect.void
       return event.source === "notice" ? err(terminalText(event.text)) : out(terminalText(event.text))
@@ -55,6 +64,9 @@ export const runRemote = (options: RunOptions, target: ControlClient.Target, pro
     Effect.gen(function* () {
       let terminal: ControlEvent | undefined
       let sessionId: string | undefined
+      // the turn is this message's own: it started one, or its queued turn has started
+      let ownTurn = false
+      let queued = false
       yield* client.StartTurn({
         ...(Option.isSome(options.session) ? { session: options.session.value } : {}),
         ...(options.last ? { last: true } : {}),
@@ -66,6 +78,11 @@ export const runRemote = (options: RunOptions, target: ControlClient.Target, pro
         Stream.runForEach((event) =>
           Effect.gen(function* () {
             if (event.type === "session.selected") sessionId = event.session_id
+            if (event.type === "message.accepted") {
+              ownTurn = event.disposition === "start"
+              queued = event.disposition === "queue"
+            }
+            if (event.type === "turn.started" && queued) ownTurn = true
             if (event.type === "turn.completed" || event.type === "turn.failed") terminal = event
             if (options.json) {
               if (isHarnessEvent(event)) yield* Effect.sync(() => void process.stdout.write(JsonEvents.line(event)))
@@ -74,9 +91,15 @@ export const runRemote = (options: RunOptions, target: ControlClient.Target, pro
             }
           })
         ),
-        // Ctrl-C: the connection closes and the serve interrupts the turn; the session is kept, as at a local run
+        // Ctrl-C: this message's own turn is interrupted (within a bound); the session is kept, as at a local run
         Effect.onInterrupt(() =>
-          sessionId === undefined ? Effect.void : Console.error(`interrupted; continue the session with: codex-harness run --session ${sessionId} PROMPT`)
+          sessionId === undefined
+            ? Effect.void
+            : (ownTurn
+              ? client.Interrupt({ session: sessionId }).pipe(Effect.timeout("5 seconds"), Effect.ignore)
+              : Effect.void).pipe(
+                Effect.zipRight(Console.error(`interrupted; continue the session with: codex-harness run --session ${sessionId} PROMPT`))
+              )
         ),
         // the serve went away during the turn (killed, its machine gone): that is not "unreachable", and the session is kept
         Effect.catchIf(

@@ -20,7 +20,8 @@ import * as Live from "../../layers/Live.js"
 import { isLoopbackHost } from "../appserver/AppServerUrl.js"
 import * as ClusterRouter from "../cluster/ClusterRouter.js"
 import * as ClusterRunner from "../cluster/ClusterRunner.js"
-import * as ActiveTurns from "../control/ActiveTurns.js"
+import * as HubObserver from "../control/HubObserver.js"
+import { SessionWork } from "../harness/SessionWork.js"
 import * as ControlServer from "../control/ControlServer.js"
 import * as EventHub from "../control/EventHub.js"
 import * as Handlers from "../control/Handlers.js"
@@ -143,10 +144,13 @@ export const serve = (options: ServeOptions) =>
     let clients = 0
 
     const interactions = Interactions.layer({ answerTimeout: `${options.answerTimeout} seconds` })
-    const shared = Layer.mergeAll(EventHub.layer, ActiveTurns.layer)
+    const shared = EventHub.layer
+    // every run of the session work registry, whoever sent its message, is published to the clients (HubObserver)
     const harness = Supervision.layer.pipe(
       Layer.provideMerge(
-        Live.layer(settings).pipe(Layer.provide(Layer.mergeAll(EventHub.deliveryLayer, Interactions.portsLayer).pipe(Layer.provide(interactions))))
+        Live.layer(settings).pipe(
+          Layer.provide(Layer.mergeAll(EventHub.deliveryLayer, Interactions.portsLayer, HubObserver.layer).pipe(Layer.provide(interactions)))
+        )
       )
     )
     const info = { version, stateDir: settings.stateDir, startedAt: new Date(), clients: () => clients }
@@ -190,10 +194,10 @@ export const serve = (options: ServeOptions) =>
       const ui = hostPort === undefined ? undefined : `http${scheme}://${hostPort}/`
       yield* ServeFiles.announce(settings.stateDir, { pid: process.pid, url, ...(ui !== undefined ? { ui } : {}), started_at: new Date().toISOString(), version })
       // registered last, so it runs first: turns drain while the listener still carries their events
-      const active = yield* Effect.provide(ActiveTurns.ActiveTurns, context)
+      const work = yield* Effect.provide(SessionWork, context)
       yield* Effect.addFinalizer(() =>
         Effect.gen(function* () {
-          const { interrupted } = yield* active.drain(`${options.shutdownGrace} seconds`, "10 seconds")
+          const { interrupted } = yield* work.drain(`${options.shutdownGrace} seconds`, "10 seconds")
           yield* Console.error(`codex-harness serve: stopping${interrupted > 0 ? ` (${interrupted} running turn${interrupted === 1 ? "" : "s"} interrupted)` : ""}`)
         }))
       yield* Console.error(`codex-harness serve: listening on ${url} for ${settings.stateDir}`)

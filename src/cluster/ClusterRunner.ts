@@ -17,7 +17,7 @@
 // assignment at once while its entities are still finishing, and from then on the acknowledgements a streamed reply
 // waits for after every chunk are refused (EntityNotAssignedToRunner), so a Turn's stream stalls until
 // entityTerminationTimeout and the client sees it interrupted (seen here with 0.60.2). So a finalizer that runs before
-// the entity layer closes drains ActiveTurns: new turns are refused with `shutting_down` (the ClusterClient tries them
+// the entity layer closes drains the session work registry: new turns are refused with `shutting_down` (the ClusterClient tries them
 // again, and they reach the new owner once the shards move), running ones get `drainGrace` to end and are then
 // interrupted (their streams say so), and only then does the cluster shut down and release the shard locks.
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
@@ -38,7 +38,8 @@ import { Console, Duration, Effect, Layer, Option } from "effect"
 import type { ClientPoolOptions } from "../appserver/ClientPool.js"
 import { NodeTransportLive } from "../appserver/Transport.js"
 import type { HarnessSettings } from "../config/Settings.js"
-import * as ActiveTurns from "../control/ActiveTurns.js"
+import * as HubObserver from "../control/HubObserver.js"
+import { SessionWork } from "../harness/SessionWork.js"
 import * as EventHub from "../control/EventHub.js"
 import * as Interactions from "../control/Interactions.js"
 import * as Composition from "../harness/Composition.js"
@@ -166,7 +167,7 @@ export const databaseLayer = (options: ClusterOptions, config: ShardingConfig.Sh
 
 /**
  * Everything a `serve --cluster` process needs, in one layer: the services serve's control handlers use (CodexHarness,
- * SessionStore, Compaction, supervision, EventHub, ActiveTurns, Interactions), the cluster (Sharding, its SQL storage),
+ * SessionStore, SessionWork, supervision, EventHub, Interactions), the cluster (Sharding, its SQL storage),
  * the Session entity registered on this runner, and the ClusterClient the control API sends sessions' messages with.
  */
 export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: ClientPoolOptions) => {
@@ -178,8 +179,8 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
     listen: options.advertise === undefined ? undefined : options.listen
   })
   const interactions = Interactions.layer({ answerTimeout: options.answerTimeout ?? Duration.seconds(300) })
-  const shared = Layer.mergeAll(EventHub.layer, ActiveTurns.layer)
-  const ports = Layer.mergeAll(EventHub.deliveryLayer, Interactions.portsLayer).pipe(Layer.provide(interactions))
+  const shared = EventHub.layer
+  const ports = Layer.mergeAll(EventHub.deliveryLayer, Interactions.portsLayer, HubObserver.layer).pipe(Layer.provide(interactions))
   const harness = Supervision.layer.pipe(Layer.provideMerge(harnessLayer(settings, pool).pipe(Layer.provide(ports))))
   const ledger = TurnLedger.layer({
     address: runner,
@@ -189,9 +190,9 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
   })
   // built last, so its finalizer runs first: turns end while the shards are still this runner's
   const drain = Layer.scopedDiscard(
-    Effect.flatMap(ActiveTurns.ActiveTurns, (active) =>
+    Effect.flatMap(SessionWork, (work) =>
       Effect.addFinalizer(() =>
-        active.drain(options.drainGrace ?? Duration.seconds(30), Duration.seconds(10)).pipe(
+        work.drain(options.drainGrace ?? Duration.seconds(30), Duration.seconds(10)).pipe(
           Effect.flatMap(({ interrupted }) =>
             interrupted > 0 ? Effect.logWarning(`cluster runner ${runner}: drained; ${interrupted} running turn(s) interrupted`) : Effect.void
           )

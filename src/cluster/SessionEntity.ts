@@ -10,9 +10,10 @@
 // the turn starts, and the turn's terminal events are recorded as its outcome when it ends, so a redelivered message
 // replays or reports instead of running twice.
 //
-// The entity runs its messages concurrently (a Steer, Interrupt or Answer must reach a running Turn); one turn at a time
-// per session is ActiveTurns' rule, as in `serve`: a second Turn while one runs is refused as busy (and its key
-// forgotten, so it can be sent again).
+// The entity runs its messages concurrently (a Steer, Interrupt or Answer must reach a running Turn); a second Turn while
+// one runs is steered into it or queued for after it by the runner's session work registry, as in `serve` and `chat`.
+// The following of a Turn's run belongs to the entity, not to the caller's stream: a caller that goes away leaves the
+// run going, and its outcome still reaches the ledger.
 import * as Entity from "@effect/cluster/Entity"
 import { Rpc } from "@effect/rpc"
 import { Effect, Schedule, Schema, Stream } from "effect"
@@ -25,12 +26,10 @@ import {
   TurnKind
 } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
-import { Compaction } from "../compaction/Compaction.js"
-import { ActiveTurns } from "../control/ActiveTurns.js"
 import { reported } from "../control/failures.js"
 import * as TurnStream from "../control/TurnStream.js"
 import { Interactions } from "../control/Interactions.js"
-import { CodexHarness } from "../harness/CodexHarness.js"
+import { SessionWork } from "../harness/SessionWork.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
 import { recordOwner, releaseOwner } from "./ClusterDatabase.js"
@@ -97,20 +96,20 @@ export const layer = Session.toLayer(
     const self = yield* Entity.CurrentRunnerAddress
     const sessionId: string = address.entityId
     const runnerAddress = `${self.host}:${self.port}`
-    const harness = yield* CodexHarness
+    const work = yield* SessionWork
     const store = yield* SessionStore
     const mirror = yield* TranscriptMirror
-    const compaction = yield* Compaction
     const interactions = yield* Interactions
-    const active = yield* ActiveTurns
     const ledger = yield* TurnLedger
+    // the entity's own: the runs its Turns follow outlive the callers' streams, not the entity
+    const entityScope = yield* Effect.scope
 
     // `cluster status` counts the sessions each runner hosts; the row goes when this instance stops (idle, handed off)
     yield* recordOwner(sessionId, runnerAddress).pipe(Effect.catchAll((e) => Effect.logWarning(`session owner not recorded: ${e.message}`)))
     yield* Effect.addFinalizer(() => Effect.ignore(releaseOwner(sessionId, runnerAddress)))
     // the session leaves this runner (idle, its shard moved, a drain): let go of its thread and its lock at once, so the
     // runner that takes it can resume the thread (Codex lets one process write a thread) instead of failing its turn
-    yield* Effect.addFinalizer(() => harness.release(sessionId))
+    yield* Effect.addFinalizer(() => work.release(sessionId))
 
     /** says once, in the session's own transcript, that a message was lost with its runner */
     const noteLost = (events: ReadonlyArray<ControlEvent>) =>
@@ -157,7 +156,8 @@ export const layer = Session.toLayer(
             approvals: payload.approvals,
             onStarted: (threadId, turnId) => ledger.started(payload.messageId, threadId, turnId),
             // recorded before the stream ends, so a redelivery after this stream replays it
-            onFinished: (outcome) => ledger.finish(payload.messageId, outcome)
+            onFinished: (outcome) => ledger.finish(payload.messageId, outcome),
+            followIn: entityScope
           })
           // the turn's fiber records its outcome now, however it ends
           handedOver = true
@@ -169,15 +169,15 @@ export const layer = Session.toLayer(
       Turn: (envelope) => turnStream(envelope.payload),
       Steer: (envelope) =>
         reported(Effect.gen(function* () {
-          return TurnStream.steerResult(yield* harness.steer(sessionId, envelope.payload.texts))
+          return TurnStream.steerResult(yield* work.steer(sessionId, envelope.payload.texts))
         })),
-      Interrupt: () => Effect.map(active.interrupt(sessionId), (interrupted) => ({ interrupted })),
+      Interrupt: () => Effect.map(work.interrupt(sessionId), (interrupted) => ({ interrupted })),
       Answer: (envelope) => {
         const { by, id, ...input } = envelope.payload
         return interactions.answer(id, input, by ?? "a cluster client")
       },
       Compact: () =>
-        reported(Effect.map(compaction.compact(sessionId), (r) => ({
+        reported(Effect.map(work.compact(sessionId), (r) => ({
           session_id: r.sessionId,
           thread_id: r.threadId,
           turn_id: r.turnId,
@@ -185,6 +185,6 @@ export const layer = Session.toLayer(
         })))
     })
   }),
-  // Steer, Interrupt and Answer reach a running Turn; ActiveTurns keeps one turn per session
+  // Steer, Interrupt and Answer reach a running Turn; the session work registry steers or queues a second Turn
   { concurrency: "unbounded" }
 )

@@ -12,7 +12,7 @@ import { type CompactionStatus, TranscriptMirror } from "../session/TranscriptMi
 import { SupervisedThreadGone } from "../session/errors.js"
 import { ThreadOpener } from "../threads/ThreadOpener.js"
 import { LifecycleBus } from "../turn/LifecycleBus.js"
-import { LiveTurns } from "../turn/LiveTurns.js"
+import type { LiveTurn } from "../turn/TurnEvent.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { CompactionFence } from "./CompactionFence.js"
 import {
@@ -31,6 +31,8 @@ export interface CompactOptions {
   readonly timeout?: Duration.DurationInput | undefined
   /** how long an interrupt may take to be confirmed before the client is retired (default 30 s) */
   readonly interruptGrace?: Duration.DurationInput | undefined
+  /** told once Codex has started the compaction turn: the session's work registry keeps it as the session's live turn */
+  readonly onStarted?: ((turn: LiveTurn) => Effect.Effect<void>) | undefined
 }
 
 export interface CompactionLayerOptions extends CompactOptions {
@@ -84,7 +86,6 @@ export const make = (options: CompactionLayerOptions = {}) =>
     const store = yield* SessionStore
     const mirror = yield* TranscriptMirror
     const fence = yield* CompactionFence
-    const live = yield* LiveTurns
     const bus = yield* LifecycleBus
     const opener = yield* ThreadOpener
 
@@ -262,7 +263,7 @@ export const make = (options: CompactionLayerOptions = {}) =>
             startedRecorded = true
             yield* record("started")
             yield* bus.observe({ type: "before_compaction", sessionId, threadId, turnId: turnId! })
-            yield* live.register(sessionId, { connection, threadId, turnId: turnId! })
+            if (callOptions.onStarted !== undefined) yield* callOptions.onStarted({ connection, threadId, turnId: turnId! })
             return { _tag: "Done", terminal: yield* Deferred.await(done) } as Waited
           }).pipe(
             Effect.raceFirst(connection.terminated.pipe(Effect.map((cause): Waited => ({ _tag: "Closed", cause })))),
@@ -349,6 +350,6 @@ export const layer = (
 ): Layer.Layer<
   Compaction,
   never,
-  SessionRuntime | SessionStore | TranscriptMirror | CompactionFence | LiveTurns | LifecycleBus | ThreadOpener
+  SessionRuntime | SessionStore | TranscriptMirror | CompactionFence | LifecycleBus | ThreadOpener
 > =>
   Layer.effect(Compaction, make(options))

@@ -1,5 +1,7 @@
 // Every event `serve` has to tell its clients, in one place: turn events, replies, approvals and questions, tagged with
-// their session. A `Watch` subscribes to all of them; a turn's own stream takes the ones of its session. The hub slides:
+// their session, and a turn's own events with the run of the session work registry that produced them, between that
+// run's start and end marks. A `Watch` subscribes to all of them; a message's stream takes the ones of the run that
+// carries it. The hub slides:
 // a subscriber that falls more than `capacity` events behind loses the oldest ones instead of holding up every turn (a
 // turn's own stream too, in the extreme: it then still ends within a bound, see TurnStream.ts).
 import { Context, Effect, Layer, PubSub, type Queue, type Scope } from "effect"
@@ -8,13 +10,17 @@ import { Delivery } from "../ports/Delivery.js"
 import { replyEvent } from "./jsonEvents.js"
 
 export type Published =
-  | { readonly _tag: "Event"; readonly sessionId: string | undefined; readonly event: ControlEvent }
-  /** a turn's stream ends here: everything its turn published (its replies included) is before it */
-  | { readonly _tag: "End"; readonly sessionId: string; readonly streamId: string }
+  /** `runId`: a run's own event; without one, an event of the session (a reply, an approval) or of none */
+  | { readonly _tag: "Event"; readonly sessionId: string | undefined; readonly event: ControlEvent; readonly runId?: number | undefined }
+  /** a run of the session starts: the session's events without a run id from here to its end are that run's */
+  | { readonly _tag: "Start"; readonly sessionId: string; readonly runId: number }
+  /** a run ends here: everything it published (its replies included) is before it */
+  | { readonly _tag: "End"; readonly sessionId: string; readonly runId: number }
 
 export interface EventHubService {
-  readonly publish: (sessionId: string | undefined, event: ControlEvent) => Effect.Effect<void>
-  readonly end: (sessionId: string, streamId: string) => Effect.Effect<void>
+  readonly publish: (sessionId: string | undefined, event: ControlEvent, runId?: number) => Effect.Effect<void>
+  readonly start: (sessionId: string, runId: number) => Effect.Effect<void>
+  readonly end: (sessionId: string, runId: number) => Effect.Effect<void>
   readonly subscribe: Effect.Effect<Queue.Dequeue<Published>, never, Scope.Scope>
 }
 
@@ -27,8 +33,9 @@ export const layer = Layer.scoped(
   Effect.gen(function* () {
     const hub = yield* Effect.acquireRelease(PubSub.sliding<Published>(capacity), PubSub.shutdown)
     return {
-      publish: (sessionId, event) => PubSub.publish(hub, { _tag: "Event", sessionId, event }).pipe(Effect.asVoid),
-      end: (sessionId, streamId) => PubSub.publish(hub, { _tag: "End", sessionId, streamId }).pipe(Effect.asVoid),
+      publish: (sessionId, event, runId) => PubSub.publish(hub, { _tag: "Event", sessionId, event, runId }).pipe(Effect.asVoid),
+      start: (sessionId, runId) => PubSub.publish(hub, { _tag: "Start", sessionId, runId }).pipe(Effect.asVoid),
+      end: (sessionId, runId) => PubSub.publish(hub, { _tag: "End", sessionId, runId }).pipe(Effect.asVoid),
       subscribe: PubSub.subscribe(hub)
     }
   })

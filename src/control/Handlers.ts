@@ -1,22 +1,20 @@
 // The control API's handlers: each call is the harness's own operation (the same services the CLI commands use), and
 // every failure becomes one ControlFailure with a code and the line the CLI would print.
 //
-// A turn's stream: `session.selected`, then every event of that session as the EventHub carries it (the turn's own
-// events, its deltas, replies, approvals and questions), until the turn's terminal event. The turn runs in a fiber of
-// the stream's scope, so a client that goes away interrupts its turn, as Ctrl-C does at a terminal.
+// A message's stream: `session.selected`, `message.accepted` (it starts a turn, is steered into the running one or
+// queued for after it, as chat does), then the events of the run that carries it (TurnStream.ts). The run belongs to
+// the session work registry: a client that goes away leaves it running; `Interrupt` stops it.
 import { Effect, Stream } from "effect"
 import * as crypto from "node:crypto"
 import { type ControlEvent, ControlFailure, ControlRpcs } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
-import { Compaction } from "../compaction/Compaction.js"
-import { CodexHarness } from "../harness/CodexHarness.js"
+import { SessionWork } from "../harness/SessionWork.js"
 import { mostRecentIn, type NoSessions, resolveIn, type SessionRefError } from "../session/SessionRef.js"
 import { checkSessionId, SessionStore } from "../session/SessionStore.js"
 import { rowOf } from "../session/SessionTable.js"
 import { ArchiveGuard } from "../supervision/ArchiveGuard.js"
 import { Branching } from "../supervision/Branching.js"
 import { Catalog } from "../supervision/Catalog.js"
-import { ActiveTurns } from "./ActiveTurns.js"
 import { EventHub, type Published } from "./EventHub.js"
 import { Interactions } from "./Interactions.js"
 import { failureOf, reported } from "./failures.js"
@@ -35,15 +33,13 @@ export interface ServeInfo {
 
 export const layer = (info: ServeInfo) =>
   ControlRpcs.toLayer(Effect.gen(function* () {
-    const harness = yield* CodexHarness
+    const work = yield* SessionWork
     const store = yield* SessionStore
-    const compaction = yield* Compaction
     const catalog = yield* Catalog
     const branching = yield* Branching
     const archiveGuard = yield* ArchiveGuard
     const hub = yield* EventHub
     const interactions = yield* Interactions
-    const active = yield* ActiveTurns
     const router = yield* SessionRouter
     const where = info.stateDir
 
@@ -93,7 +89,9 @@ export const layer = (info: ServeInfo) =>
             pid: process.pid,
             state_dir: info.stateDir,
             started_at: info.startedAt.toISOString(),
-            active_turns: yield* active.list,
+            active_turns: (yield* work.running).flatMap((run) =>
+              run.kind !== "turn" ? [] : [run.turnId === undefined ? { session_id: run.sessionId } : { session_id: run.sessionId, turn_id: run.turnId }]
+            ),
             pending: (yield* interactions.pending).length,
             clients: info.clients()
           }
@@ -114,11 +112,11 @@ export const layer = (info: ServeInfo) =>
         reported(Effect.gen(function* () {
           const sessionId = yield* existing({ session })
           if (router !== undefined) return yield* router.steer(sessionId, texts)
-          return TurnStream.steerResult(yield* harness.steer(sessionId, texts))
+          return TurnStream.steerResult(yield* work.steer(sessionId, texts))
         })),
       Interrupt: ({ session }) =>
         reported(Effect.flatMap(existing({ session }), (id) =>
-          router === undefined ? Effect.map(active.interrupt(id), (interrupted) => ({ interrupted })) : router.interrupt(id))),
+          router === undefined ? Effect.map(work.interrupt(id), (interrupted) => ({ interrupted })) : router.interrupt(id))),
       Answer: (payload, { clientId }) =>
         interactions.answer(payload.id, payload, `client ${clientId}`).pipe(
           // waiting on another runner of the cluster
@@ -168,16 +166,8 @@ export const layer = (info: ServeInfo) =>
         reported(Effect.gen(function* () {
           const sessionId = yield* existing({ session })
           if (router !== undefined) return yield* router.compact(sessionId)
-          // a compaction takes the session's turn slot: refused while a turn runs, refused and waited for by a drain
-          const claim = yield* active.claim(sessionId)
-          if (claim !== "claimed") {
-            return yield* new ControlFailure(
-              claim === "busy"
-                ? { code: "busy", message: `a turn is running in session ${sessionId}: compact it once the turn has ended` }
-                : { code: "shutting_down", message: "shutting down: no compaction now" }
-            )
-          }
-          const r = yield* compaction.compact(sessionId).pipe(Effect.ensuring(active.release(sessionId)))
+          // the session's run: refused while a turn runs (SessionBusy), refused and waited for by a drain
+          const r = yield* work.compact(sessionId)
           return { session_id: r.sessionId, thread_id: r.threadId, turn_id: r.turnId, duration_ms: r.durationMs }
         })),
       Branch: ({ session, thread }) =>

@@ -6,6 +6,9 @@ import { ControlFailure } from "../../schemas/control.js"
 const usageTags = new Set(["InvalidSessionId", "AmbiguousSessionRef", "ModelLocked"])
 const notFoundTags = new Set(["SessionNotFound", "NoSessions", "ThreadNotFound"])
 const refusedTags = new Set(["ArchiveBlocked", "BranchRefused", "SupervisionDisabled", "NewThreadRefused", "RuntimeRefusal", "SessionLocked"])
+// the session work registry's refusals: the session's queue is full or it runs what needs it alone; the process drains
+const busyTags = new Set(["QueueFull", "SessionBusy"])
+const shuttingDownTags = new Set(["ShuttingDown"])
 
 /** one failure as the API reports it; a defect is an internal error, never a stack trace on the wire */
 export const failureOf = (cause: Cause.Cause<unknown>): ControlFailure => {
@@ -15,7 +18,17 @@ export const failureOf = (cause: Cause.Cause<unknown>): ControlFailure => {
     if (error instanceof ControlFailure) return error
     const tag = typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : ""
     const message = oneLine(error instanceof Error ? error.message || error.name : String(error))
-    const code = usageTags.has(tag) ? "usage" : notFoundTags.has(tag) ? "not_found" : refusedTags.has(tag) ? "refused" : "failed"
+    const code = usageTags.has(tag)
+      ? "usage"
+      : notFoundTags.has(tag)
+      ? "not_found"
+      : refusedTags.has(tag)
+      ? "refused"
+      : busyTags.has(tag)
+      ? "busy"
+      : shuttingDownTags.has(tag)
+      ? "shutting_down"
+      : "failed"
     return new ControlFailure({ code, message })
   }
   if (Cause.isInterruptedOnly(cause)) return new ControlFailure({ code: "failed", message: "interrupted" })

@@ -21,7 +21,7 @@ import * as Instructions from "../turn/Instructions.js"
 import { LifecycleBus } from "../turn/LifecycleBus.js"
 import { LoadedThreads } from "../turn/LoadedThreads.js"
 import type { TurnContext } from "../turn/TurnContext.js"
-import { type LiveTurn, LiveTurns } from "../turn/LiveTurns.js"
+import type { LiveTurn } from "../turn/TurnEvent.js"
 import { type TurnKind, TurnExtensions } from "../turn/TurnExtension.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { ThreadOpener } from "../threads/ThreadOpener.js"
@@ -45,6 +45,8 @@ export interface TurnRequest {
   /** "plan": Codex's Plan collaboration mode, where the agent may ask with request_user_input (S33) */
   readonly collaboration?: "default" | "plan" | undefined
   readonly onEvent?: TurnRunner.EventSink | undefined
+  /** told when the app-server has started the turn: where to steer or stop it (the session's work registry keeps it) */
+  readonly onLive?: ((turn: LiveTurn) => Effect.Effect<void>) | undefined
 }
 
 export interface TurnResult extends TurnRunner.TurnOutcome {
@@ -75,9 +77,11 @@ export type SteerOutcome =
 
 export interface CodexHarnessService {
   readonly runTurn: (request: TurnRequest) => Effect.Effect<TurnResult, HarnessError>
-  /** adds messages to the session's running turn with turn/steer (expectedTurnId), in order, as one request */
+  /** adds messages to a running turn of the session with turn/steer (expectedTurnId), in order, as one request; they
+   * are recorded as the session's prompts once Codex took them */
   readonly steer: (
     sessionId: string,
+    turn: LiveTurn,
     texts: ReadonlyArray<string>
   ) => Effect.Effect<SteerOutcome, RequestError | SessionStoreError | InvalidSessionId>
   /**
@@ -85,19 +89,17 @@ export interface CodexHarnessService {
    * it as its answer; false when nothing was asked (send it as a message instead, so it is never lost).
    */
   readonly answer: (sessionId: string, text: string) => Effect.Effect<boolean>
-  /** the session's running turn, if any */
-  readonly activeTurn: (sessionId: string) => Effect.Effect<LiveTurn | undefined>
   /** records the user's model choice for the session without running a turn (`/model NAME`); refused when locked */
   readonly chooseModel: (sessionId: string, model: string) => Effect.Effect<void, MirrorError | SessionHoldError | ModelLocked>
   /**
    * The session continues on a fresh Codex thread from its next turn (`/new --carry`, `/new --thread`): its binding is
    * detached; with `carry` the fresh thread gets the conversation projected into it before its first turn, as the
-   * ContextEngine agrees (S38). Refused for a supervised session and while a turn runs.
+   * ContextEngine agrees (S38). Refused for a supervised session (and, by the session's work registry, while a turn runs).
    */
   /**
    * This process lets go of the session, so another may continue it at once (a cluster runner it moved to): its thread
    * is unloaded from this process's app-server (Codex lets one process write a thread) and its lock released. Never
-   * starts an app-server; bounded; a session with a running turn is left alone.
+   * starts an app-server; bounded. The caller makes sure the session runs nothing (the session's work registry).
    */
   readonly release: (sessionId: string) => Effect.Effect<void>
   readonly newThread: (
@@ -136,7 +138,6 @@ export const make = Effect.gen(function* () {
   const mirror = yield* TranscriptMirror
   const delivery = yield* Delivery
   const fence = yield* CompactionFence
-  const live = yield* LiveTurns
   const bus = yield* LifecycleBus
   const opener = yield* ThreadOpener
   const extensions = yield* TurnExtensions
@@ -167,9 +168,6 @@ export const make = Effect.gen(function* () {
           reason: "it is a supervised chat, bound to its native thread for good (branch the source thread again instead)"
         })
       }
-      if ((yield* live.get(sessionId)) !== undefined) {
-        return yield* new NewThreadRefused({ sessionId, reason: "a turn is running; ask again once it has ended" })
-      }
       const previousThreadId = state.binding?.threadId ?? state.detached?.threadId
       if (previousThreadId !== undefined) {
         const reason = carry ? "a fresh thread carrying the conversation was asked for" : "a fresh, empty thread was asked for"
@@ -178,10 +176,9 @@ export const make = Effect.gen(function* () {
       return { previousThreadId, carry } satisfies NewThreadOutcome
     }).pipe(Effect.scoped, Effect.withSpan("CodexHarness.newThread", { attributes: { sessionId, carry } }))
 
-  const steer = (sessionId: string, texts: ReadonlyArray<string>) =>
+  const steer = (sessionId: string, active: LiveTurn, texts: ReadonlyArray<string>) =>
     Effect.gen(function* () {
-      const active = yield* live.get(sessionId)
-      if (active === undefined || texts.length === 0) return { _tag: "NoActiveTurn" } as SteerOutcome
+      if (texts.length === 0) return { _tag: "NoActiveTurn" } as SteerOutcome
       const outcome = yield* active.connection
         .request("turn/steer", {
           threadId: active.threadId,
@@ -205,7 +202,7 @@ export const make = Effect.gen(function* () {
     }).pipe(Effect.withSpan("CodexHarness.steer", { attributes: { sessionId } }))
 
   const runTurn = (request: TurnRequest) => {
-    const { collaboration, model: requestedModel, onEvent = () => Effect.void, prompt, sessionId } = request
+    const { collaboration, model: requestedModel, onEvent = () => Effect.void, onLive = () => Effect.void, prompt, sessionId } = request
     const kind: TurnKind = request.kind ?? request.context?.kind ?? "user"
     return Effect.scoped(
       Effect.gen(function* () {
@@ -252,7 +249,7 @@ export const make = Effect.gen(function* () {
           }
 
           const input = Instructions.turnInput(instructions, prompt)
-          const follower = TurnFollower.make({ sessionId, threadId: thread.threadId, connection, input, onEvent, bus, live, mirror })
+          const follower = TurnFollower.make({ sessionId, threadId: thread.threadId, connection, input, onEvent, onLive, bus, mirror })
           const defaultMode = Instructions.collaborationMode(instructions, { model: thread.model })
           const collaborationMode: Instructions.CollaborationMode | undefined = collaboration === "plan"
             ? {
@@ -263,11 +260,7 @@ export const make = Effect.gen(function* () {
           // a manual compaction of this thread goes first (S37)
           yield* fence.pass(thread.threadId)
           const runOn = (threadId: string) =>
-            Effect.scoped(
-              Effect.flatMap(Effect.scope, (turnScope) =>
-                TurnRunner.runTurn(connection, threadId, input, threadSettings, follower.sink(turnScope), { locked, collaborationMode })
-              )
-            )
+            TurnRunner.runTurn(connection, threadId, input, threadSettings, follower.sink, { locked, collaborationMode })
           const outcome = yield* runOn(thread.threadId).pipe(
             // a thread taken as loaded that Codex has unloaded (or lost) meanwhile: the whole attempt once more, which
             // opens it as any first turn on a connection does (a resume; a fresh thread with a notice when it is gone)
@@ -355,7 +348,6 @@ export const make = Effect.gen(function* () {
 
   const release = (sessionId: string) =>
     Effect.gen(function* () {
-      if ((yield* live.get(sessionId)) !== undefined) return
       const { state } = yield* mirror.read(sessionId)
       const threadId = state.binding?.threadId
       if (threadId !== undefined) {
@@ -376,7 +368,7 @@ export const make = Effect.gen(function* () {
       Effect.withSpan("CodexHarness.release", { attributes: { sessionId } })
     )
 
-  return { runTurn, steer, answer, chooseModel, newThread, release, activeTurn: live.get } satisfies CodexHarnessService
+  return { runTurn, steer, answer, chooseModel, newThread, release } satisfies CodexHarnessService
 })
 
 export const layer: Layer.Layer<
@@ -388,7 +380,6 @@ export const layer: Layer.Layer<
   | TranscriptMirror
   | Delivery
   | CompactionFence
-  | LiveTurns
   | LifecycleBus
   | ThreadOpener
   | TurnExtensions

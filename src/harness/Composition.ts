@@ -11,7 +11,6 @@ import { type HarnessSettings, Settings } from "../config/Settings.js"
 import * as SessionRuntime from "../session/SessionRuntime.js"
 import * as TranscriptMirror from "../session/TranscriptMirror.js"
 import * as LifecycleBus from "../turn/LifecycleBus.js"
-import * as LiveTurns from "../turn/LiveTurns.js"
 import * as LoadedThreads from "../turn/LoadedThreads.js"
 import * as CodexHarness from "./CodexHarness.js"
 import * as DefaultExtensions from "./defaultExtensions.js"
@@ -24,7 +23,7 @@ import type { PluginHooks } from "../ports/PluginHooks.js"
 import type { Questions } from "../ports/Questions.js"
 import type { ToolResultPersistence } from "../ports/ToolResultPersistence.js"
 import type { EmbedderExtensions } from "../turn/TurnExtension.js"
-import * as SteeringQueue from "./SteeringQueue.js"
+import * as SessionWork from "./SessionWork.js"
 import * as ThreadOpener from "../threads/ThreadOpener.js"
 import * as ThreadSetup from "../threads/ThreadSetup.js"
 
@@ -54,7 +53,6 @@ export type OptionalPorts =
 export const layer = (settings: HarnessSettings, pool: ClientPool.ClientPoolOptions = { idleTimeToLive: settings.idleTimeToLive }) => {
   const base = Layer.mergeAll(
     Layer.succeed(Settings, settings),
-    LiveTurns.layer,
     LoadedThreads.layer,
     LifecycleBus.layer,
     CompactionFence.layer,
@@ -63,11 +61,10 @@ export const layer = (settings: HarnessSettings, pool: ClientPool.ClientPoolOpti
   const apps = AppAdmission.layer.pipe(Layer.provide(Layer.succeed(Settings, settings)))
   // SessionRuntime writes the detach of a binding whose remote connection ended (S37)
   const session = SessionRuntime.layer.pipe(Layer.provideMerge(TranscriptMirror.layer))
-  const front = Layer.mergeAll(
-    Compaction.layer({ timeout: settings.compactionTimeout, interruptGrace: settings.interruptGrace }),
-    SteeringQueue.layer({ mode: settings.queueMode, quietWindow: settings.quietWindow })
-  )
+  // the session work registry runs every turn and manual compaction of a session: the front door of every front end
+  const front = SessionWork.layer({ mode: settings.queueMode, quietWindow: settings.quietWindow })
   return front.pipe(
+    Layer.provideMerge(Compaction.layer({ timeout: settings.compactionTimeout, interruptGrace: settings.interruptGrace })),
     Layer.provideMerge(CodexHarness.layer),
     Layer.provideMerge(ThreadOpener.layer),
     Layer.provideMerge(ThreadSetup.layer),

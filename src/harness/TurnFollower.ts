@@ -1,14 +1,13 @@
-// What the harness does with a turn's events while it runs, besides passing them on: the session's running turn is
-// registered (for steering and the archive guard), the lifecycle observations are projected (llm_input, llm_output,
+// What the harness does with a turn's events while it runs, besides passing them on: the running turn is told to
+// whoever runs it (the session's work registry, for steering and the archive guard), the lifecycle observations are projected (llm_input, llm_output,
 // compaction, native hook runs, S24), an in-turn native compaction's start is mirrored, and the last completed reply is
 // kept so a turn that fails or is interrupted later still delivers it.
-import { Effect, Scope } from "effect"
+import { Effect } from "effect"
 import type { ServerNotification, UserInput } from "../../schemas/protocol.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import type { TranscriptMirrorService } from "../session/TranscriptMirror.js"
 import type { LifecycleBusService } from "../turn/LifecycleBus.js"
-import type { LiveTurnsService } from "../turn/LiveTurns.js"
-import type { EventSink } from "../turn/TurnEvent.js"
+import type { EventSink, LiveTurn } from "../turn/TurnEvent.js"
 
 export interface FollowerOptions {
   readonly sessionId: string
@@ -17,13 +16,14 @@ export interface FollowerOptions {
   readonly input: ReadonlyArray<UserInput>
   readonly onEvent: EventSink
   readonly bus: LifecycleBusService
-  readonly live: LiveTurnsService
+  /** told when the app-server has started the turn, before the TurnStarted event */
+  readonly onLive: (turn: LiveTurn) => Effect.Effect<void>
   readonly mirror: TranscriptMirrorService
 }
 
 export interface Follower {
-  /** the sink for the turn runner; the running turn is registered in `turnScope` */
-  readonly sink: (turnScope: Scope.Scope) => EventSink
+  /** the sink for the turn runner */
+  readonly sink: EventSink
   /** the turn, once the app-server started it */
   readonly startedTurnId: () => string | undefined
   /** the last agent message that completed */
@@ -33,7 +33,7 @@ export interface Follower {
 }
 
 export const make = (options: FollowerOptions): Follower => {
-  const { bus, connection, live, mirror, onEvent, sessionId, threadId } = options
+  const { bus, connection, mirror, onEvent, onLive, sessionId, threadId } = options
   let startedTurnId: string | undefined
   let lastText: { readonly text: string; readonly turnId: string } | undefined
   const compacting = new Set<string>()
@@ -75,11 +75,11 @@ export const make = (options: FollowerOptions): Follower => {
     }
   }
 
-  const sink = (turnScope: Scope.Scope): EventSink => (event) => {
+  const sink: EventSink = (event) => {
     switch (event._tag) {
       case "TurnStarted": {
         startedTurnId = event.turnId
-        const registered = Scope.extend(live.register(sessionId, { connection, threadId, turnId: event.turnId }), turnScope)
+        const registered = onLive({ connection, threadId, turnId: event.turnId })
         const observed = bus.observed
           ? bus.observe({
             type: "llm_input",

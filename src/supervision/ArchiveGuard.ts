@@ -6,7 +6,7 @@ import { Context, Effect, Layer } from "effect"
 import { RpcError } from "../appserver/errors.js"
 import { type InvalidSessionId, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
 import { sessionState } from "../session/SessionState.js"
-import { ActiveRuns, type RunOwner } from "./ActiveRuns.js"
+import { type RunOwner, SessionWork } from "../harness/SessionWork.js"
 import { Catalog, type CatalogError, type CatalogRow } from "./Catalog.js"
 import { Discovery } from "./Discovery.js"
 import { ArchiveBlocked, type ThreadNotFound } from "./errors.js"
@@ -40,7 +40,7 @@ const describeOwner = (owner: RunOwner, target: string) =>
 export const make = Effect.gen(function* () {
   const catalog = yield* Catalog
   const discovery = yield* Discovery
-  const runs = yield* ActiveRuns
+  const runs = yield* SessionWork
   const store = yield* SessionStore
 
   const archive = (target: string | CatalogRow, options: ArchiveOptions = {}) =>
@@ -97,7 +97,7 @@ export const make = Effect.gen(function* () {
   return { archive } satisfies ArchiveGuardService
 })
 
-export const layer: Layer.Layer<ArchiveGuard, never, Catalog | Discovery | ActiveRuns | SessionStore> = Layer.effect(
+export const layer: Layer.Layer<ArchiveGuard, never, Catalog | Discovery | SessionWork | SessionStore> = Layer.effect(
   ArchiveGuard,
   make
 )

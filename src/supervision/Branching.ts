@@ -30,7 +30,7 @@ import {
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
 import { conversationBounds, fitText, keepNewest, messageItem } from "../turn/BootstrapProjection.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
-import { ActiveRuns } from "./ActiveRuns.js"
+import { SessionWork } from "../harness/SessionWork.js"
 import { Catalog, type CatalogError, type CatalogRow, paginate } from "./Catalog.js"
 import { BranchRefused, EnumerationFailed, type SupervisionDisabled, type ThreadNotFound } from "./errors.js"
 
@@ -155,7 +155,7 @@ export const make = Effect.gen(function* () {
   const mirror = yield* TranscriptMirror
   const store = yield* SessionStore
   const catalog = yield* Catalog
-  const runs = yield* ActiveRuns
+  const runs = yield* SessionWork
   const opener = yield* ThreadOpener
   const apps = yield* AppAdmission
   const appsOn = AppsPolicy.hasAppsConfig(settings.apps)
@@ -315,7 +315,7 @@ export const make = Effect.gen(function* () {
 export const layer: Layer.Layer<
   Branching,
   never,
-  Settings | SessionRuntime | SessionStore | TranscriptMirror | Catalog | ActiveRuns | ThreadOpener | AppAdmission
+  Settings | SessionRuntime | SessionStore | TranscriptMirror | Catalog | SessionWork | ThreadOpener | AppAdmission
 > = Layer.effect(
   Branching,
   make

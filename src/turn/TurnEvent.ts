@@ -2,6 +2,14 @@
 // notification of the turn, and its outcome. Sinks (the CLI's printers, an embedder's UI) match on `_tag`.
 import { Data, type Effect } from "effect"
 import type { ServerNotification, ThreadItem, TurnStatus } from "../../schemas/protocol.js"
+import type { AppServerConnection } from "../appserver/AppServerConnection.js"
+
+/** A turn the app-server is running: where to steer or stop it. */
+export interface LiveTurn {
+  readonly connection: AppServerConnection
+  readonly threadId: string
+  readonly turnId: string
+}
 
 export interface OpenedThread {
   readonly threadId: string

@@ -9,6 +9,7 @@ import { ClientPool } from "../../src/appserver/ClientPool.js"
 import { AppServerExited } from "../../src/appserver/errors.js"
 import * as Compaction from "../../src/compaction/Compaction.js"
 import { CompactionFence } from "../../src/compaction/CompactionFence.js"
+import * as SessionWork from "../../src/harness/SessionWork.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { type HarnessSettings } from "../../src/config/Settings.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
@@ -28,12 +29,18 @@ const start = (settings: HarnessSettings, options: Compaction.CompactionLayerOpt
   Effect.gen(function* () {
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(
-      Compaction.layer(options).pipe(Layer.provideMerge(Live.layer(settings)), Layer.provideMerge(RecordingDelivery.layer)),
+      // the session work registry over this Compaction (its options), as the composition builds it over its own
+      SessionWork.layer().pipe(
+        Layer.provideMerge(Compaction.layer(options)),
+        Layer.provideMerge(Live.layer(settings)),
+        Layer.provideMerge(RecordingDelivery.layer)
+      ),
       scope
     )
     const pool = Context.get(context, ClientPool)
     return {
       harness: Context.get(context, CodexHarness),
+      work: Context.get(context, SessionWork.SessionWork),
       compaction: Context.get(context, Compaction.Compaction),
       fence: Context.get(context, CompactionFence),
       store: Context.get(context, SessionStore),
@@ -82,26 +89,28 @@ describe("manual compaction on the real app-server", () => {
     })
   )
 
-  it.scopedLive("[S37][S35] during a compaction a steer is not steerable and a new turn waits at the fence, reaching the model after the compaction", () =>
+  it.scopedLive("[S37][S35] during a compaction a steer is not steerable and a message sent meanwhile waits for it, reaching the model after the compaction", () =>
     Effect.gen(function* () {
       const f = yield* fixture({ rules: [slowCompaction], replies: [reply.text("first answer"), reply.text("after the compaction")] })
       const h = yield* start(f.settings)
       yield* Effect.addFinalizer(() => h.stop)
       const first = yield* h.harness.runTurn({ sessionId: "c", prompt: "hello there" })
 
-      const compacting = yield* h.compaction.compact("c").pipe(Effect.fork)
+      const compacting = yield* h.work.compact("c").pipe(Effect.fork)
       yield* f.model.waitForRequests(2)
       expect(yield* h.fence.isHeld(first.threadId)).toBe(true)
-      // the compaction turn is the session's running turn as far as steering goes
-      yield* h.harness.activeTurn("c").pipe(
-        Effect.repeat({ until: (active) => active !== undefined, schedule: Schedule.spaced("20 millis") }),
+      // the compaction turn is the session's run as far as steering goes
+      yield* h.work.status("c").pipe(
+        Effect.repeat({ until: (status) => status.compacting && status.turnId !== undefined, schedule: Schedule.spaced("20 millis") }),
         Effect.timeout("5 seconds")
       )
-      const steered = yield* h.harness.steer("c", ["x"])
+      const steered = yield* h.work.steer("c", ["x"])
       expect(steered._tag).toBe("NotSteerable")
       expect(steered._tag === "NotSteerable" ? steered.reason : "").toMatch(/compact/i)
 
-      const turn = yield* h.harness.runTurn({ sessionId: "c", prompt: "prompt sent during compaction" }).pipe(Effect.fork)
+      const sent = yield* h.work.submit("c", "prompt sent during compaction")
+      expect(sent.disposition).toBe("queue")
+      const turn = yield* Effect.fork(sent.reply)
       const result = yield* Fiber.join(compacting)
       expect(result.threadId).toBe(first.threadId)
       const after = yield* Fiber.join(turn)

@@ -4,18 +4,18 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
-import { SteeringQueue, type SteeringQueueOptions, layer as steeringLayer } from "../../src/harness/SteeringQueue.js"
+import { SessionWork, type SessionWorkOptions, layer as steeringLayer } from "../../src/harness/SessionWork.js"
 import { fixture, liveContext } from "../support/harness.js"
 
 const slowFirstReply = reply.steps({ type: "pause", ms: 2000 }, { type: "message", text: "the slow first answer" })
 
 /** the live harness with the queue in front of it, both in the test's scope */
-const queueOn = (options: SteeringQueueOptions, replies: Parameters<typeof fixture>[0]) =>
+const queueOn = (options: SessionWorkOptions, replies: Parameters<typeof fixture>[0]) =>
   Effect.gen(function* () {
     const f = yield* fixture(replies)
     const context = yield* liveContext(f.settings)
     const queueContext = yield* Layer.build(steeringLayer(options)).pipe(Effect.provide(context))
-    return { f, queue: Context.get(queueContext, SteeringQueue), store: Context.get(context, SessionStore) }
+    return { f, queue: Context.get(queueContext, SessionWork), store: Context.get(context, SessionStore) }
   })
 
 const recordsOf = (store: Context.Tag.Service<SessionStore>, sessionId: string) =>
@@ -47,7 +47,7 @@ describe("the steering queue on the real app-server", () => {
       // the abandoned stream's text never arrived
       expect(requests[1]!.body).not.toContain("the slow first answer")
 
-      yield* queue.drain("st1")
+      yield* queue.idle("st1")
       expect(yield* queue.sessions).toEqual([])
       const records = yield* recordsOf(store, "st1")
       expect(records.filter((r) => r._tag === "turn")).toHaveLength(1)
@@ -83,7 +83,7 @@ describe("the steering queue on the real app-server", () => {
       expect(requests[1]!.body).toContain("the slow first answer")
       expect(requests[1]!.body).toContain("actually, keep it short")
 
-      yield* queue.drain("fu1")
+      yield* queue.idle("fu1")
       const records = yield* recordsOf(store, "fu1")
       expect(records.filter((r) => r._tag === "turn")).toHaveLength(2)
     }))

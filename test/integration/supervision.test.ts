@@ -12,6 +12,7 @@ import { ClientPool } from "../../src/appserver/ClientPool.js"
 import * as CodexArgs from "../../src/appserver/CodexArgs.js"
 import { NodeTransportLive, Transport } from "../../src/appserver/Transport.js"
 import { Compaction } from "../../src/compaction/Compaction.js"
+import { SessionWork } from "../../src/harness/SessionWork.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { type HarnessSettings } from "../../src/config/Settings.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
@@ -73,6 +74,7 @@ const start = (settings: HarnessSettings) =>
     )
     return {
       harness: Context.get(context, CodexHarness),
+      work: Context.get(context, SessionWork),
       store: Context.get(context, SessionStore),
       pool: Context.get(context, ClientPool),
       catalog: Context.get(context, Catalog),
@@ -223,11 +225,11 @@ describe("supervision on the real app-server", () => {
     Effect.gen(function* () {
       const f = yield* setup({ rules: [{ whenRequestIncludes: "BUSY", reply: reply.steps({ type: "hang" }) }] }, { agentInNativeHome: true })
       const h = yield* start(f.settings)
-      const running = yield* h.harness.runTurn({ sessionId: "busy", prompt: "BUSY work" }).pipe(Effect.fork)
+      const running = yield* h.work.submit("busy", "BUSY work").pipe(Effect.flatMap((s) => s.reply), Effect.fork)
       yield* f.model.waitForRequests(1)
-      const active = yield* h.harness.activeTurn("busy")
-      expect(active).toBeDefined()
-      const threadId = active!.threadId
+      const active = (yield* h.work.running).find((r) => r.sessionId === "busy")
+      expect(active?.threadId).toBeDefined()
+      const threadId = active!.threadId!
 
       const archive = yield* h.guard.archive(threadId, { confirmNoOtherRunner: true }).pipe(Effect.flip)
       expect(archive._tag).toBe("ArchiveBlocked")
@@ -237,7 +239,9 @@ describe("supervision on the real app-server", () => {
       expect(branch.message).toContain("session busy is running a turn on it")
       expect((yield* h.catalog.inspect(threadId)).archived).toBe(false)
 
-      yield* Fiber.interrupt(running)
+      // the turn is the registry's: stopped there, and its waiter hears so
+      yield* h.work.interrupt("busy")
+      yield* Fiber.await(running)
       yield* h.stop
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }))
@@ -267,12 +271,14 @@ describe("supervision on the real app-server", () => {
 
       // a local chat bound to the child runs a turn on it
       yield* h.store.append("child-owner", { _tag: "binding", at: new Date().toISOString(), threadId: child.threadId })
-      const running = yield* h.harness.runTurn({ sessionId: "child-owner", prompt: "CHILD BUSY" }).pipe(Effect.fork)
-      expect(yield* within(Effect.map(h.harness.activeTurn("child-owner"), (a) => a?.threadId === child.threadId))).toBe(true)
+      const running = yield* h.work.submit("child-owner", "CHILD BUSY").pipe(Effect.flatMap((s) => s.reply), Effect.fork)
+      expect(yield* within(Effect.map(h.work.running, (runs) => runs.some((r) => r.sessionId === "child-owner" && r.threadId === child.threadId)))).toBe(true)
       const blocked = yield* h.guard.archive(parent, { confirmNoOtherRunner: true }).pipe(Effect.flip)
       expect(blocked._tag).toBe("ArchiveBlocked")
       expect(blocked.message).toContain(`session child-owner is running a turn on its descendant ${child.threadId}`)
-      yield* Fiber.interrupt(running)
+      // the turn is the registry's: stopped there, and its waiter hears so
+      yield* h.work.interrupt("child-owner")
+      yield* Fiber.await(running)
       // the interrupted child stays loaded (a writer) in the harness's client until that client goes
       const writer = yield* h.guard.archive(parent, { confirmNoOtherRunner: true }).pipe(Effect.flip)
       expect(writer.message).toContain("another process is writing it")

@@ -1,11 +1,9 @@
 // The pieces of `serve`'s control API that hold state, on their own and on the TestClock (no process, no socket):
 // Interactions (an approval or question waits for any client's Answer, bounded by answerTimeout; a fixed policy decides
-// without asking), ActiveTurns (one turn per session; drain on shutdown: a grace, then interruption, then a bound), and
-// how Handlers reports a failure (failureOf: a tag becomes a code, a defect never a stack trace).
+// without asking), and how Handlers reports a failure (failureOf: a tag becomes a code, a defect never a stack trace).
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Queue, TestClock, TestServices } from "effect"
+import { Cause, Context, Duration, Effect, Fiber, Layer, Option, Queue, TestClock, TestServices } from "effect"
 import { ControlFailure, type ControlEvent } from "../../schemas/control.js"
-import * as ActiveTurns from "../../src/control/ActiveTurns.js"
 import * as EventHub from "../../src/control/EventHub.js"
 import { failureOf } from "../../src/control/Handlers.js"
 import * as Interactions from "../../src/control/Interactions.js"
@@ -62,9 +60,6 @@ const interactions = (answerTimeout: Duration.DurationInput = "10 seconds") =>
   })
 
 const isPending = (fiber: Fiber.Fiber<unknown, unknown>) => Effect.map(Fiber.poll(fiber), Option.isNone)
-
-/** joins a fiber that should be done by now, bounded on the real clock (a drain that never ends fails, not hangs) */
-const joined = <A, E>(fiber: Fiber.Fiber<A, E>) => TestServices.provideLive(Fiber.join(fiber).pipe(Effect.timeout("5 seconds")))
 
 describe("Interactions", () => {
   it.scoped("an approval nobody answers is declined (noDecision) exactly when answerTimeout passes, and interaction.closed says timed_out", () =>
@@ -188,101 +183,6 @@ describe("Interactions", () => {
       const asking = yield* Effect.fork(service.approvals.ask(command("s1")))
       expect(yield* next).toMatchObject({ type: "approval.requested", session_id: "s1" })
       yield* Fiber.interrupt(asking)
-    }))
-})
-
-describe("ActiveTurns", () => {
-  it.scoped("one turn per session: claimed, busy, claimed again once released; interrupt reaches the attached fiber; list names the turn", () =>
-    Effect.gen(function* () {
-      const active = yield* ActiveTurns.make
-      expect(yield* active.claim("s1")).toBe("claimed")
-      expect(yield* active.claim("s1")).toBe("busy")
-      expect(yield* active.claim("s2")).toBe("claimed")
-      // claimed, no fiber yet: nothing to interrupt
-      expect(yield* active.interrupt("s1")).toBe(false)
-      const turn = yield* Effect.fork(Effect.never)
-      yield* active.attach("s1", turn)
-      yield* active.started("s1", "turn-1")
-      expect(yield* active.list).toEqual([{ session_id: "s1", turn_id: "turn-1" }, { session_id: "s2" }])
-      expect(yield* active.interrupt("s1")).toBe(true)
-      expect(Exit.isInterrupted(yield* Fiber.await(turn))).toBe(true)
-      yield* active.release("s1")
-      expect(yield* active.claim("s1")).toBe("claimed")
-      expect(yield* active.interrupt("nobody")).toBe(false)
-    }))
-
-  it.scoped("drain with nothing running returns at once and refuses new turns", () =>
-    Effect.gen(function* () {
-      const active = yield* ActiveTurns.make
-      expect(yield* active.drain("10 seconds", "10 seconds")).toEqual({ interrupted: 0 })
-      expect(yield* active.draining).toBe(true)
-      expect(yield* active.claim("s1")).toBe("draining")
-    }))
-
-  /** a claimed session whose turn takes `turn` and releases it when it ends, as Handlers does */
-  const running = (active: ActiveTurns.ActiveTurnsService, sessionId: string, turn: Effect.Effect<void>) =>
-    Effect.gen(function* () {
-      expect(yield* active.claim(sessionId)).toBe("claimed")
-      const fiber = yield* Effect.fork(turn.pipe(Effect.ensuring(active.release(sessionId))))
-      yield* active.attach(sessionId, fiber)
-      return fiber
-    })
-
-  it.scoped("drain waits for a turn that ends within the grace, and interrupts none", () =>
-    Effect.gen(function* () {
-      const active = yield* ActiveTurns.make
-      const turn = yield* running(active, "s1", Effect.sleep("2 seconds"))
-      const draining = yield* Effect.fork(active.drain("5 seconds", "10 seconds"))
-      yield* TestClock.adjust("1 second")
-      expect(yield* isPending(draining)).toBe(true)
-      expect(yield* active.claim("s2")).toBe("draining")
-      yield* TestClock.adjust("1 second")
-      expect(yield* Fiber.join(draining)).toEqual({ interrupted: 0 })
-      expect(Exit.isSuccess(yield* Fiber.await(turn))).toBe(true)
-    }))
-
-  it.scoped("drain interrupts a turn still running when the grace ends", () =>
-    Effect.gen(function* () {
-      const active = yield* ActiveTurns.make
-      const turn = yield* running(active, "s1", Effect.never)
-      const draining = yield* Effect.fork(active.drain("1 second", "10 seconds"))
-      yield* TestClock.adjust("999 millis")
-      expect(yield* isPending(draining)).toBe(true)
-      expect(yield* isPending(turn)).toBe(true)
-      yield* TestClock.adjust("1 millis")
-      expect(yield* Fiber.join(draining)).toEqual({ interrupted: 1 })
-      expect(Exit.isInterrupted(yield* Fiber.await(turn))).toBe(true)
-      expect(yield* active.list).toEqual([])
-    }))
-
-  // serve drains in a finalizer of its scope, and finalizers run uninterruptibly: the grace and the bound must still end
-  // (a daemon, so a drain that never ends fails the test instead of holding up its scope)
-  it.scoped("drain run uninterruptibly (as serve's shutdown finalizer runs it) still ends the grace and interrupts the turn", () =>
-    Effect.gen(function* () {
-      const active = yield* ActiveTurns.make
-      const turn = yield* running(active, "s1", Effect.never)
-      const draining = yield* Effect.forkDaemon(Effect.uninterruptible(active.drain("1 second", "10 seconds")))
-      yield* TestClock.adjust("1 second")
-      expect(yield* joined(draining)).toEqual({ interrupted: 1 })
-      expect(Exit.isInterrupted(yield* Fiber.await(turn))).toBe(true)
-    }))
-
-  it.scoped("drain gives up on a turn that does not end when interrupted once the bound passes", () =>
-    Effect.gen(function* () {
-      const active = yield* ActiveTurns.make
-      // a turn whose cleanup (telling Codex, say) does not finish until the test lets it
-      const cleanedUp = yield* Deferred.make<void>()
-      yield* Effect.addFinalizer(() => Deferred.succeed(cleanedUp, undefined))
-      const stuck = yield* running(active, "s1", Effect.never.pipe(Effect.onInterrupt(() => Deferred.await(cleanedUp))))
-      const draining = yield* Effect.forkDaemon(Effect.uninterruptible(active.drain("1 second", "3 seconds")))
-      yield* TestClock.adjust("1 second")
-      yield* TestClock.adjust("2999 millis")
-      expect(yield* isPending(draining)).toBe(true)
-      yield* TestClock.adjust("1 millis")
-      expect(yield* joined(draining)).toEqual({ interrupted: 1 })
-      expect(yield* isPending(stuck)).toBe(true)
-      yield* Deferred.succeed(cleanedUp, undefined)
-      expect(Exit.isInterrupted(yield* Fiber.await(stuck))).toBe(true)
     }))
 })
 

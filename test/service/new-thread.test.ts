@@ -5,6 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import * as Test from "../../layers/Test.js"
+import { SessionWork } from "../../src/harness/SessionWork.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { type BootstrapRequest, ContextEngine } from "../../src/ports/ContextEngine.js"
 import { NewThreadRefused } from "../../src/session/errors.js"
@@ -105,13 +106,13 @@ describe("a fresh thread in the same session", () => {
       expect(refused.message).toContain("session locked cannot continue on a fresh thread: it is a supervised chat")
       expect((yield* recordsOf("locked")).map((r) => r._tag)).toEqual(["binding"])
 
-      const running = yield* harness.runTurn({ sessionId: "r", prompt: "a long job" }).pipe(Effect.fork)
+      const work = yield* SessionWork
+      const running = yield* work.submit("r", "a long job").pipe(Effect.flatMap((s) => s.reply), Effect.fork)
       const request = yield* mock.awaitRequest("turn/start", 1)
       const peer = yield* mock.awaitPeer(request.peer)
       const threadId = paramsOf(request).threadId as string
       yield* peer.awaitActiveTurn(threadId)
-      while ((yield* harness.activeTurn("r")) === undefined) yield* Effect.yieldNow()
-      const busy = yield* harness.newThread("r", { carry: true }).pipe(Effect.flip)
+      const busy = yield* work.newThread("r", { carry: true }).pipe(Effect.flip)
       expect(busy.message).toBe("session r cannot continue on a fresh thread: a turn is running; ask again once it has ended")
       yield* peer.finishTurn(threadId, { text: "done" })
       yield* Fiber.join(running)

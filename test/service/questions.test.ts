@@ -7,7 +7,7 @@ import * as Test from "../../layers/Test.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { type QuestionPrompt, type QuestionReply, Questions as QuestionsPort } from "../../src/ports/Questions.js"
 import { type ClientReply, duringTurn, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"
-import { SteeringQueue } from "../../src/harness/SteeringQueue.js"
+import { SessionWork } from "../../src/harness/SessionWork.js"
 
 /** A port recording what it showed, what was withdrawn and what it was told; it answers with `answer`. */
 const recordingPort = (answer: (prompt: QuestionPrompt) => Effect.Effect<QuestionReply> = () => Effect.never) => {
@@ -178,7 +178,7 @@ describe("questions extension", () => {
           Option.isSome(turnId)
             ? Effect.as(ctx.afterReply(ctx.finishTurn(params.threadId, { status: "completed", text: "done" })), { turnId: turnId.value })
             : Effect.fail({ code: -32600, message: "no active turn" })))
-      const queue = yield* SteeringQueue
+      const queue = yield* SessionWork
       const started = yield* queue.submit("q6", "set up the database")
       yield* waitUntil(() => port.shown.length === 1)
       const answer = yield* queue.submit("q6", "SQLite")

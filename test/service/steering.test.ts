@@ -5,9 +5,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
 import * as Test from "../../layers/Test.js"
 import { type ClientRequest, type Handler, MockAppServer, type MockScript } from "../../src/testing/MockAppServer.js"
-import { QueueFull, SteeringQueue, type SteeringQueueOptions, layer as steeringLayer } from "../../src/harness/SteeringQueue.js"
+import { QueueFull, SessionWork, type SessionWorkOptions, layer as steeringLayer } from "../../src/harness/SessionWork.js"
 
-const layer = (script: MockScript = {}, options: SteeringQueueOptions = {}) =>
+const layer = (script: MockScript = {}, options: SessionWorkOptions = {}) =>
   steeringLayer(options).pipe(Layer.provideMerge(Test.layer({ script: { turns: "hang", ...script } })))
 
 /** turn/steer as the real server answers it: the active turn's id, or the errors it gives without one */
@@ -67,13 +67,13 @@ const waitUntil = <R>(check: Effect.Effect<boolean, never, R>) =>
   })
 
 const queuedTexts = (sessionId: string) =>
-  Effect.flatMap(SteeringQueue, (q) => q.status(sessionId)).pipe(Effect.map((s) => s.queued.map((m) => m.text)))
+  Effect.flatMap(SessionWork, (q) => q.status(sessionId)).pipe(Effect.map((s) => s.queued.map((m) => m.text)))
 
 /** everything settled: no run, no queue, no state kept for the session */
 const expectSettled = (sessionId: string) =>
   Effect.gen(function* () {
-    const q = yield* SteeringQueue
-    yield* q.drain(sessionId)
+    const q = yield* SessionWork
+    yield* q.idle(sessionId)
     const status = yield* q.status(sessionId)
     expect(status.running).toBe(false)
     expect(status.queued).toEqual([])
@@ -83,7 +83,7 @@ const expectSettled = (sessionId: string) =>
 describe("steering queue", () => {
   it.scoped("[S35] steer mode batches three messages into one turn/steer with expectedTurnId, in arrival order, after a 500 ms quiet window that restarts on each message", () =>
     Effect.gen(function* () {
-      const q = yield* SteeringQueue
+      const q = yield* SessionWork
       const first = yield* q.submit("s1", "start the job")
       expect(first.disposition).toBe("start")
       const turn = yield* nthTurn(1)
@@ -128,7 +128,7 @@ describe("steering queue", () => {
 
   it.scoped("[S35] a turn that refuses steering (-32600 activeTurnNotSteerable) keeps the messages, in order, for exactly one next turn; a later message in a later run is steered again", () =>
     Effect.gen(function* () {
-      const q = yield* SteeringQueue
+      const q = yield* SessionWork
       const mock = yield* MockAppServer
       const first = yield* q.submit("n1", "compact and go on")
       const turn1 = yield* nthTurn(1)
@@ -169,7 +169,7 @@ describe("steering queue", () => {
 
   it.scoped("[S35] a steer that finds the turn just ended (NoActiveTurn) starts a new turn with the messages", () =>
     Effect.gen(function* () {
-      const q = yield* SteeringQueue
+      const q = yield* SessionWork
       const mock = yield* MockAppServer
       // the turn ends on the server just before the steer reaches it
       yield* mock.setHandler("turn/steer", (params: { threadId: string }, ctx) =>
@@ -192,7 +192,7 @@ describe("steering queue", () => {
 
   it.scoped("[S35] followup mode: each queued message becomes its own turn after the running one, in order; nothing is steered", () =>
     Effect.gen(function* () {
-      const q = yield* SteeringQueue
+      const q = yield* SessionWork
       const mock = yield* MockAppServer
       expect(yield* q.mode("f1")).toBe("followup")
       const first = yield* q.submit("f1", "first")
@@ -214,7 +214,7 @@ describe("steering queue", () => {
 
   it.scoped("[S35] collect mode: all queued messages become one turn after the running one, joined by blank lines", () =>
     Effect.gen(function* () {
-      const q = yield* SteeringQueue
+      const q = yield* SessionWork
       const mock = yield* MockAppServer
       yield* q.setMode("c1", "collect")
       const first = yield* q.submit("c1", "first")
@@ -234,7 +234,7 @@ describe("steering queue", () => {
 
   it.scoped("[S35] at most 64 messages wait per session: the 65th is refused with QueueFull and nothing is dropped", () =>
     Effect.gen(function* () {
-      const q = yield* SteeringQueue
+      const q = yield* SessionWork
       const mock = yield* MockAppServer
       yield* q.submit("q1", "first")
       const turn1 = yield* nthTurn(1)
@@ -252,7 +252,7 @@ describe("steering queue", () => {
       yield* Effect.forEach(accepted, (s) => s.reply, { discard: true })
       expect((yield* prompts).filter((p) => p.startsWith("m"))).toEqual(texts)
       yield* expectSettled("q1")
-      yield* q.drain("q2")
+      yield* q.idle("q2")
       // the bound is per waiting message: once drained, the session takes messages again
       expect((yield* q.submit("q1", "again")).disposition).toBe("start")
       yield* expectSettled("q1")
@@ -260,7 +260,7 @@ describe("steering queue", () => {
 
   it.scoped("[S35] setMode switches the behaviour of later messages only (/queue followup, then /queue steer)", () =>
     Effect.gen(function* () {
-      const q = yield* SteeringQueue
+      const q = yield* SessionWork
       const mock = yield* MockAppServer
       expect(yield* q.mode("m1")).toBe("steer")
       yield* q.submit("m1", "first")
@@ -291,7 +291,7 @@ describe("steering queue", () => {
 
   it.scoped("[S35] nothing stays in the queue once everything settles, across follow-ups, refusals and steers (field failure: stuck after one follow-up, steering disabled later)", () =>
     Effect.gen(function* () {
-      const q = yield* SteeringQueue
+      const q = yield* SessionWork
       const mock = yield* MockAppServer
       let turns = 0
       const nextTurn = Effect.suspend(() => nthTurn(++turns))
@@ -331,7 +331,7 @@ describe("steering queue", () => {
 
   it.scoped("[S35] interrupt stops the running turn only; cancelQueued withdraws waiting messages and interrupts their waiters", () =>
     Effect.gen(function* () {
-      const q = yield* SteeringQueue
+      const q = yield* SessionWork
       yield* q.setMode("i1", "followup")
       const first = yield* q.submit("i1", "long job")
       yield* nthTurn(1)
@@ -356,7 +356,7 @@ describe("steering queue", () => {
     Effect.gen(function* () {
       const scope = yield* Scope.make()
       const context = yield* Layer.buildWithScope(layer(), scope)
-      const q = Context.get(context, SteeringQueue)
+      const q = Context.get(context, SessionWork)
       const mock = Context.get(context, MockAppServer)
       const running = yield* q.submit("x1", "running")
       yield* mock.awaitRequest("turn/start")

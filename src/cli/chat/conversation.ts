@@ -3,10 +3,9 @@
 // when the command runs; its flags are in commands/chat.ts.
 import { Console, Context, Deferred, Effect, Layer, Option } from "effect"
 import * as Live from "../../../layers/Live.js"
-import { Compaction } from "../../compaction/Compaction.js"
 import * as ProcessesLive from "../../processes/Processes.js"
 import { CodexHarness } from "../../harness/CodexHarness.js"
-import { SteeringQueue } from "../../harness/SteeringQueue.js"
+import { SessionWork } from "../../harness/SessionWork.js"
 import { Delivery } from "../../ports/Delivery.js"
 import { Questions } from "../../ports/Questions.js"
 import { SessionStore } from "../../session/SessionStore.js"
@@ -81,8 +80,7 @@ export const chat = (options: ChatOptions) =>
       yield* Context.get(context, SessionStore).hold(state.sessionId)
       const services: ChatServices = {
         harness: Context.get(context, CodexHarness),
-        queue: Context.get(context, SteeringQueue),
-        compaction: Context.get(context, Compaction),
+        queue: Context.get(context, SessionWork),
         processes: Context.get(context, ProcessesLive.Processes)
       }
       if (atTerminal) yield* interactive(services, state, view, scope, pendingAnswer)

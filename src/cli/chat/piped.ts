@@ -6,10 +6,9 @@
 // their turn, and a line is held only up to `maxLineBytes` (1 MiB); a longer one is skipped as it streams in (never
 // buffered whole), counted as a message that got no reply, and named on stderr.
 import { Cause, Console, Effect, Exit, Option, Schema, Stream } from "effect"
-import type { CompactionService } from "../../compaction/Compaction.js"
 import type { ProcessesService } from "../../processes/Processes.js"
 import type { CodexHarnessService, TurnResult } from "../../harness/CodexHarness.js"
-import type { SteeringQueueService } from "../../harness/SteeringQueue.js"
+import type { SessionWorkService } from "../../harness/SessionWork.js"
 import { type ChatState, classify, runSlash, submitOptions } from "./slash.js"
 import type { TurnView } from "./view.js"
 
@@ -144,17 +143,17 @@ export const linesOf = (input: NodeJS.ReadableStream, max: number = maxLineBytes
   return iterator
 }
 
-const turnFor = (harness: CodexHarnessService, state: ChatState, view: TurnView, prompt: string) =>
-  harness.runTurn({ sessionId: state.sessionId, prompt, ...submitOptions(state, view) })
+// through the session's work registry like every message, one after the other: each is its own turn
+const turnFor = (queue: SessionWorkService, state: ChatState, view: TurnView, prompt: string) =>
+  queue.submit(state.sessionId, prompt, submitOptions(state, view)).pipe(Effect.flatMap((submitted) => submitted.reply))
 
 export interface ChatServices {
   readonly harness: CodexHarnessService
-  readonly queue: SteeringQueueService
-  readonly compaction: CompactionService
+  readonly queue: SessionWorkService
   readonly processes: ProcessesService
 }
 
-export const piped = ({ compaction, harness, processes, queue }: ChatServices, state: ChatState, view: TurnView) =>
+export const piped = ({ harness, processes, queue }: ChatServices, state: ChatState, view: TurnView) =>
   Effect.gen(function* () {
     const say = (line: string) => Console.error(line)
     let total = 0
@@ -174,11 +173,11 @@ export const piped = ({ compaction, harness, processes, queue }: ChatServices, s
           const input = classify(line.text)
           if (input._tag === "blank") return true
           if (input._tag === "slash") {
-            return (yield* runSlash(input.name, input.arg, { harness, queue, compaction, processes, state, say })) === "continue"
+            return (yield* runSlash(input.name, input.arg, { harness, queue, processes, state, say })) === "continue"
           }
           const n = ++total
           yield* view.begin
-          const exit = yield* Effect.exit(turnFor(harness, state, view, input.text))
+          const exit = yield* Effect.exit(turnFor(queue, state, view, input.text))
           const why = missingReply(exit, yield* view.end)
           if (why !== undefined) {
             failed.push(n)

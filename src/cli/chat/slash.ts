@@ -2,9 +2,8 @@
 // themselves (/model, /plan, /new [--carry|--thread], /queue, /compact, /exec, /ps, /logs, /kill, /help, /quit). Each
 // command says what it did in one line (/logs prints the kept output).
 import { Effect } from "effect"
-import type { CompactionService } from "../../compaction/Compaction.js"
 import type { CodexHarnessService } from "../../harness/CodexHarness.js"
-import type { SteeringQueueService } from "../../harness/SteeringQueue.js"
+import type { SessionWorkService } from "../../harness/SessionWork.js"
 import * as OutputBuffer from "../../processes/OutputBuffer.js"
 import type { ProcessesService, ProcessInfo } from "../../processes/Processes.js"
 import { terminalText } from "../../platform/terminalText.js"
@@ -39,8 +38,8 @@ export interface ChatState {
 
 export interface SlashContext {
   readonly harness: CodexHarnessService
-  readonly queue: SteeringQueueService
-  readonly compaction: CompactionService
+  /** the session work registry: every message, /new and /compact go through it */
+  readonly queue: SessionWorkService
   /** S25: sandboxed processes of this chat (absent: /exec and friends say so) */
   readonly processes?: ProcessesService | undefined
   readonly state: ChatState
@@ -96,10 +95,10 @@ const slashCommands: Record<string, SlashCommand> = {
       { usage: "/new --carry", description: "stay in this session on a fresh Codex thread that carries the conversation so far" },
       { usage: "/new --thread", description: "stay in this session on a fresh, empty Codex thread" }
     ],
-    run: (arg, { harness, say, state }) => {
+    run: (arg, { queue, say, state }) => {
       if (arg === "--carry" || arg === "--thread") {
         const carry = arg === "--carry"
-        return harness.newThread(state.sessionId, { carry }).pipe(
+        return queue.newThread(state.sessionId, { carry }).pipe(
           Effect.flatMap(() =>
             say(
               `session: ${state.sessionId} continues on a fresh thread from the next message` +
@@ -134,9 +133,9 @@ const slashCommands: Record<string, SlashCommand> = {
   compact: {
     usage: "/compact",
     description: "compact this session's Codex thread now (native compaction)",
-    run: (_arg, { compaction, say, state }) =>
+    run: (_arg, { queue, say, state }) =>
       say("compacting…").pipe(
-        Effect.zipRight(compaction.compact(state.sessionId)),
+        Effect.zipRight(queue.compact(state.sessionId)),
         Effect.flatMap((r) => say(`compacted thread ${r.threadId} in ${(r.durationMs / 1000).toFixed(1)} s`)),
         Effect.as("continue" as const)
       )

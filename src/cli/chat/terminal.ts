@@ -25,7 +25,7 @@ type TerminalEvent =
   | { readonly _tag: "turn-done"; readonly exit: Exit.Exit<TurnResult, unknown> }
 
 export const interactive = (
-  { compaction, harness, processes, queue }: ChatServices,
+  { harness, processes, queue }: ChatServices,
   state: ChatState,
   view: TurnView,
   scope: Scope.Scope,
@@ -88,7 +88,7 @@ export const interactive = (
         yield* view.begin
         const first = yield* queue.submit(state.sessionId, prompt, submitOptions(state, view))
         // done when the queue has carried everything (steered messages and follow-ups included)
-        yield* queue.drain(state.sessionId).pipe(
+        yield* queue.idle(state.sessionId).pipe(
           Effect.zipRight(Effect.exit(first.reply)),
           Effect.flatMap((exit) => Queue.offer(events, { _tag: "turn-done", exit })),
           Effect.forkIn(scope)
@@ -123,7 +123,7 @@ export const interactive = (
               const input = classify(event.line)
               if (input._tag === "blank") break
               if (input._tag === "slash") {
-                if ((yield* runSlash(input.name, input.arg, { harness, queue, compaction, processes, state, say })) === "quit") eof = true
+                if ((yield* runSlash(input.name, input.arg, { harness, queue, processes, state, say })) === "quit") eof = true
                 break
               }
               const more = yield* queue.submit(state.sessionId, input.text, submitOptions(state, view)).pipe(
@@ -158,7 +158,7 @@ export const interactive = (
       if (input._tag === "blank") continue
       const outcome: SlashOutcome =
         input._tag === "slash"
-          ? yield* runSlash(input.name, input.arg, { harness, queue, compaction, processes, state, say })
+          ? yield* runSlash(input.name, input.arg, { harness, queue, processes, state, say })
           : yield* converse(input.text)
       if (outcome === "quit") return
     }
