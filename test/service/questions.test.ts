@@ -183,7 +183,7 @@ describe("questions extension", () => {
       yield* waitUntil(() => port.shown.length === 1)
       const answer = yield* queue.submit("q6", "SQLite")
       expect(answer.disposition).toBe("answer")
-      expect(yield* answer.carried).toEqual({ _tag: "Answered" })
+      expect(yield* answer.carried).toMatchObject({ _tag: "Answered" })
       yield* Deferred.await(first)
       expect(resultOf(replies[0])).toEqual({ answers: { db_choice: { answers: ["SQLite"] } } })
       const later = yield* queue.submit("q6", "and add an index")

@@ -1,10 +1,12 @@
-// The steering queue (S35) against the in-memory app-server, on the TestClock: steer batching over the quiet window,
-// turns that refuse steering, a turn that just ended, followup and collect, the bound, /queue, and the field failures
-// "steering messages stuck in the queue after one follow-up" and "steering silently disabled for later messages".
+// The session work registry (SessionWork: the steering queue of S35 and the session's run) against the in-memory
+// app-server, on the TestClock: steer batching over the quiet window, turns that refuse steering, a turn that just
+// ended, followup and collect, the bound, /queue, the field failures "steering messages stuck in the queue after one
+// follow-up" and "steering silently disabled for later messages", a manual compaction as the session's run, and the
+// drain on shutdown (a grace, then withdrawal and interruption, then a bound).
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
 import * as Test from "../../layers/Test.js"
-import { type ClientRequest, type Handler, MockAppServer, type MockScript } from "../../src/testing/MockAppServer.js"
+import { type ClientRequest, type Handler, MockAppServer, type MockPeer, type MockScript } from "../../src/testing/MockAppServer.js"
 import { QueueFull, SessionWork, type SessionWorkOptions, layer as steeringLayer } from "../../src/harness/SessionWork.js"
 
 const layer = (script: MockScript = {}, options: SessionWorkOptions = {}) =>
@@ -108,7 +110,9 @@ describe("steering queue", () => {
       yield* TestClock.adjust("1 millis")
       const mock = yield* MockAppServer
       yield* mock.awaitRequest("turn/steer")
-      for (const s of [one, two, three]) expect(yield* s.carried).toEqual({ _tag: "Steered", turnId: turn.turnId })
+      // carried by the run the first message started: the same run id its events carry
+      const { runId } = yield* first.carried
+      for (const s of [one, two, three]) expect(yield* s.carried).toEqual({ _tag: "Steered", turnId: turn.turnId, runId })
       expect(yield* steers).toEqual([
         {
           threadId: turn.threadId,
@@ -149,7 +153,7 @@ describe("steering queue", () => {
       yield* turn1.finish()
       const turn2 = yield* nthTurn(2)
       expect(yield* prompts).toEqual(["compact and go on", "x\n\ny\n\nz"])
-      for (const s of [x, y, z]) expect(yield* s.carried).toEqual({ _tag: "Turn", prompt: "x\n\ny\n\nz" })
+      for (const s of [x, y, z]) expect(yield* s.carried).toMatchObject({ _tag: "Turn", prompt: "x\n\ny\n\nz" })
 
       // the next run is steerable again
       yield* mock.setHandler("turn/steer", steerOk)
@@ -158,7 +162,7 @@ describe("steering queue", () => {
       yield* TestClock.adjust("500 millis")
       yield* mock.awaitRequest("turn/steer", 2)
       expect((yield* steers)[1]).toEqual({ threadId: turn2.threadId, expectedTurnId: turn2.turnId, input: [{ type: "text", text: "later" }] })
-      expect(yield* later.carried).toEqual({ _tag: "Steered", turnId: turn2.turnId })
+      expect(yield* later.carried).toMatchObject({ _tag: "Steered", turnId: turn2.turnId })
 
       yield* turn2.finish()
       expect((yield* first.reply).turnId).toBe(turn1.turnId)
@@ -181,7 +185,7 @@ describe("steering queue", () => {
       const late = yield* q.submit("e1", "late")
       yield* TestClock.adjust("500 millis")
       const turn2 = yield* nthTurn(2)
-      expect(yield* late.carried).toEqual({ _tag: "Turn", prompt: "late" })
+      expect(yield* late.carried).toMatchObject({ _tag: "Turn", prompt: "late" })
       expect(yield* prompts).toEqual(["first", "late"])
       yield* turn2.finish("late answered")
       expect(yield* first.reply).toMatchObject({ turnId: turn1.turnId, finalText: "finished first" })
@@ -208,7 +212,7 @@ describe("steering queue", () => {
       const results = [yield* first.reply, ...(yield* Effect.forEach(queued, (s) => s.reply))]
       expect(yield* prompts).toEqual(["first", "a", "b", "c"])
       expect(new Set(results.map((r) => r.turnId)).size).toBe(4)
-      for (const [i, s] of queued.entries()) expect(yield* s.carried).toEqual({ _tag: "Turn", prompt: ["a", "b", "c"][i] })
+      for (const [i, s] of queued.entries()) expect(yield* s.carried).toMatchObject({ _tag: "Turn", prompt: ["a", "b", "c"][i] })
       yield* expectSettled("f1")
     }).pipe(Effect.provide(layer({ handlers: { "turn/steer": steerOk } }, { mode: "followup" }))))
 
@@ -274,7 +278,7 @@ describe("steering queue", () => {
       expect(yield* q.mode("m1")).toBe("steer")
       yield* TestClock.adjust("500 millis")
       yield* mock.awaitRequest("turn/steer")
-      expect(yield* steered.carried).toEqual({ _tag: "Steered", turnId: turn1.turnId })
+      expect(yield* steered.carried).toMatchObject({ _tag: "Steered", turnId: turn1.turnId })
       expect((yield* steers)[0]!.input).toEqual([{ type: "text", text: "steered one" }])
       yield* turn1.finish()
       const turn2 = yield* nthTurn(2)
@@ -303,12 +307,12 @@ describe("steering queue", () => {
         const follow = yield* q.submit("z1", `follow ${round}`)
         yield* run.finish()
         const followRun = yield* nextTurn
-        expect(yield* follow.carried).toEqual({ _tag: "Turn", prompt: `follow ${round}` })
+        expect(yield* follow.carried).toMatchObject({ _tag: "Turn", prompt: `follow ${round}` })
         // steering into the follow-up run, then a refused steer into it
         yield* q.setMode("z1", "steer")
         const steered = yield* q.submit("z1", `steer ${round}`)
         yield* TestClock.adjust("500 millis")
-        expect(yield* steered.carried).toEqual({ _tag: "Steered", turnId: followRun.turnId })
+        expect(yield* steered.carried).toMatchObject({ _tag: "Steered", turnId: followRun.turnId })
         yield* mock.setHandler("turn/steer", compactTurnRefuses)
         const refused = yield* q.submit("z1", `refused ${round}`)
         yield* TestClock.adjust("500 millis")
@@ -316,11 +320,11 @@ describe("steering queue", () => {
         yield* mock.setHandler("turn/steer", steerOk)
         yield* followRun.finish()
         const heldRun = yield* nextTurn
-        expect(yield* refused.carried).toEqual({ _tag: "Turn", prompt: `refused ${round}` })
+        expect(yield* refused.carried).toMatchObject({ _tag: "Turn", prompt: `refused ${round}` })
         // steering is not disabled after the refusal
         const again = yield* q.submit("z1", `again ${round}`)
         yield* TestClock.adjust("500 millis")
-        expect(yield* again.carried).toEqual({ _tag: "Steered", turnId: heldRun.turnId })
+        expect(yield* again.carried).toMatchObject({ _tag: "Steered", turnId: heldRun.turnId })
         yield* heldRun.finish()
         for (const s of [opener, follow, steered, refused, again]) expect(Exit.isSuccess(yield* Effect.exit(s.reply))).toBe(true)
         yield* expectSettled("z1")
@@ -341,7 +345,7 @@ describe("steering queue", () => {
       expect(yield* q.interrupt("i1")).toBe(true)
       expect(Exit.isInterrupted(yield* Effect.exit(first.reply))).toBe(true)
       const turn2 = yield* nthTurn(2)
-      expect(yield* next.carried).toEqual({ _tag: "Turn", prompt: "after the interrupt" })
+      expect(yield* next.carried).toMatchObject({ _tag: "Turn", prompt: "after the interrupt" })
       const withdrawn = yield* q.submit("i1", "never mind")
       expect((yield* q.cancelQueued("i1")).map((m) => m.text)).toEqual(["never mind"])
       expect(Exit.isInterrupted(yield* Effect.exit(withdrawn.reply))).toBe(true)
@@ -368,4 +372,91 @@ describe("steering queue", () => {
       expect(yield* q.sessions).toEqual([])
       expect(Exit.isInterrupted(yield* Effect.exit(q.submit("x1", "too late")))).toBe(true)
     }))
+
+  it.scoped("[S35] drain with nothing running returns at once and refuses new messages and compactions (ShuttingDown)", () =>
+    Effect.gen(function* () {
+      const q = yield* SessionWork
+      expect(yield* q.drain("30 seconds", "10 seconds")).toEqual({ interrupted: 0 })
+      expect(yield* q.draining).toBe(true)
+      expect((yield* q.submit("d0", "late").pipe(Effect.flip))._tag).toBe("ShuttingDown")
+      expect((yield* q.compact("d0").pipe(Effect.flip))._tag).toBe("ShuttingDown")
+      expect(yield* prompts).toEqual([])
+    }).pipe(Effect.provide(layer())))
+
+  it.scoped("[S35] drain waits within its grace for a turn that ends, and interrupts none", () =>
+    Effect.gen(function* () {
+      const q = yield* SessionWork
+      const running = yield* q.submit("d1", "finishing")
+      const turn = yield* nthTurn(1)
+      const draining = yield* Effect.fork(q.drain("30 seconds", "10 seconds"))
+      yield* waitUntil(q.draining)
+      yield* TestClock.adjust("10 seconds")
+      expect(yield* Fiber.poll(draining)).toEqual(Option.none())
+      yield* turn.finish("done")
+      expect(yield* Fiber.join(draining)).toEqual({ interrupted: 0 })
+      expect(yield* running.reply).toMatchObject({ status: "completed", finalText: "done" })
+    }).pipe(Effect.provide(layer())))
+
+  it.scoped("[S35] drain past its grace withdraws what waits and interrupts what runs, Codex told (turn/interrupt)", () =>
+    Effect.gen(function* () {
+      const q = yield* SessionWork
+      const mock = yield* MockAppServer
+      const running = yield* q.submit("d2", "never ends")
+      yield* nthTurn(1)
+      yield* q.setMode("d2", "followup")
+      const waiting = yield* q.submit("d2", "after it")
+      expect(waiting.disposition).toBe("queue")
+      const draining = yield* Effect.fork(q.drain("30 seconds", "10 seconds"))
+      yield* waitUntil(q.draining)
+      yield* TestClock.adjust("30 seconds")
+      expect(yield* Fiber.join(draining)).toEqual({ interrupted: 1 })
+      expect(Exit.isInterrupted(yield* Effect.exit(running.reply))).toBe(true)
+      expect(Exit.isInterrupted(yield* Effect.exit(waiting.carried))).toBe(true)
+      expect(yield* mock.requests("turn/interrupt")).toHaveLength(1)
+      expect(yield* prompts).toEqual(["never ends"])
+    }).pipe(Effect.provide(layer())))
+
+  it.scoped("[S35][S37] a manual compaction is the session's run: refused while a turn runs, and a message sent during it waits for it", () =>
+    Effect.gen(function* () {
+      const q = yield* SessionWork
+      const running = yield* q.submit("c1", "first")
+      const turn = yield* nthTurn(1)
+      const busy = yield* q.compact("c1").pipe(Effect.flip)
+      expect(busy._tag).toBe("SessionBusy")
+      expect(busy.message).toBe("a turn is running in session c1: compact it once the turn has ended")
+      yield* turn.finish("first done")
+      yield* running.reply
+      yield* q.idle("c1")
+
+      // the mock's compaction turn hangs until the test ends it: meanwhile a message waits, a steer is refused
+      const mock = yield* MockAppServer
+      const started = yield* Deferred.make<{ readonly threadId: string; readonly turnId: string; readonly peer: MockPeer }>()
+      yield* mock.setHandler("thread/compact/start", (params, ctx) =>
+        Effect.gen(function* () {
+          const threadId = (params as { threadId: string }).threadId
+          yield* ctx.afterReply(Effect.gen(function* () {
+            yield* ctx.notify("turn/started", { threadId, turn: { id: "compact-1", status: "inProgress", items: [], error: null } })
+            yield* ctx.notify("item/started", { threadId, turnId: "compact-1", startedAtMs: 0, item: { type: "contextCompaction", id: "cc-1" } })
+            yield* Deferred.succeed(started, { threadId, turnId: "compact-1", peer: ctx })
+          }))
+          return {}
+        }))
+      const compacting = yield* Effect.fork(q.compact("c1"))
+      const compaction = yield* Deferred.await(started)
+      yield* waitUntil(Effect.map(q.status("c1"), (s) => s.compacting && s.turnId === "compact-1"))
+      expect(yield* q.steer("c1", ["now"])).toMatchObject({ _tag: "NotSteerable" })
+      const during = yield* q.submit("c1", "sent during the compaction")
+      expect(during.disposition).toBe("queue")
+      yield* TestClock.adjust("1 second")
+      expect(yield* prompts).toEqual(["first"])
+
+      yield* compaction.peer.notify("item/completed", { threadId: compaction.threadId, turnId: "compact-1", completedAtMs: 0, item: { type: "contextCompaction", id: "cc-1" } })
+      yield* compaction.peer.notify("turn/completed", { threadId: compaction.threadId, turn: { id: "compact-1", status: "completed", items: [], error: null } })
+      expect(yield* Fiber.join(compacting)).toMatchObject({ sessionId: "c1", turnId: "compact-1" })
+      const next = yield* nthTurn(2)
+      yield* next.finish("after")
+      expect(yield* during.reply).toMatchObject({ status: "completed", finalText: "after" })
+      expect(yield* prompts).toEqual(["first", "sent during the compaction"])
+      yield* expectSettled("c1")
+    }).pipe(Effect.provide(layer())))
 })
