@@ -97,6 +97,17 @@ describe("architecture", () => {
     expect(upward).toEqual([])
   })
 
+  it("one registry of a session's live work: only SessionWork keeps running turns, fibers or queues by session", () => {
+    const registry = "src/harness/SessionWork.ts"
+    // a collection of live turns or of running fibers keyed by session, anywhere else, is a second registry
+    const patterns = [/(?:Map|Set)<[^>\n]*LiveTurn\b/, /FiberMap\.make<string/, /Map<string,\s*Fiber\./, /(?:Map|Set)<[^>\n]*RuntimeFiber/]
+    const others = sources
+      .filter((s) => s.rel !== registry && patterns.some((p) => p.test(s.text)))
+      .map((s) => s.rel)
+    expect(others).toEqual([])
+    expect(sources.some((s) => s.rel === registry && patterns.some((p) => p.test(s.text)))).toBe(true)
+  })
+
   it("no unsafe* primitive in src outside a bridge from a Node callback, which says so in a comment just above it", () => {
     const unbridged = sources.flatMap((s) => {
       const lines = s.text.split("\n")
