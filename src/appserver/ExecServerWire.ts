@@ -72,15 +72,15 @@ const parseObject = (from: "app-server" | "node", text: string): Either.Either<R
   try {
     parsed = JSON.parse(text)
   } catch {
-    return Either.left(new ExecWireError({ from, detail: "not JSON" }))
+    return Either.left(new ExecWireError({ from, kind: "notJson", detail: "not JSON" }))
   }
-  return isRecord(parsed) ? Either.right(parsed) : Either.left(new ExecWireError({ from, detail: "not a JSON object" }))
+  return isRecord(parsed) ? Either.right(parsed) : Either.left(new ExecWireError({ from, kind: "notJson", detail: "not a JSON object" }))
 }
 
 const requestOf = (tag: FromAppServer["_tag"], method: keyof typeof paramsDecoders, id: RequestId, raw: RawMessage) => {
   const decoded = (paramsDecoders[method] as (u: unknown) => Either.Either<unknown, { readonly message: string }>)(raw.params)
   return Either.isLeft(decoded)
-    ? Either.left(new ExecWireError({ from: "app-server", method, id, detail: firstLine(decoded.left.message) }))
+    ? Either.left(new ExecWireError({ from: "app-server", kind: "params", method, id, detail: firstLine(decoded.left.message) }))
     : Either.right({ _tag: tag, id, params: decoded.right, raw } as FromAppServer)
 }
 
@@ -92,11 +92,11 @@ export const decodeFromAppServer = (text: string): Either.Either<FromAppServer, 
       if ("id" in raw && ("result" in raw || "error" in raw)) {
         return Either.right({ _tag: "Response", id: isRequestId(raw.id) ? raw.id : null, raw })
       }
-      return Either.left(new ExecWireError({ from: "app-server", detail: "neither request, response nor notification" }))
+      return Either.left(new ExecWireError({ from: "app-server", kind: "notMessage", detail: "neither request, response nor notification" }))
     }
     if (!("id" in raw)) return Either.right({ _tag: "Notification", method, raw })
     const id = raw.id
-    if (!isRequestId(id)) return Either.left(new ExecWireError({ from: "app-server", method, detail: "a request with an invalid id" }))
+    if (!isRequestId(id)) return Either.left(new ExecWireError({ from: "app-server", method, kind: "notMessage", detail: "a request with an invalid id" }))
     switch (method) {
       case "initialize":
         return requestOf("Initialize", method, id, raw)
@@ -119,14 +119,14 @@ export const decodeFromNode = (text: string): Either.Either<FromNode, ExecWireEr
       if ("id" in raw) {
         return isRequestId(raw.id)
           ? Either.right({ _tag: "Request", id: raw.id, method, raw })
-          : Either.left(new ExecWireError({ from: "node", method, detail: "a request with an invalid id" }))
+          : Either.left(new ExecWireError({ from: "node", method, kind: "notMessage", detail: "a request with an invalid id" }))
       }
       const notification = <T extends "ProcessExited" | "ProcessClosed">(
         tag: T,
         decoded: Either.Either<unknown, { readonly message: string }>
       ) =>
         Either.match(decoded, {
-          onLeft: (e) => Either.left(new ExecWireError({ from: "node", method, detail: firstLine(e.message) })),
+          onLeft: (e) => Either.left(new ExecWireError({ from: "node", kind: "params", method, detail: firstLine(e.message) })),
           onRight: (params) => Either.right({ _tag: tag, params, raw } as FromNode)
         })
       switch (method) {
@@ -139,12 +139,12 @@ export const decodeFromNode = (text: string): Either.Either<FromNode, ExecWireEr
       }
     }
     if (!("id" in raw) || !("result" in raw || "error" in raw)) {
-      return Either.left(new ExecWireError({ from: "node", detail: "neither request, response nor notification" }))
+      return Either.left(new ExecWireError({ from: "node", kind: "notMessage", detail: "neither request, response nor notification" }))
     }
     const id = isRequestId(raw.id) ? raw.id : null
     if (raw.error === undefined || raw.error === null) return Either.right({ _tag: "Response", id, result: raw.result, error: undefined, raw })
     return Either.match(errorDecoder(raw.error), {
-      onLeft: (e) => Either.left(new ExecWireError({ from: "node", detail: `a malformed error: ${firstLine(e.message)}` })),
+      onLeft: (e) => Either.left(new ExecWireError({ from: "node", kind: "notMessage", detail: `a malformed error: ${firstLine(e.message)}` })),
       onRight: (error) => Either.right({ _tag: "Response", id, result: undefined, error, raw })
     })
   })
@@ -153,7 +153,7 @@ export const decodeFromNode = (text: string): Either.Either<FromNode, ExecWireEr
 export const decodeResult = <M extends ExecClientMethod>(method: M, result: unknown): Either.Either<ExecResult<M>, ExecWireError> =>
   Either.mapLeft(
     resultDecoders.get(method)!(result) as Either.Either<ExecResult<M>, { readonly message: string }>,
-    (e) => new ExecWireError({ from: "node", method, detail: firstLine(e.message) })
+    (e) => new ExecWireError({ from: "node", kind: "result", method, detail: firstLine(e.message) })
   )
 
 /** A request frame, typed by method. */

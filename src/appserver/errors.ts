@@ -122,6 +122,8 @@ export const lastLine = (text: string): string => {
  */
 export class ExecWireError extends Schema.TaggedError<ExecWireError>()("ExecWireError", {
   from: Schema.Literal("app-server", "node"),
+  /** notJson: not a JSON object at all; notMessage: no request, response or notification; params, result: did not decode */
+  kind: Schema.Literal("notJson", "notMessage", "params", "result"),
   method: Schema.optional(Schema.String),
   /** the request's id, when the frame was a request: what a refusal answers */
   id: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
@@ -140,5 +142,15 @@ export class ExecRpcError extends Schema.TaggedError<ExecRpcError>()("ExecRpcErr
 }) {
   override get message() {
     return `${this.method} on the node failed (${this.code}): ${this.rpcMessage}`
+  }
+}
+
+/** A node's exec-server could not be reached, closed the link, or did not answer in time. */
+export class ExecServerUnavailable extends Schema.TaggedError<ExecServerUnavailable>()("ExecServerUnavailable", {
+  url: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `the exec-server at ${this.url}: ${this.reason}`
   }
 }
