@@ -48,7 +48,9 @@ export type FromNode =
   | { readonly _tag: "Request"; readonly id: RequestId; readonly method: string; readonly raw: RawMessage }
 
 const preserve: ParseOptions = { onExcessProperty: "preserve", errors: "first" }
-const firstLine = (s: string) => s.split("\n")[0] ?? s
+/** A parse error's tree on one line: `{ readonly sessionId: string }: ["sessionId"]: is missing` */
+const oneLine = (s: string) =>
+  s.split("\n").map((l) => l.replace(/^[\s└├│─]+/, "")).filter((l) => l !== "").join(": ")
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 const isRequestId = (u: unknown): u is RequestId => typeof u === "string" || (typeof u === "number" && Number.isInteger(u))
 
@@ -80,7 +82,7 @@ const parseObject = (from: "app-server" | "node", text: string): Either.Either<R
 const requestOf = (tag: FromAppServer["_tag"], method: keyof typeof paramsDecoders, id: RequestId, raw: RawMessage) => {
   const decoded = (paramsDecoders[method] as (u: unknown) => Either.Either<unknown, { readonly message: string }>)(raw.params)
   return Either.isLeft(decoded)
-    ? Either.left(new ExecWireError({ from: "app-server", kind: "params", method, id, detail: firstLine(decoded.left.message) }))
+    ? Either.left(new ExecWireError({ from: "app-server", kind: "params", method, id, detail: oneLine(decoded.left.message) }))
     : Either.right({ _tag: tag, id, params: decoded.right, raw } as FromAppServer)
 }
 
@@ -126,7 +128,7 @@ export const decodeFromNode = (text: string): Either.Either<FromNode, ExecWireEr
         decoded: Either.Either<unknown, { readonly message: string }>
       ) =>
         Either.match(decoded, {
-          onLeft: (e) => Either.left(new ExecWireError({ from: "node", kind: "params", method, detail: firstLine(e.message) })),
+          onLeft: (e) => Either.left(new ExecWireError({ from: "node", kind: "params", method, detail: oneLine(e.message) })),
           onRight: (params) => Either.right({ _tag: tag, params, raw } as FromNode)
         })
       switch (method) {
@@ -144,7 +146,7 @@ export const decodeFromNode = (text: string): Either.Either<FromNode, ExecWireEr
     const id = isRequestId(raw.id) ? raw.id : null
     if (raw.error === undefined || raw.error === null) return Either.right({ _tag: "Response", id, result: raw.result, error: undefined, raw })
     return Either.match(errorDecoder(raw.error), {
-      onLeft: (e) => Either.left(new ExecWireError({ from: "node", kind: "notMessage", detail: `a malformed error: ${firstLine(e.message)}` })),
+      onLeft: (e) => Either.left(new ExecWireError({ from: "node", kind: "notMessage", detail: `a malformed error: ${oneLine(e.message)}` })),
       onRight: (error) => Either.right({ _tag: "Response", id, result: undefined, error, raw })
     })
   })
@@ -153,7 +155,7 @@ export const decodeFromNode = (text: string): Either.Either<FromNode, ExecWireEr
 export const decodeResult = <M extends ExecClientMethod>(method: M, result: unknown): Either.Either<ExecResult<M>, ExecWireError> =>
   Either.mapLeft(
     resultDecoders.get(method)!(result) as Either.Either<ExecResult<M>, { readonly message: string }>,
-    (e) => new ExecWireError({ from: "node", kind: "result", method, detail: firstLine(e.message) })
+    (e) => new ExecWireError({ from: "node", kind: "result", method, detail: oneLine(e.message) })
   )
 
 /** A request frame, typed by method. */
