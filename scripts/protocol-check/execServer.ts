@@ -55,12 +55,17 @@ export const checkExecServer = (
         })
         const lines: Array<string> = []
         const send = (line: string) => child.stdin.write(`${line}\n`)
+        let done = false
         const finish = (outcome: Effect.Effect<ReadonlyArray<string>, ExecServerProbeFailed>) => {
+          if (done) return
+          done = true
           child.stdin.end()
           child.kill("SIGKILL")
           resume(outcome)
         }
         child.on("error", (e) => finish(Effect.fail(new ExecServerProbeFailed({ reason: e.message }))))
+        // an exec-server that ends before its last answer (an old binary without the subcommand) fails the probe at once
+        child.on("exit", (code, signal) => finish(Effect.fail(new ExecServerProbeFailed({ reason: `the exec-server ended (${signal ?? `code ${code}`}) before answering every request` }))))
         let terminating = false
         const terminate = () => {
           if (terminating) return

@@ -5,8 +5,10 @@
 // a resume of an earlier node session; a non-JSON or binary frame. It watches the link (close, or a missed ping) and
 // on loss ends the attempt: every socket is dropped and every later upgrade is refused (410), so only a fresh attempt
 // can follow. Processes the node still runs for a closed session (the exec-server keeps them for a resume) are ended
-// by resuming that session once, only to `process/terminate` them. It never reads or changes a message's meaning
-// beyond that, and never sends the app-server's headers on: the upstream request carries only the node's own token.
+// by resuming that session once (a typed ExecServerClient), only to `process/terminate` them. It never reads or changes a
+// message's meaning beyond that, and never sends the app-server's headers on: the upstream request carries only the
+// node's own token. Each link's frames are decoded and policed by NodeLink; this file owns the listener, the loss of
+// the link and the cleanup. Node's server callbacks start fibers through a FiberSet runtime, so they die with the Scope.
 import { Deferred, Duration, Effect, FiberSet, Option, Queue, Redacted, Ref, Schedule, type Scope } from "effect"
 import * as crypto from "node:crypto"
 import * as http from "node:http"
