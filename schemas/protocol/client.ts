@@ -88,10 +88,15 @@ const threadOptions = {
   developerInstructions: optionalNullable(Schema.String),
   config: optionalNullable(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 }
+/** An environment a thread's commands run in (S26: a paired node registered with `environment/add`). */
+export const TurnEnvironment = Schema.Struct({ environmentId: Schema.String, cwd: Schema.String })
+export type TurnEnvironment = typeof TurnEnvironment.Type
 export const ThreadStartParams = Schema.Struct({
   ...threadOptions,
   ephemeral: optionalNullable(Schema.Boolean),
-  dynamicTools: optionalNullable(Schema.Array(DynamicToolSpec))
+  dynamicTools: optionalNullable(Schema.Array(DynamicToolSpec)),
+  /** the first is where the thread's commands run; omitted: the app-server's own machine */
+  environments: optionalNullable(Schema.Array(TurnEnvironment))
 })
 export type ThreadStartParams = typeof ThreadStartParams.Type
 export const ThreadResumeParams = Schema.Struct({
@@ -241,6 +246,17 @@ export const EnvironmentStatusResponse = Schema.Struct({
   error: optionalNullable(Schema.String)
 })
 
+// ---- remote environments (S26: a paired node's exec-server, reached through the harness's relay) ----
+/** Registers an exec-server; answers at once, without reaching it. */
+export const EnvironmentAddParams = Schema.Struct({ environmentId: Schema.String, execServerUrl: Schema.String })
+export const EnvironmentAddResponse = Schema.Struct({})
+/** Asks the environment itself: the answer proves the exec-server is reachable. */
+export const EnvironmentInfoParams = Schema.Struct({ environmentId: Schema.String })
+export const EnvironmentInfoResponse = Schema.Struct({
+  shell: Schema.Struct({ name: Schema.String, path: Schema.String }),
+  cwd: optionalNullable(Schema.String)
+})
+
 // ---- the contract: which methods we call, with their generated-schema names ----
 export interface MethodContract {
   readonly params: Schema.Schema.AnyNoContext
@@ -278,6 +294,8 @@ export const ClientMethods = {
   "app/installed": method(AppsInstalledParams, AppsInstalledResponse, "AppsInstalledParams", "AppsInstalledResponse"),
   "feedback/upload": method(FeedbackUploadParams, FeedbackUploadResponse, "FeedbackUploadParams", "FeedbackUploadResponse"),
   "server/diagnostics": method(ServerDiagnosticsParams, ServerDiagnosticsResponse, "ServerDiagnosticsParams", "ServerDiagnosticsResponse"),
+  "environment/add": method(EnvironmentAddParams, EnvironmentAddResponse, "EnvironmentAddParams", "EnvironmentAddResponse"),
+  "environment/info": method(EnvironmentInfoParams, EnvironmentInfoResponse, "EnvironmentInfoParams", "EnvironmentInfoResponse"),
   "environment/status": method(EnvironmentStatusParams, EnvironmentStatusResponse, "EnvironmentStatusParams", "EnvironmentStatusResponse"),
   "command/exec": method(CommandExecParams, CommandExecResponse, "CommandExecParams", "CommandExecResponse"),
   "command/exec/write": method(CommandExecWriteParams, CommandExecEmptyResponse, "CommandExecWriteParams", "CommandExecWriteResponse"),

@@ -43,6 +43,16 @@ export const DynamicToolCallItem = Schema.Struct({
   arguments: Schema.Unknown,
   status: Schema.String
 })
+/** A command the agent ran (S26 reads it: a node attempt reports the commands that ran on the node). */
+export const CommandExecutionItem = Schema.Struct({
+  type: Schema.Literal("commandExecution"),
+  id: Schema.String,
+  command: Schema.String,
+  cwd: Schema.String,
+  status: Schema.String,
+  aggregatedOutput: optionalNullable(Schema.String),
+  exitCode: optionalNullable(Schema.Int)
+})
 /** Every other item kind passes through untyped (its fields are kept). */
 export const OtherItem = Schema.Struct({ type: Schema.String, id: Schema.String })
 export const ThreadItem = Schema.Union(
@@ -53,6 +63,7 @@ export const ThreadItem = Schema.Union(
   ImageGenerationItem,
   ContextCompactionItem,
   DynamicToolCallItem,
+  CommandExecutionItem,
   OtherItem
 )
 export type ThreadItem = typeof ThreadItem.Type
@@ -65,7 +76,8 @@ export const ThreadItemContracts = [
   { schema: PlanItem, definition: "PlanThreadItem" },
   { schema: ImageGenerationItem, definition: "ImageGenerationThreadItem" },
   { schema: ContextCompactionItem, definition: "ContextCompactionThreadItem" },
-  { schema: DynamicToolCallItem, definition: "DynamicToolCallThreadItem" }
+  { schema: DynamicToolCallItem, definition: "DynamicToolCallThreadItem" },
+  { schema: CommandExecutionItem, definition: "CommandExecutionThreadItem" }
 ] as const
 
 export const TurnStatus = Schema.Literal("completed", "interrupted", "failed", "inProgress")

@@ -1,10 +1,12 @@
 // The protocol contract check's public API: holds our hand-written protocol schemas (schemas/protocol.ts) to the JSON
 // schema the pinned codex binary generates, so an upgrade that renames, drops or retypes something we send or read
-// fails loudly here instead of at runtime. Owns `runCheck` (generate, load, compare) and the report it summarizes.
+// fails loudly here instead of at runtime; and schemas/execServer.ts (a wire the binary generates no schema for) to
+// what the binary's exec-server answers. Owns `runCheck` (generate, load, compare, probe) and the report it summarizes.
 import { NodeFileSystem } from "@effect/platform-node"
 import { type Duration, Effect } from "effect"
 import { type CodexBinaryNotFound, type CodexCommand, resolve } from "../../src/appserver/CodexBinary.js"
 import { checkContract } from "./compare.js"
+import { checkExecServer, type ExecServerProbeFailed } from "./execServer.js"
 import { type Contract, type ContractProblem, formatProblem, harnessContract } from "./contract.js"
 import {
   type GeneratedSchemaInvalid,
@@ -32,6 +34,7 @@ export {
   SchemaGenerationFailed,
   scopedTempDir
 } from "./generated.js"
+export { checkExecServer, ExecServerProbeFailed, type ExecServerReport } from "./execServer.js"
 export type { JsonSchema } from "./schema-walk.js"
 
 export interface ProtocolCheckReport {
@@ -39,6 +42,8 @@ export interface ProtocolCheckReport {
   readonly notifications: number
   readonly itemKinds: number
   readonly serverRequests: number
+  /** exec-server requests and notifications held to the binary's answers (absent with a custom contract) */
+  readonly execServer?: { readonly methods: number; readonly notifications: number } | undefined
   readonly problems: ReadonlyArray<ContractProblem>
 }
 
@@ -46,7 +51,11 @@ export const summarize = (report: ProtocolCheckReport): ReadonlyArray<string> =>
   report.problems.length === 0
     ? [
       `protocol check: ${report.methods} methods, ${report.notifications} notifications, ` +
-      `${report.itemKinds} item kinds, ${report.serverRequests} server requests checked, 0 problems`
+      `${report.itemKinds} item kinds, ${report.serverRequests} server requests checked` +
+      (report.execServer === undefined
+        ? ""
+        : `; exec-server: ${report.execServer.methods} methods, ${report.execServer.notifications} notifications checked against its answers`) +
+      ", 0 problems"
     ]
     : report.problems.map(formatProblem)
 
@@ -54,7 +63,10 @@ export const summarize = (report: ProtocolCheckReport): ReadonlyArray<string> =>
 export const runCheck = (
   codexCommand?: CodexCommand,
   options: { readonly timeout?: Duration.DurationInput; readonly contract?: Contract } = {}
-): Effect.Effect<ProtocolCheckReport, CodexBinaryNotFound | SchemaGenerationFailed | GeneratedSchemaInvalid> =>
+): Effect.Effect<
+  ProtocolCheckReport,
+  CodexBinaryNotFound | SchemaGenerationFailed | GeneratedSchemaInvalid | ExecServerProbeFailed
+> =>
   Effect.scoped(
     Effect.gen(function*() {
       const codex = codexCommand ?? (yield* resolve().pipe(Effect.provide(NodeFileSystem.layer)))
@@ -62,12 +74,17 @@ export const runCheck = (
       yield* generateSchema(codex, dir, options.timeout)
       const generated = yield* loadGenerated(dir)
       const contract = options.contract ?? harnessContract
+      // the exec-server wire belongs to the harness's own contract; a custom contract (a test's) is about the app-server
+      const execServer = options.contract === undefined
+        ? yield* checkExecServer(codex, yield* scopedTempDir("codex-protocol-check-home-"))
+        : undefined
       return {
         methods: Object.keys(contract.clientMethods).length,
         notifications: Object.keys(contract.notifications).length,
         itemKinds: contract.items.length,
         serverRequests: Object.keys(contract.serverRequests).length,
-        problems: checkContract(generated, contract)
+        ...(execServer !== undefined ? { execServer: { methods: execServer.methods, notifications: execServer.notifications } } : {}),
+        problems: [...checkContract(generated, contract), ...(execServer?.problems ?? [])]
       }
     })
   )

@@ -36,6 +36,8 @@ export interface WebSocketOptions {
   readonly url: string
   /** the variable the bearer token is read from (a name); unset or empty: no Authorization header */
   readonly tokenEnv?: string | undefined
+  /** the bearer token itself (a paired node's, read from its 0600 file); wins over `tokenEnv` */
+  readonly token?: Redacted.Redacted<string> | undefined
   /** the largest frame accepted; a bigger one closes the connection (code 1009), it cannot be skipped like a line */
   readonly maxFrameBytes?: number | undefined
   readonly openTimeout?: Duration.DurationInput | undefined
@@ -78,7 +80,7 @@ export const connect = (options: WebSocketOptions): Effect.Effect<TransportHandl
     if ("problem" in parsed) return yield* new AppServerUnreachable({ url: CodexArgs.redactUrl(options.url), reason: parsed.problem })
     const url = parsed.endpoint.url
     const tokenEnv = options.tokenEnv ?? AppServerUrl.defaultTokenEnv
-    const token = yield* Config.redacted(tokenEnv).pipe(
+    const token = options.token !== undefined ? Option.some(options.token) : yield* Config.redacted(tokenEnv).pipe(
       Config.option,
       Config.map(Option.filter((t) => Redacted.value(t) !== "")),
       Effect.orElseSucceed(() => Option.none<Redacted.Redacted>())

@@ -114,3 +114,43 @@ export const lastLine = (text: string): string => {
   const lines = text.trim().split("\n")
   return (lines[lines.length - 1] ?? "").trim()
 }
+
+/**
+ * A frame on an exec-server link (a paired node, S26) that is not the JSON-RPC our schemas/execServer.ts relies on:
+ * not JSON, not a message, or params/result of a method the harness reads that do not decode. `from` says which peer
+ * sent it. A value, never a throw: the relay refuses or passes on, and the cleanup client fails with it.
+ */
+export class ExecWireError extends Schema.TaggedError<ExecWireError>()("ExecWireError", {
+  from: Schema.Literal("app-server", "node"),
+  /** notJson: not a JSON object at all; notMessage: no request, response or notification; params, result: did not decode */
+  kind: Schema.Literal("notJson", "notMessage", "params", "result"),
+  method: Schema.optional(Schema.String),
+  /** the request's id, when the frame was a request: what a refusal answers */
+  id: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
+  detail: Schema.String
+}) {
+  override get message() {
+    return `unexpected ${this.method ?? "frame"} from the ${this.from === "node" ? "node's exec-server" : "app-server"}: ${this.detail}`
+  }
+}
+
+/** A node's exec-server answered a request with a JSON-RPC error. */
+export class ExecRpcError extends Schema.TaggedError<ExecRpcError>()("ExecRpcError", {
+  method: Schema.String,
+  code: Schema.Number,
+  rpcMessage: Schema.String
+}) {
+  override get message() {
+    return `${this.method} on the node failed (${this.code}): ${this.rpcMessage}`
+  }
+}
+
+/** A node's exec-server could not be reached, closed the link, or did not answer in time. */
+export class ExecServerUnavailable extends Schema.TaggedError<ExecServerUnavailable>()("ExecServerUnavailable", {
+  url: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `the exec-server at ${this.url}: ${this.reason}`
+  }
+}

@@ -4,11 +4,15 @@
 // with the harness; only exec traffic crosses to the node. Side questions and approvals fail closed (not placement-
 // bound). A lost link ends the attempt: the running turn is interrupted, its remote processes are ended, and every later
 // call fails with NodeDisconnected; a reconnect is a fresh attempt (open again). Never falls back to host execution.
-import { Duration, Effect, Option, type Redacted, type Scope, Stream } from "effect"
+// Its turns are ordinary turns: the thread is opened and the turn followed by the same functions as a local turn's
+// (src/turn/TurnRunner), with the node's environment as the thread's environment.
+import { Duration, Effect, type Option, type Redacted, type Scope } from "effect"
 import * as crypto from "node:crypto"
+import type { SandboxMode, ThreadItem } from "../../schemas/protocol.js"
 import * as Connection from "../appserver/AppServerConnection.js"
 import type { RequestError } from "../appserver/errors.js"
 import { Transport, type TransportOptions } from "../appserver/Transport.js"
+import * as TurnRunner from "../turn/TurnRunner.js"
 import { NodeDisconnected, NodeTurnFailed, NodeUnreachable } from "./errors.js"
 import * as NodeRelay from "./NodeRelay.js"
 
@@ -41,8 +45,8 @@ export interface TurnInput {
   readonly prompt: string
   /** the working directory on the node */
   readonly cwd: string
-  /** the thread's sandbox on the node (`read-only`, `workspace-write`, `danger-full-access`); default: the config's */
-  readonly sandbox?: string | undefined
+  /** the thread's sandbox on the node; default `read-only`, the harness's own default */
+  readonly sandbox?: SandboxMode | undefined
 }
 
 export interface NodeAttempt {
@@ -56,13 +60,18 @@ export interface NodeAttempt {
   readonly runTurn: (input: TurnInput) => Effect.Effect<NodeTurn, NodeDisconnected | NodeTurnFailed | RequestError, Scope.Scope>
 }
 
-export const defaults = { registrationTimeout: Duration.seconds(15), interruptWait: Duration.seconds(2) } as const
+export const defaults = { registrationTimeout: Duration.seconds(15), sandbox: "read-only" } as const
 
 const sideQuestion = "side questions are not available in a node attempt (not placement-bound); declined"
 const approval = "approvals are not available in a node attempt; declined"
 
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-const str = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
+/** The commands of a turn's completed items, as the node ran them. */
+export const commandsOf = (items: ReadonlyArray<ThreadItem>): ReadonlyArray<NodeCommand> =>
+  items.flatMap((item) =>
+    item.type === "commandExecution" && "command" in item
+      ? [{ command: item.command, cwd: item.cwd, output: item.aggregatedOutput ?? "", exitCode: item.exitCode ?? null }]
+      : []
+  )
 
 /** Opens the attempt; it ends with the Scope (app-server stopped, registration gone, node processes ended). */
 export const open = (options: AttemptOptions): Effect.Effect<NodeAttempt, NodeUnreachable | RequestError, Scope.Scope | Transport> =>
@@ -88,10 +97,10 @@ export const open = (options: AttemptOptions): Effect.Effect<NodeAttempt, NodeUn
     // registration: `environment/add` answers at once; `environment/info` is what proves the node answers through the
     // relay. A failure here is the attempt's error, never a turn on the harness's own machine.
     const unreachable = (reason: string) => new NodeUnreachable({ node: options.node, reason })
-    yield* connection.requestRaw("environment/add", { environmentId, execServerUrl: relay.url }).pipe(
+    yield* connection.request("environment/add", { environmentId, execServerUrl: relay.url }).pipe(
       Effect.mapError((e) => unreachable(`environment/add: ${e.message}`))
     )
-    yield* connection.requestRaw("environment/info", { environmentId }, {
+    yield* connection.request("environment/info", { environmentId }, {
       timeout: options.registrationTimeout ?? defaults.registrationTimeout
     }).pipe(
       Effect.mapError((e) => unreachable(`environment/info: ${e.message}`)),
@@ -99,59 +108,34 @@ export const open = (options: AttemptOptions): Effect.Effect<NodeAttempt, NodeUn
     )
 
     const disconnected = (reason: string) => new NodeDisconnected({ node: options.node, reason })
+    const lostNow = Effect.flatMap(relay.lost, (reason) => Effect.fail(disconnected(reason)))
 
     const runTurn = (input: TurnInput) =>
       Effect.gen(function* () {
-        const lostAlready = yield* relay.isLost
-        if (lostAlready) return yield* Effect.flatMap(relay.lost, (r) => Effect.fail(disconnected(r)))
-        const events = yield* connection.subscribe()
-        const started = yield* connection.requestRaw("thread/start", {
+        if (yield* relay.isLost) return yield* lostNow
+        const settings: TurnRunner.ThreadSettings = {
           cwd: input.cwd,
-          environments: [{ environmentId, cwd: input.cwd }],
           approvalPolicy: "never",
-          ...(input.sandbox !== undefined ? { sandbox: input.sandbox } : {})
+          sandbox: input.sandbox ?? defaults.sandbox
+        }
+        const opened = yield* TurnRunner.openThread(connection, settings, undefined, {
+          environments: [{ environmentId, cwd: input.cwd }]
         })
-        const threadId = str(isRecord(started) && isRecord(started.thread) ? started.thread.id : undefined)
-        if (threadId === undefined) return yield* new NodeTurnFailed({ node: options.node, reason: "thread/start answered no thread id" })
-        const turn = yield* connection.requestRaw("turn/start", { threadId, input: [{ type: "text", text: input.prompt, text_elements: [] }] })
-        const turnId = str(isRecord(turn) && isRecord(turn.turn) ? turn.turn.id : undefined) ?? ""
-        const commands: Array<NodeCommand> = []
-        let finalText = ""
-        const completed = events.pipe(
-          Stream.filter((n) => isRecord(n.params) && n.params.threadId === threadId),
-          Stream.tap((n) =>
-            Effect.sync(() => {
-              if (n._tag !== "ItemCompleted") return
-              const item = (n.params as { item?: unknown }).item
-              if (!isRecord(item)) return
-              if (item.type === "commandExecution") {
-                commands.push({
-                  command: str(item.command) ?? "",
-                  cwd: str(item.cwd),
-                  output: str(item.aggregatedOutput) ?? "",
-                  exitCode: typeof item.exitCode === "number" ? item.exitCode : null
-                })
-              } else if (item.type === "agentMessage") finalText = str(item.text) ?? finalText
-            })
-          ),
-          Stream.filter((n) => n._tag === "TurnCompleted"),
-          Stream.runHead
+        // the turn cannot finish without its node: on a lost link the runner is interrupted, which interrupts the
+        // turn on the app-server (bounded), and the loss is the attempt's error
+        const outcome = yield* TurnRunner.runTurn(connection, opened.threadId, [{ type: "text", text: input.prompt }], settings).pipe(
+          Effect.raceFirst(lostNow)
         )
-        const outcome = yield* Effect.raceFirst(
-          completed.pipe(Effect.map((n) => ({ _tag: "done" as const, n }))),
-          relay.lost.pipe(Effect.map((reason) => ({ _tag: "lost" as const, reason })))
-        )
-        if (outcome._tag === "lost") {
-          // the turn cannot finish without its node: stop it on the app-server (bounded), then report the loss
-          yield* connection.requestRaw("turn/interrupt", { threadId, turnId }, { timeout: defaults.interruptWait }).pipe(Effect.ignore)
-          return yield* disconnected(outcome.reason)
+        if (outcome.status === "failed") {
+          return yield* new NodeTurnFailed({ node: options.node, reason: outcome.error ?? "failed" })
         }
-        const turnInfo = (Option.getOrUndefined(outcome.n)?.params as { turn?: { status?: unknown; error?: unknown } } | undefined)?.turn
-        if (turnInfo?.status === "failed") {
-          return yield* new NodeTurnFailed({ node: options.node, reason: JSON.stringify(turnInfo.error ?? "failed") })
-        }
-        if (yield* relay.isLost) return yield* Effect.flatMap(relay.lost, (r) => Effect.fail(disconnected(r)))
-        return { threadId, turnId, finalText, commands } satisfies NodeTurn
+        if (yield* relay.isLost) return yield* lostNow
+        return {
+          threadId: outcome.threadId,
+          turnId: outcome.turnId,
+          finalText: outcome.finalText ?? "",
+          commands: commandsOf(outcome.items)
+        } satisfies NodeTurn
       })
 
     return { node: options.node, attemptId, environmentId, relay, connection, runTurn } satisfies NodeAttempt

@@ -3,7 +3,7 @@
 // after. Rows are metadata only (id, name, status, model, provider, cwd, update time; never a preview or any turn
 // content), and the Catalog refuses Continue and Archive on them even when idle: a node's app-server is not a
 // connection a harness binding can live on.
-import { ConfigProvider, Effect, Option, Redacted } from "effect"
+import { Effect, Option, type Redacted } from "effect"
 import { ThreadSourceKind } from "../../schemas/protocol.js"
 import * as Connection from "../appserver/AppServerConnection.js"
 import * as WebSocketTransport from "../appserver/WebSocketTransport.js"
@@ -12,9 +12,6 @@ import type { RemoteNode, RemoteThread } from "../supervision/RemoteCatalogs.js"
 import type { PairedNode } from "./NodePairing.js"
 
 export const bounds = { pageSize: 100, maxPages: 20 } as const
-
-// the name the token is handed to the transport under (a private config provider, not the process environment)
-const tokenName = "CODEX_HARNESS_NODE_APP_SERVER_TOKEN"
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 const str = (u: unknown): string | undefined => (typeof u === "string" && u !== "" ? u : undefined)
@@ -40,16 +37,16 @@ export const metadataOf = (row: unknown): RemoteThread | undefined => {
 const listOnce = (node: PairedNode & { readonly appServerUrl: string }, token: Option.Option<Redacted.Redacted<string>>) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const handle = yield* WebSocketTransport.connect({ url: node.appServerUrl, tokenEnv: tokenName }).pipe(
-        Effect.withConfigProvider(
-          ConfigProvider.fromMap(new Map(Option.match(token, { onNone: () => [], onSome: (t) => [[tokenName, Redacted.value(t)]] })))
-        )
-      )
+      // the node's own token (from its 0600 file), never the process environment
+      const handle = yield* WebSocketTransport.connect({
+        url: node.appServerUrl,
+        ...(Option.isSome(token) ? { token: token.value } : {})
+      })
       const connection = yield* Connection.make(handle, { clientName: "codex-harness-catalog" })
       const rows: Array<RemoteThread> = []
       let cursor: string | undefined
       for (let page = 0; page < bounds.maxPages; page++) {
-        const result = yield* connection.requestRaw("thread/list", {
+        const result = yield* connection.request("thread/list", {
           archived: false,
           limit: bounds.pageSize,
           modelProviders: [],
@@ -57,12 +54,11 @@ const listOnce = (node: PairedNode & { readonly appServerUrl: string }, token: O
           sourceKinds: ThreadSourceKind.literals,
           ...(cursor !== undefined ? { cursor } : {})
         })
-        const data = isRecord(result) && Array.isArray(result.data) ? result.data : []
-        for (const row of data) {
+        for (const row of result.data) {
           const meta = metadataOf(row)
           if (meta !== undefined) rows.push(meta)
         }
-        cursor = isRecord(result) ? str(result.nextCursor) : undefined
+        cursor = str(result.nextCursor)
         if (cursor === undefined) break
       }
       return rows as ReadonlyArray<RemoteThread>

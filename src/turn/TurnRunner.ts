@@ -8,6 +8,7 @@ import type {
   DynamicToolSpec,
   SandboxMode,
   SandboxPolicy,
+  TurnEnvironment,
   UserInput
 } from "../../schemas/protocol.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
@@ -59,6 +60,8 @@ export interface ThreadExtras {
   readonly config?: Readonly<Record<string, unknown>> | undefined
   /** only on thread/start: Codex keeps a thread's dynamic tools */
   readonly dynamicTools?: ReadonlyArray<DynamicToolSpec> | undefined
+  /** only on thread/start: where the thread's commands run (S26: a paired node's environment); Codex keeps them */
+  readonly environments?: ReadonlyArray<TurnEnvironment> | undefined
 }
 
 export interface BoundThread {
@@ -135,7 +138,8 @@ export const openThread = (
   const start = connection
     .request("thread/start", {
       ...threadParams(settings, extras, false),
-      ...(extras.dynamicTools !== undefined && extras.dynamicTools.length > 0 ? { dynamicTools: extras.dynamicTools } : {})
+      ...(extras.dynamicTools !== undefined && extras.dynamicTools.length > 0 ? { dynamicTools: extras.dynamicTools } : {}),
+      ...(extras.environments !== undefined && extras.environments.length > 0 ? { environments: extras.environments } : {})
     })
     .pipe(Effect.flatMap((r) => opened({ threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: false }, false)))
   if (bound === undefined) return start

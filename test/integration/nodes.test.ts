@@ -97,6 +97,9 @@ describe(`[S26] remote exec on a paired node (${ExecNode.netnsAllowed() ? "node 
       }
       // the model's key never crossed: no request to the node mentions it
       expect(node.tunnel.heads().join("\n")).not.toContain(CodexArgs.placeholderProviderKey)
+      // the exec-server protocol as the real node speaks it: every frame of the attempt decoded with schemas/execServer.ts
+      // (the binary generates no schema for this wire; this is where those schemas are held to it)
+      expect(yield* attempt.relay.undecoded).toEqual([])
       yield* Scope.close(scope, Exit.void)
       expect(isAlive(appServerPid)).toBe(false)
       yield* eventually(() => node.descendants().length === 0, "the node still runs a process")
@@ -176,6 +179,9 @@ describe(`[S26] remote exec on a paired node (${ExecNode.netnsAllowed() ? "node 
       // the relay ended the process on the node (it resumed the node session only to terminate it)
       yield* eventually(() => Effect.runSync(attempt.relay.cleanups).length === 1, "no cleanup report")
       expect((yield* attempt.relay.cleanups)[0]!.outcome).toBe("terminated")
+      // the cleanup's typed client read the real node's answers to a resume and to process/terminate
+      expect((yield* attempt.relay.cleanups)[0]!.detail).toMatch(/: \{"running":(true|false)\}/)
+      expect(yield* attempt.relay.undecoded).toEqual([])
       yield* eventually(() => node.descendants().length === 0, "the node still runs the command")
       // the attempt is over: a reconnect through its relay is refused, and its runTurn fails at once
       const reconnect = yield* upgrade(attempt.relay.url, {})

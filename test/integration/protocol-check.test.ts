@@ -1,8 +1,10 @@
-// Holds schemas/protocol.ts to the JSON schema that the pinned codex binary generates right now.
+// Holds schemas/protocol.ts to the JSON schema that the pinned codex binary generates right now, and
+// schemas/execServer.ts to what the binary's exec-server answers.
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { existsSync } from "node:fs"
+import { ExecClientMethods, ExecServerNotifications } from "../../schemas/execServer.js"
 import { resolve } from "../../src/appserver/CodexBinary.js"
 import {
   formatProblem,
@@ -21,6 +23,11 @@ describe("protocol check against the pinned codex binary", () => {
       expect(report.notifications).toBe(Object.keys(harnessContract.notifications).length)
       expect(report.itemKinds).toBe(harnessContract.items.length)
       expect(report.serverRequests).toBe(Object.keys(harnessContract.serverRequests).length)
+      // the exec-server wire has no generated schema: it is held to what the binary's exec-server answers
+      expect(report.execServer).toEqual({
+        methods: Object.keys(ExecClientMethods).length,
+        notifications: Object.keys(ExecServerNotifications).length
+      })
     }))
 
   it.effect("[protocol] the generation directory is a scoped resource, gone once the scope closes", () =>

@@ -3,7 +3,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { ServerNotifications, ServerRequests } from "../../schemas/protocol.js"
+import { ExecClientMethods, ExecServerNotifications } from "../../schemas/execServer.js"
+import { ClientMethods, ServerNotifications, ServerRequests } from "../../schemas/protocol.js"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const src = path.join(root, "src")
@@ -60,26 +61,49 @@ const importsOf = (text: string): ReadonlyArray<string> => [
   ...[...text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g)].map((m) => m[1]!)
 ]
 
+/**
+ * A method named as the first argument of a typed call (`connection.request("thread/start", ...)`, `.handle(...)`,
+ * the discovery client's `.read(...)`, also with the argument on the next line), or in a type that narrows a typed
+ * API to some methods: that is the typed API, not a match on a string.
+ */
+const typedUse = (line: string, previous: string, method: string): boolean =>
+  new RegExp(`\\.(request|handle|read)\\(\\s*"${method}"`).test(line) ||
+  (/\.(request|handle|read)\(\s*$/.test(previous) && line.trim().startsWith(`"${method}"`)) ||
+  /^\s*(export\s+)?type\s+\w+\s*=/.test(line)
+
 describe("architecture", () => {
   it("no file in src is above 500 lines", () => {
     const long = sources.filter((s) => s.text.split("\n").length > 500).map((s) => `${s.rel}: ${s.text.split("\n").length}`)
     expect(long).toEqual([])
   })
 
-  it("no protocol method of a notification or server request is matched as a string above src/appserver", () => {
-    const methods = [...Object.keys(ServerNotifications), ...Object.keys(ServerRequests)].filter((m) => m.includes("/"))
+  it("no protocol method (request, notification, server request; app-server or exec-server) is matched as a string above src/appserver", () => {
+    const methods = [
+      ...Object.keys(ClientMethods),
+      ...Object.keys(ServerNotifications),
+      ...Object.keys(ServerRequests),
+      ...Object.keys(ExecClientMethods),
+      ...Object.keys(ExecServerNotifications)
+    ].filter((m) => m.includes("/"))
     // the wire itself, and the mock app-server, which is a peer on the other side of the wire
     const wire = new Set(["appserver", "testing"])
     const found = sources
       .filter((s) => !wire.has(roomOf(s.file)!))
-      .flatMap((s) =>
-        s.text.split("\n").flatMap((line, i) =>
+      .flatMap((s) => {
+        const lines = s.text.split("\n")
+        return lines.flatMap((line, i) =>
           methods
-            // registering a typed handler names its method: that is the typed API, not a match on a string
-            .filter((m) => line.includes(`"${m}"`) && !line.includes(`.handle("${m}"`))
+            .filter((m) => line.includes(`"${m}"`) && !typedUse(line, lines[i - 1] ?? "", m))
             .map((m) => `${s.rel}:${i + 1}: "${m}"`)
         )
-      )
+      })
+    expect(found).toEqual([])
+  })
+
+  it("src/nodes bridges its sockets without Effect.runSync: a callback enqueues, or forks through a scoped runtime", () => {
+    const found = sources
+      .filter((s) => roomOf(s.file) === "nodes")
+      .flatMap((s) => s.text.split("\n").flatMap((line, i) => (/\bEffect\.runSync\(/.test(line) ? [`${s.rel}:${i + 1}`] : [])))
     expect(found).toEqual([])
   })
 

@@ -68,6 +68,7 @@ const definitions: Record<string, Node> = {
       cwd: {type: ["string", "null"]},
       developerInstructions: {type: ["string", "null"]},
       dynamicTools: {items: {}, type: ["array", "null"]},
+      environments: {items: {"$ref": "#/definitions/TurnEnvironmentParams"}, type: ["array", "null"]},
       ephemeral: {type: ["boolean", "null"]},
       model: {type: ["string", "null"]},
       modelProvider: {type: ["string", "null"]},
@@ -341,12 +342,15 @@ const definitions: Record<string, Node> = {
       },
       {
         properties: {
+          aggregatedOutput: {type: ["string", "null"]},
           command: {type: "string"},
+          cwd: {allOf: [{"$ref": "#/definitions/LegacyAppPathString"}]},
+          exitCode: {format: "int32", type: ["integer", "null"]},
           id: {type: "string"},
           status: {},
           type: {enum: ["commandExecution"], title: "CommandExecutionThreadItemType", type: "string"}
         },
-        required: ["command", "id", "status", "type"],
+        required: ["command", "commandActions", "cwd", "id", "status", "type"],
         title: "CommandExecutionThreadItem",
         type: "object"
       },
@@ -939,6 +943,13 @@ const definitions: Record<string, Node> = {
     type: "object"
   },
   McpServerElicitationAction: {enum: ["accept", "decline", "cancel"], type: "string"},
+  // S26, as 0.171.0 generates them (--experimental; descriptions left out)
+  TurnEnvironmentParams: {"properties": {"cwd": {"$ref": "#/definitions/LegacyAppPathString"}, "environmentId": {"type": "string"}, "runtimeWorkspaceRoots": {"items": {"$ref": "#/definitions/LegacyAppPathString"}, "type": ["array", "null"]}}, "required": ["cwd", "environmentId"], "type": "object"},
+  EnvironmentAddParams: {"properties": {"authBearerToken": {"type": ["string", "null"]}, "connectTimeoutMs": {"format": "uint64", "minimum": 0.0, "type": ["integer", "null"]}, "environmentId": {"type": "string"}, "execServerUrl": {"type": "string"}, "websocketRequestId": {"type": ["string", "null"]}}, "required": ["environmentId", "execServerUrl"], "title": "EnvironmentAddParams", "type": "object"},
+  EnvironmentAddResponse: {"title": "EnvironmentAddResponse", "type": "object"},
+  EnvironmentInfoParams: {"properties": {"environmentId": {"type": "string"}}, "required": ["environmentId"], "title": "EnvironmentInfoParams", "type": "object"},
+  EnvironmentInfoResponse: {"properties": {"cwd": {"anyOf": [{"type": "string"}, {"type": "null"}]}, "shell": {"$ref": "#/definitions/EnvironmentShellInfo"}}, "required": ["shell"], "title": "EnvironmentInfoResponse", "type": "object"},
+  EnvironmentShellInfo: {"properties": {"name": {"type": "string"}, "path": {"type": "string"}}, "required": ["name", "path"], "type": "object"},
   // S25, as 0.171.0 generates them (--experimental; descriptions left out)
   EnvironmentStatusParams: {"properties": {"environmentId": {"type": "string"}}, "required": ["environmentId"], "title": "EnvironmentStatusParams", "type": "object"},
   EnvironmentStatusResponse: {"properties": {"error": {"type": ["string", "null"]}, "status": {"allOf": [{"$ref": "#/definitions/EnvironmentStatusKind"}]}}, "required": ["status"], "title": "EnvironmentStatusResponse", "type": "object"},
@@ -979,6 +990,8 @@ const base: Fixture = {
     "app/installed": "AppsInstalledParams",
     "feedback/upload": "FeedbackUploadParams",
     "server/diagnostics": "ServerDiagnosticsParams",
+    "environment/add": "EnvironmentAddParams",
+    "environment/info": "EnvironmentInfoParams",
     "environment/status": "EnvironmentStatusParams",
     "command/exec": "CommandExecParams",
     "command/exec/write": "CommandExecWriteParams",
