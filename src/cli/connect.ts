@@ -30,6 +30,16 @@ export class ServeRefusedToken extends Schema.TaggedError<ServeRefusedToken>()("
 
 export const tokenEnv = "CODEX_HARNESS_TOKEN"
 
+/**
+ * The control API's address for what a person may paste: serve prints its Control UI as `http(s)://HOST:PORT/`, and
+ * that page's address leads to the same API (`ws(s)://HOST:PORT/rpc`). Anything else is kept as it is. Pure.
+ */
+export const controlUrl = (url: string): string => {
+  const match = /^(https?):\/\/([^/?#]+)\/?(?:rpc)?$/i.exec(url.trim())
+  if (match === null) return url
+  return `${match[1]!.toLowerCase() === "https" ? "wss" : "ws"}://${match[2]}/rpc`
+}
+
 /** A `--connect` URL's problem, if it has one. Pure. */
 export const checkUrl = (url: string): string | undefined => {
   if (url.startsWith("ws+unix:")) return url.includes(":/", "ws+unix:".length) ? undefined : "a Unix socket URL is ws+unix:PATH:/rpc"
@@ -41,7 +51,7 @@ export const checkUrl = (url: string): string | undefined => {
   }
   if (parsed.username !== "" || parsed.password !== "") return "a URL with credentials in it is refused: the token comes from $CODEX_HARNESS_TOKEN"
   if (parsed.protocol === "wss:") return undefined
-  if (parsed.protocol !== "ws:") return `expected ws://, wss:// or ws+unix:, got ${parsed.protocol}`
+  if (parsed.protocol !== "ws:") return `expected http(s)://HOST:PORT, ws(s)://HOST:PORT/rpc or ws+unix:, got ${parsed.protocol}`
   return isLoopbackHost(parsed.hostname) ? undefined : "ws:// would send the token in clear: use wss:// for another machine"
 }
 
@@ -59,7 +69,7 @@ export const target = (
     const stateDir = yield* stateDirOf(options.stateDir)
     const fromEnv = process.env[tokenEnv]
     if (Option.isSome(options.connect)) {
-      const url = options.connect.value
+      const url = controlUrl(options.connect.value)
       const problem = checkUrl(url)
       if (problem !== undefined) return yield* new UsageError({ line: `--connect: ${problem}` })
       if (fromEnv !== undefined && fromEnv !== "") return Option.some({ url, token: fromEnv })

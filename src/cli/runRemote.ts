@@ -27,7 +27,7 @@ const out = (text: string) => Effect.sync(() => void process.stdout.write(text.e
 const decided = { allow_once: "allowed", allow_always: "allowed (always)", deny: "denied", no_decision: "declined (no decision)" } as const
 
 /** What a person at this terminal sees of one event (`--json` prints the events instead). */
-const show = (event: ControlEvent, typedSession: boolean): Effect.Effect<void> => {
+export const show = (event: ControlEvent, typedSession: boolean): Effect.Effect<void> => {
   switch (event.type) {
     case "session.selected":
       return typedSession ? Effect.void : err(`session: ${event.session_id}`)

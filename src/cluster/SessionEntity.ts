@@ -12,8 +12,8 @@
 //
 // The entity runs its messages concurrently (a Steer, Interrupt or Answer must reach a running Turn); a second Turn while
 // one runs is steered into it or queued for after it by the runner's session work registry, as in `serve` and `chat`.
-// The following of a Turn's run belongs to the entity, not to the caller's stream: a caller that goes away leaves the
-// run going, and its outcome still reaches the ledger.
+// A caller that goes away interrupts the turn its message started, as before the registry: the ledger records the
+// outcome when the stream ends, so the turn must not outlive its stream.
 import * as Entity from "@effect/cluster/Entity"
 import { Rpc } from "@effect/rpc"
 import { Effect, Schedule, Schema, Stream } from "effect"
@@ -101,8 +101,6 @@ export const layer = Session.toLayer(
     const mirror = yield* TranscriptMirror
     const interactions = yield* Interactions
     const ledger = yield* TurnLedger
-    // the entity's own: the runs its Turns follow outlive the callers' streams, not the entity
-    const entityScope = yield* Effect.scope
 
     // `cluster status` counts the sessions each runner hosts; the row goes when this instance stops (idle, handed off)
     yield* recordOwner(sessionId, runnerAddress).pipe(Effect.catchAll((e) => Effect.logWarning(`session owner not recorded: ${e.message}`)))
@@ -157,7 +155,7 @@ export const layer = Session.toLayer(
             onStarted: (threadId, turnId) => ledger.started(payload.messageId, threadId, turnId),
             // recorded before the stream ends, so a redelivery after this stream replays it
             onFinished: (outcome) => ledger.finish(payload.messageId, outcome),
-            followIn: entityScope
+            interruptOnLeave: true
           })
           // the turn's fiber records its outcome now, however it ends
           handedOver = true

@@ -24,9 +24,9 @@ export interface TurnStreamOptions {
   readonly onStarted?: ((threadId: string | undefined, turnId: string) => Effect.Effect<void>) | undefined
   /** the outcome (the run's replies and its one terminal event), before the stream ends, however the run ended */
   readonly onFinished?: ((outcome: ReadonlyArray<ControlEvent>) => Effect.Effect<void>) | undefined
-  /** where the following runs: by default the caller's scope (the stream's). A cluster entity passes its own, so its
-   * ledger learns the outcome even when the caller went away; what the caller no longer reads is then dropped */
-  readonly followIn?: Scope.Scope | undefined
+  /** the caller going away interrupts the turn this message started (a cluster entity: its ledger records the turn's
+   * outcome when its stream ends, so the turn must not outlive it); by default the turn goes on without the caller */
+  readonly interruptOnLeave?: boolean | undefined
 }
 
 /** What a steer did, as the control API says it. */
@@ -65,17 +65,15 @@ export const start = (
     const { sessionId } = options
     const work = yield* SessionWork
     const hub = yield* EventHub
-    // the following has a scope of its own, under the caller's (or the one it is given): the subscription ends with it
-    const parent = options.followIn ?? (yield* Effect.scope)
+    // the following has a scope of its own, under the caller's: the subscription ends with it
+    const parent = yield* Effect.scope
     const followScope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
     // subscribed before the message is submitted, so nothing the run that carries it publishes is missed
     const subscription = yield* Scope.extend(hub.subscribe, followScope)
     const submitted = yield* work
       .submit(sessionId, options.prompt, { model: options.model, kind: options.kind, approvals: options.approvals })
       .pipe(Effect.catchAllCause((cause) => Effect.zipRight(Scope.close(followScope, Exit.void), Effect.fail(failureOf(cause)))))
-    const detached = options.followIn !== undefined
-    // detached from its reader, the stream keeps its newest events rather than holding up the run's end
-    const mailbox = yield* Mailbox.make<ControlEvent, ControlFailure>(detached ? { capacity: 1024, strategy: "sliding" } : { capacity: 1024 })
+    const mailbox = yield* Mailbox.make<ControlEvent, ControlFailure>({ capacity: 1024 })
     yield* mailbox.offer({ type: "message.accepted", version: eventsVersion, session_id: sessionId, disposition: submitted.disposition, mode: submitted.mode })
     const outcome: Array<ControlEvent> = []
 
@@ -106,8 +104,13 @@ export const start = (
         }
       })
 
+    let started: number | undefined
     yield* submitted.carried.pipe(
+      Effect.tap((carried) => Effect.sync(() => void (started = carried._tag === "Turn" ? carried.runId : undefined))),
       Effect.flatMap(follow),
+      Effect.onInterrupt(() =>
+        options.interruptOnLeave === true && started !== undefined ? Effect.asVoid(work.interrupt(sessionId)) : Effect.void
+      ),
       Effect.ensuring(
         Effect.suspend(() =>
           options.onFinished === undefined

@@ -331,6 +331,26 @@ describe("codex-harness serve", () => {
       expect(records.filter((r) => r._tag === "user")).toHaveLength(2)
     }))
 
+  it.scopedLive("[S18] chat --connect with the address serve prints for its Control UI (http://HOST:PORT/): piped lines are follow-ups through the serve, one session", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [reply.text("first answer"), reply.text("second answer")] })
+      const s = yield* startServe(f)
+      const page = `http://127.0.0.1:${s.port}/`
+      const chat = yield* runBin(["chat", "--state-dir", f.stateDir, "--connect", page], { input: "first line\n/queue followup\nsecond line\n" })
+      expect(chat, chat.stderr).toMatchObject({ code: 0, stdout: "first answer\nsecond answer\n" })
+      // a command that needs a local harness is refused in one line, and the chat goes on
+      expect(chat.stderr).toContain("/queue is not available through a serve")
+      const sessionId = /^session: (\S+)$/m.exec(chat.stderr)?.[1]
+      expect(sessionId).toBeDefined()
+      const requests = yield* f.model.requests
+      expect(requests).toHaveLength(2)
+      // the second message continued the first one's thread: its request carries the first exchange
+      expect(requests[1]!.body).toContain("first line")
+      expect(requests[1]!.body).toContain("first answer")
+      const records = parseLines(fs.readFileSync(path.join(f.stateDir, "sessions", `${sessionId}.jsonl`), "utf8")).records
+      expect(records.filter((r) => r._tag === "turn")).toHaveLength(2)
+    }))
+
   it.scopedLive("one serve per state dir (the second says the first's pid in one line); a non-loopback --listen needs TLS or --insecure-remote", () =>
     Effect.gen(function* () {
       const f = yield* fixture()

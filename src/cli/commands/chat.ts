@@ -5,6 +5,7 @@ import { lazy } from "./lazy.js"
 
 const config = {
   ...GlobalOptions.global,
+  ...GlobalOptions.connection,
   session: Options.text("session").pipe(
     Options.withDescription("session to continue, by id or a unique prefix of it (default: a new session, printed on stderr)"),
     Options.optional
