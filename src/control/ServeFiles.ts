@@ -56,7 +56,11 @@ const tokenPattern = /^[0-9a-f]{64}$/
 /** Holds `serve.lock` for the scope; a live holder is ServeRunning. */
 export const lock = (stateDir: string): Effect.Effect<void, ServeRunning | ServeFilesError, FileSystem.FileSystem | Scope.Scope> =>
   Effect.flatMap(FileSystem.FileSystem, (fs) =>
-    hold(fs, "serve", files(stateDir).lock).pipe(
+    // a state dir that does not exist yet is made private, as the session store makes it for `run`
+    fs.makeDirectory(stateDir, { recursive: true, mode: 0o700 }).pipe(
+      Effect.mapError((e) => new ServeFilesError({ path: stateDir, reason: e.message })),
+      Effect.zipRight(hold(fs, "serve", files(stateDir).lock))
+    ).pipe(
       Effect.catchTags({
         SessionLocked: (e) => Effect.fail(new ServeRunning({ stateDir, pid: e.pid, since: e.since })),
         SessionLockFailed: (e) => Effect.fail(new ServeFilesError({ path: e.path, reason: e.reason }))

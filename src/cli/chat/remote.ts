@@ -43,6 +43,8 @@ export const chatRemote = (options: ChatOptions, target: ControlClient.Target) =
         Effect.gen(function* () {
           const accepted = yield* Effect.makeLatch(false)
           let terminal: ControlEvent | undefined
+          // steered into (or answering) a turn this chat already follows: that follower prints the turn, once
+          let quiet = false
           const follow = client.StartTurn({
             ...(sessionId !== undefined ? { session: sessionId } : { last: true }),
             prompt: text,
@@ -54,9 +56,12 @@ export const chatRemote = (options: ChatOptions, target: ControlClient.Target) =
                   sessionId = event.session_id
                   yield* Console.error(`session: ${sessionId}`)
                 }
-                if (event.type === "message.accepted") yield* accepted.open
+                if (event.type === "message.accepted") {
+                  quiet = (event.disposition === "steer" || event.disposition === "answer") && running > 1
+                  yield* accepted.open
+                }
                 if (event.type === "turn.completed" || event.type === "turn.failed") terminal = event
-                if (event.type !== "session.selected") yield* show(event, true)
+                if (event.type !== "session.selected" && (!quiet || event.type === "message.accepted")) yield* show(event, true)
               })
             ),
             Effect.ensuring(Effect.zipRight(accepted.open, Effect.sync(() => void running--))),
