@@ -44,6 +44,8 @@ export const threadIdOf = (n: ServerNotification): string | undefined => {
   // a sandboxed process's output belongs to no thread (S25)
   if (n._tag === "DroppedLine" || n._tag === "CommandExecOutputDelta") return undefined
   if (n._tag === "Unknown") return isRecord(n.params) && typeof n.params.threadId === "string" ? n.params.threadId : undefined
+  // a thread-wide MCP server's startup names no thread (null)
+  if (n._tag === "McpServerStartupStatus") return n.params.threadId ?? undefined
   return n.params.threadId
 }
 
@@ -64,6 +66,7 @@ export const turnIdOf = (n: ServerNotification): string | undefined => {
     case "ItemCompleted":
     case "AgentMessageDelta":
     case "TurnErrorReported":
+    case "TokenUsageUpdated":
       return n.params.turnId
     case "HookStarted":
     case "HookCompleted":

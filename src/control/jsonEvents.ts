@@ -3,7 +3,7 @@
 // session and thread and the last one carries the usage.
 import type { Usage } from "../../schemas/events.js"
 import { eventsVersion, type EventItem, type HarnessEvent } from "../../schemas/events.js"
-import type { ThreadItem } from "../../schemas/protocol.js"
+import type { ThreadItem, TokenUsageUpdatedNotification } from "../../schemas/protocol.js"
 import type { ApprovalDecision, ApprovalRequest } from "../ports/ApprovalPrompts.js"
 import type { QuestionPrompt } from "../ports/Questions.js"
 import type { Reply } from "../ports/Delivery.js"
@@ -13,19 +13,16 @@ const version = eventsVersion
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 const str = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
-const num = (u: unknown): number => (typeof u === "number" && Number.isFinite(u) ? u : 0)
 
-/** `thread/tokenUsage/updated`'s breakdown of the last turn (`last`), in the stream's names */
-export const usageOf = (params: unknown): Usage | undefined => {
-  const usage = isRecord(params) && isRecord(params.tokenUsage) ? params.tokenUsage : undefined
-  const last = usage !== undefined ? (isRecord(usage.last) ? usage.last : isRecord(usage.total) ? usage.total : undefined) : undefined
-  if (last === undefined) return undefined
+/** `thread/tokenUsage/updated`'s breakdown of the last model response (`last`), in the stream's names */
+export const usageOf = (params: TokenUsageUpdatedNotification): Usage => {
+  const last = params.tokenUsage.last
   return {
-    input_tokens: num(last.inputTokens),
-    cached_input_tokens: num(last.cachedInputTokens),
-    output_tokens: num(last.outputTokens),
-    reasoning_output_tokens: num(last.reasoningOutputTokens),
-    total_tokens: num(last.totalTokens)
+    input_tokens: last.inputTokens,
+    cached_input_tokens: last.cachedInputTokens,
+    output_tokens: last.outputTokens,
+    reasoning_output_tokens: last.reasoningOutputTokens,
+    total_tokens: last.totalTokens
   }
 }
 
@@ -117,7 +114,7 @@ export const turnEncoder = (sessionId: string): TurnEncoder => {
               item: itemOf(n.params.item)
             }]
           }
-          if (n._tag === "Unknown" && n.method === "thread/tokenUsage/updated") usage = usageOf(n.params) ?? usage
+          if (n._tag === "TokenUsageUpdated") usage = usageOf(n.params)
           return []
         }
         case "TurnCompleted": {

@@ -664,6 +664,46 @@ const definitions: Record<string, Node> = {
     title: "ServerRequestResolvedNotification",
     type: "object"
   },
+  ThreadTokenUsageUpdatedNotification: {
+    properties: {threadId: {type: "string"}, tokenUsage: {"$ref": "#/definitions/ThreadTokenUsage"}, turnId: {type: "string"}},
+    required: ["threadId", "tokenUsage", "turnId"],
+    title: "ThreadTokenUsageUpdatedNotification",
+    type: "object"
+  },
+  ThreadTokenUsage: {
+    properties: {
+      last: {"$ref": "#/definitions/TokenUsageBreakdown"},
+      modelContextWindow: {type: ["integer", "null"]},
+      total: {"$ref": "#/definitions/TokenUsageBreakdown"}
+    },
+    required: ["last", "total"],
+    type: "object"
+  },
+  TokenUsageBreakdown: {
+    properties: {
+      cacheWriteInputTokens: {type: "integer"},
+      cachedInputTokens: {type: "integer"},
+      inputTokens: {type: "integer"},
+      outputTokens: {type: "integer"},
+      reasoningOutputTokens: {type: "integer"},
+      totalTokens: {type: "integer"}
+    },
+    required: ["cachedInputTokens", "inputTokens", "outputTokens", "reasoningOutputTokens", "totalTokens"],
+    type: "object"
+  },
+  McpServerStatusUpdatedNotification: {
+    properties: {
+      environmentId: {type: ["string", "null"]},
+      error: {type: ["string", "null"]},
+      failureReason: {anyOf: [{}, {type: "null"}]},
+      name: {type: "string"},
+      status: {enum: ["starting", "ready", "failed", "cancelled"], type: "string"},
+      threadId: {type: ["string", "null"]}
+    },
+    required: ["name", "status"],
+    title: "McpServerStatusUpdatedNotification",
+    type: "object"
+  },
   ErrorNotification: {
     properties: {
       error: {"$ref": "#/definitions/TurnError"},
@@ -918,7 +958,9 @@ const base: Fixture = {
     "thread/closed": "ThreadClosedNotification",
     "hook/started": "HookStartedNotification",
     "hook/completed": "HookCompletedNotification",
-    "command/exec/outputDelta": "CommandExecOutputDeltaNotification"
+    "command/exec/outputDelta": "CommandExecOutputDeltaNotification",
+    "thread/tokenUsage/updated": "ThreadTokenUsageUpdatedNotification",
+    "mcpServer/startupStatus/updated": "McpServerStatusUpdatedNotification"
   },
   serverRequests: {
     "item/commandExecution/requestApproval": "CommandExecutionRequestApprovalParams",
