@@ -8,7 +8,8 @@ import {
   type NotificationOf,
   type NotificationTag,
   type ServerNotification,
-  ServerNotifications
+  ServerNotifications,
+  ThreadItem
 } from "../../schemas/protocol.js"
 
 export type { NotificationOf, NotificationTag, ServerNotification } from "../../schemas/protocol.js"
@@ -83,3 +84,8 @@ export const is =
   <T extends NotificationTag>(tag: T) =>
   (n: ServerNotification): n is NotificationOf<T> =>
     n._tag === tag
+
+const encodeItem = Schema.encodeSync(ThreadItem, preserve)
+
+/** A decoded item as the app-server sent it, every field kept (an `UnknownItem` gives back its raw item). */
+export const wireItem = (item: ThreadItem): Readonly<Record<string, unknown>> => encodeItem(item)

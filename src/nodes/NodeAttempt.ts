@@ -8,6 +8,7 @@ import { Duration, Effect, Option, type Redacted, type Scope, Stream } from "eff
 import * as crypto from "node:crypto"
 import * as Connection from "../appserver/AppServerConnection.js"
 import type { RequestError } from "../appserver/errors.js"
+import * as Notifications from "../appserver/Notifications.js"
 import { Transport, type TransportOptions } from "../appserver/Transport.js"
 import { NodeDisconnected, NodeTurnFailed, NodeUnreachable } from "./errors.js"
 import * as NodeRelay from "./NodeRelay.js"
@@ -122,19 +123,18 @@ export const open = (options: AttemptOptions): Effect.Effect<NodeAttempt, NodeUn
           Stream.tap((n) =>
             Effect.sync(() => {
               if (n._tag !== "ItemCompleted") return
-              const item = (n.params as { item?: unknown }).item
-              if (!isRecord(item)) return
+              const item = n.params.item
               if (item.type === "commandExecution") {
                 commands.push({
-                  command: str(item.command) ?? "",
+                  command: item.command,
                   cwd: str(item.cwd),
-                  output: str(item.aggregatedOutput) ?? "",
-                  exitCode: typeof item.exitCode === "number" ? item.exitCode : null
+                  output: item.aggregatedOutput ?? "",
+                  exitCode: item.exitCode ?? null
                 })
               } else if (item.type === "agentMessage") finalText = str(item.text) ?? finalText
             })
           ),
-          Stream.filter((n) => n._tag === "TurnCompleted"),
+          Stream.filter(Notifications.is("TurnCompleted")),
           Stream.runHead
         )
         const outcome = yield* Effect.raceFirst(
@@ -146,7 +146,7 @@ export const open = (options: AttemptOptions): Effect.Effect<NodeAttempt, NodeUn
           yield* connection.requestRaw("turn/interrupt", { threadId, turnId }, { timeout: defaults.interruptWait }).pipe(Effect.ignore)
           return yield* disconnected(outcome.reason)
         }
-        const turnInfo = (Option.getOrUndefined(outcome.n)?.params as { turn?: { status?: unknown; error?: unknown } } | undefined)?.turn
+        const turnInfo = Option.getOrUndefined(outcome.n)?.params.turn
         if (turnInfo?.status === "failed") {
           return yield* new NodeTurnFailed({ node: options.node, reason: JSON.stringify(turnInfo.error ?? "failed") })
         }
