@@ -20,6 +20,8 @@ type Decoder = (method: string, params: unknown) => ServerNotification
 
 const decoders = new Map<string, Decoder>(
   Object.entries(ServerNotifications).map(([method, entry]) => {
+    // the table's schemas differ per method; each decoder pairs its method's schema with its tag, which is what
+    // KnownNotification says, but TypeScript cannot follow that through Object.entries
     const decode = Schema.decodeUnknownEither(entry.schema as Schema.Schema<unknown>, preserve)
     const decoder: Decoder = (m, params) => {
       const decoded = decode(params)
