@@ -9,7 +9,7 @@ import { CodexHarness } from "../harness/CodexHarness.js"
 import { Delivery } from "../ports/Delivery.js"
 import * as TempDir from "../platform/TempDir.js"
 import * as ScriptedModel from "../testing/ScriptedModel.js"
-import type { TurnEvent } from "../turn/TurnEvent.js"
+import type { TurnEvent } from "../../schemas/turnEvents.js"
 import type { DemoOptions } from "./commands/demo.js"
 import { toSettings } from "./settings.js"
 

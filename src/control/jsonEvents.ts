@@ -8,7 +8,7 @@ import { TextContent, type ThreadItem, type TokenUsageUpdatedNotification } from
 import type { ApprovalDecision, ApprovalRequest } from "../ports/ApprovalPrompts.js"
 import type { QuestionPrompt } from "../ports/Questions.js"
 import type { Reply } from "../ports/Delivery.js"
-import type { TurnEvent } from "../turn/TurnEvent.js"
+import type { TurnEvent } from "../../schemas/turnEvents.js"
 
 const version = eventsVersion
 

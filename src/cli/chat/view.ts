@@ -9,7 +9,7 @@
 import { type Context, Effect, type Scope } from "effect"
 import type { ThreadItem } from "../../../schemas/protocol.js"
 import { Delivery, type Reply } from "../../ports/Delivery.js"
-import type { EventSink } from "../../turn/TurnEvent.js"
+import type { EventSink } from "../../../schemas/turnEvents.js"
 import * as TerminalDelivery from "../TerminalDelivery.js"
 import { makeTerminalStream, terminalText } from "../../platform/terminalText.js"
 import * as JsonEvents from "../jsonEvents.js"
