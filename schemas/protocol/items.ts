@@ -1,18 +1,46 @@
-// Threads, turns and the items in them, as the app-server reports them. Item kinds the harness reads are typed; every
-// other kind (command executions, file changes, MCP calls, ...) passes through as `OtherItem` with its fields kept.
+// Threads, turns and the items in them, as the app-server reports them. The item union is closed: every kind the pinned
+// binary emits has its schema, and anything else (a kind a newer binary adds, or a known kind whose fields no longer
+// fit) decodes to `UnknownItem`, which keeps the raw item. Decoding an item never fails on its kind, so a newer binary
+// never breaks a turn, and code above the connection narrows on `type` without casts.
+// Statuses stay strings: a status a newer binary adds must not turn a whole item Unknown.
 import { Schema } from "effect"
 import { optionalNullable } from "./common.js"
 
+/** A user message part: text parts are typed (they are what the harness reads); images, skills, mentions... keep
+ * their fields. */
+export const TextContent = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
+export const OtherContent = Schema.Struct({ type: Schema.String })
+export const UserMessageContent = Schema.Union(TextContent, OtherContent)
+export type UserMessageContent = typeof UserMessageContent.Type
+
+export const UserMessageItem = Schema.Struct({
+  type: Schema.Literal("userMessage"),
+  id: Schema.String,
+  content: Schema.Array(UserMessageContent)
+})
+export const HookPromptItem = Schema.Struct({
+  type: Schema.Literal("hookPrompt"),
+  id: Schema.String,
+  fragments: Schema.Array(Schema.Struct({ text: Schema.String, hookRunId: Schema.String }))
+})
 export const AgentMessageItem = Schema.Struct({
   type: Schema.Literal("agentMessage"),
   id: Schema.String,
   text: Schema.String,
   phase: optionalNullable(Schema.Unknown)
 })
-export const UserMessageItem = Schema.Struct({
-  type: Schema.Literal("userMessage"),
+export const FunctionCallOutputItem = Schema.Struct({
+  type: Schema.Literal("functionCallOutput"),
   id: Schema.String,
-  content: Schema.Array(Schema.Unknown)
+  name: Schema.String,
+  namespace: optionalNullable(Schema.String),
+  /** a string, or content items */
+  output: Schema.Unknown
+})
+export const PlanItem = Schema.Struct({
+  type: Schema.Literal("plan"),
+  id: Schema.String,
+  text: Schema.String
 })
 export const ReasoningItem = Schema.Struct({
   type: Schema.Literal("reasoning"),
@@ -20,20 +48,44 @@ export const ReasoningItem = Schema.Struct({
   summary: Schema.optional(Schema.Array(Schema.String)),
   content: Schema.optional(Schema.Array(Schema.String))
 })
-export const PlanItem = Schema.Struct({
-  type: Schema.Literal("plan"),
+export const CommandExecutionItem = Schema.Struct({
+  type: Schema.Literal("commandExecution"),
   id: Schema.String,
-  text: Schema.String
-})
-export const ImageGenerationItem = Schema.Struct({
-  type: Schema.Literal("imageGeneration"),
-  id: Schema.String,
+  command: Schema.String,
+  commandActions: Schema.Array(Schema.Unknown),
+  cwd: Schema.String,
+  /** inProgress | completed | failed | declined */
   status: Schema.String,
-  savedPath: optionalNullable(Schema.String)
+  aggregatedOutput: optionalNullable(Schema.String),
+  exitCode: optionalNullable(Schema.Number),
+  durationMs: optionalNullable(Schema.Number),
+  processId: optionalNullable(Schema.String),
+  source: Schema.optional(Schema.String)
 })
-export const ContextCompactionItem = Schema.Struct({
-  type: Schema.Literal("contextCompaction"),
-  id: Schema.String
+export const FileUpdateChange = Schema.Struct({
+  path: Schema.String,
+  /** `{type: "add" | "delete" | "update", move_path?}` */
+  kind: Schema.Unknown,
+  diff: Schema.String
+})
+export const FileChangeItem = Schema.Struct({
+  type: Schema.Literal("fileChange"),
+  id: Schema.String,
+  changes: Schema.Array(FileUpdateChange),
+  /** inProgress | completed | failed | declined */
+  status: Schema.String
+})
+export const McpToolCallItem = Schema.Struct({
+  type: Schema.Literal("mcpToolCall"),
+  id: Schema.String,
+  server: Schema.String,
+  tool: Schema.String,
+  arguments: Schema.Unknown,
+  /** inProgress | completed | failed */
+  status: Schema.String,
+  result: optionalNullable(Schema.Unknown),
+  error: optionalNullable(Schema.Struct({ message: Schema.String })),
+  durationMs: optionalNullable(Schema.Number)
 })
 export const DynamicToolCallItem = Schema.Struct({
   type: Schema.Literal("dynamicToolCall"),
@@ -41,44 +93,149 @@ export const DynamicToolCallItem = Schema.Struct({
   tool: Schema.String,
   namespace: optionalNullable(Schema.String),
   arguments: Schema.Unknown,
-  status: Schema.String
-})
-/** A command the agent ran (S26 reads it: a node attempt reports the commands that ran on the node). */
-export const CommandExecutionItem = Schema.Struct({
-  type: Schema.Literal("commandExecution"),
-  id: Schema.String,
-  command: Schema.String,
-  cwd: Schema.String,
+  /** inProgress | completed | failed */
   status: Schema.String,
-  aggregatedOutput: optionalNullable(Schema.String),
-  exitCode: optionalNullable(Schema.Int)
+  contentItems: optionalNullable(Schema.Array(Schema.Unknown)),
+  success: optionalNullable(Schema.Boolean),
+  durationMs: optionalNullable(Schema.Number)
 })
-/** Every other item kind passes through untyped (its fields are kept). */
-export const OtherItem = Schema.Struct({ type: Schema.String, id: Schema.String })
+export const CollabAgentToolCallItem = Schema.Struct({
+  type: Schema.Literal("collabAgentToolCall"),
+  id: Schema.String,
+  /** spawnAgent | sendInput | wait | ... */
+  tool: Schema.String,
+  status: Schema.String,
+  senderThreadId: Schema.String,
+  receiverThreadIds: Schema.Array(Schema.String),
+  agentsStates: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  prompt: optionalNullable(Schema.String),
+  model: optionalNullable(Schema.String)
+})
+export const SubAgentActivityItem = Schema.Struct({
+  type: Schema.Literal("subAgentActivity"),
+  id: Schema.String,
+  agentPath: Schema.String,
+  agentThreadId: Schema.String,
+  /** started | interacted | interrupted | completed */
+  kind: Schema.String,
+  model: optionalNullable(Schema.String)
+})
+export const WebSearchItem = Schema.Struct({
+  type: Schema.Literal("webSearch"),
+  id: Schema.String,
+  query: Schema.String,
+  action: optionalNullable(Schema.Unknown)
+})
+export const ImageViewItem = Schema.Struct({
+  type: Schema.Literal("imageView"),
+  id: Schema.String,
+  path: Schema.String
+})
+export const SleepItem = Schema.Struct({
+  type: Schema.Literal("sleep"),
+  id: Schema.String,
+  durationMs: Schema.Number
+})
+export const ImageGenerationItem = Schema.Struct({
+  type: Schema.Literal("imageGeneration"),
+  id: Schema.String,
+  status: Schema.String,
+  savedPath: optionalNullable(Schema.String),
+  revisedPrompt: optionalNullable(Schema.String)
+})
+export const EnteredReviewModeItem = Schema.Struct({
+  type: Schema.Literal("enteredReviewMode"),
+  id: Schema.String,
+  review: Schema.String
+})
+export const ExitedReviewModeItem = Schema.Struct({
+  type: Schema.Literal("exitedReviewMode"),
+  id: Schema.String,
+  review: Schema.String
+})
+export const ContextCompactionItem = Schema.Struct({
+  type: Schema.Literal("contextCompaction"),
+  id: Schema.String
+})
+
+/** An item as it is on the wire: a kind, an id, and whatever else it carries. */
+const RawItem = Schema.Struct(
+  { type: Schema.String, id: Schema.String },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+)
+
+/**
+ * An item the harness has no schema for (a kind a newer binary adds, or a known kind whose fields no longer fit its
+ * schema): `itemType` is the kind the binary gave and `raw` the whole item as sent, so nothing is lost. Its `type` is
+ * "unknown" so that narrowing on a known kind never admits it. Encoding gives the raw item back.
+ */
+export const UnknownItem = Schema.transform(
+  RawItem,
+  Schema.Struct({
+    type: Schema.Literal("unknown"),
+    itemType: Schema.String,
+    id: Schema.String,
+    raw: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  }),
+  {
+    strict: true,
+    decode: (wire) => ({ type: "unknown" as const, itemType: wire.type, id: wire.id, raw: wire }),
+    encode: (item) => ({ ...item.raw, type: item.itemType, id: item.id })
+  }
+)
+export type UnknownItem = typeof UnknownItem.Type
+
+/** Every item kind of the pinned binary, each held to its variant of the generated ThreadItem union. */
+export const ThreadItemContracts = [
+  { schema: UserMessageItem, definition: "UserMessageThreadItem" },
+  { schema: HookPromptItem, definition: "HookPromptThreadItem" },
+  { schema: AgentMessageItem, definition: "AgentMessageThreadItem" },
+  { schema: FunctionCallOutputItem, definition: "FunctionCallOutputThreadItem" },
+  { schema: PlanItem, definition: "PlanThreadItem" },
+  { schema: ReasoningItem, definition: "ReasoningThreadItem" },
+  { schema: CommandExecutionItem, definition: "CommandExecutionThreadItem" },
+  { schema: FileChangeItem, definition: "FileChangeThreadItem" },
+  { schema: McpToolCallItem, definition: "McpToolCallThreadItem" },
+  { schema: DynamicToolCallItem, definition: "DynamicToolCallThreadItem" },
+  { schema: CollabAgentToolCallItem, definition: "CollabAgentToolCallThreadItem" },
+  { schema: SubAgentActivityItem, definition: "SubAgentActivityThreadItem" },
+  { schema: WebSearchItem, definition: "WebSearchThreadItem" },
+  { schema: ImageViewItem, definition: "ImageViewThreadItem" },
+  { schema: SleepItem, definition: "SleepThreadItem" },
+  { schema: ImageGenerationItem, definition: "ImageGenerationThreadItem" },
+  { schema: EnteredReviewModeItem, definition: "EnteredReviewModeThreadItem" },
+  { schema: ExitedReviewModeItem, definition: "ExitedReviewModeThreadItem" },
+  { schema: ContextCompactionItem, definition: "ContextCompactionThreadItem" }
+] as const
+
+/** The closed item union: the known kinds first, then `UnknownItem`, which takes whatever none of them does. */
 export const ThreadItem = Schema.Union(
-  AgentMessageItem,
   UserMessageItem,
-  ReasoningItem,
+  HookPromptItem,
+  AgentMessageItem,
+  FunctionCallOutputItem,
   PlanItem,
-  ImageGenerationItem,
-  ContextCompactionItem,
-  DynamicToolCallItem,
+  ReasoningItem,
   CommandExecutionItem,
-  OtherItem
+  FileChangeItem,
+  McpToolCallItem,
+  DynamicToolCallItem,
+  CollabAgentToolCallItem,
+  SubAgentActivityItem,
+  WebSearchItem,
+  ImageViewItem,
+  SleepItem,
+  ImageGenerationItem,
+  EnteredReviewModeItem,
+  ExitedReviewModeItem,
+  ContextCompactionItem,
+  UnknownItem
 )
 export type ThreadItem = typeof ThreadItem.Type
-
-/** Item kinds the harness reads, each held to the matching variant of the generated ThreadItem union. */
-export const ThreadItemContracts = [
-  { schema: AgentMessageItem, definition: "AgentMessageThreadItem" },
-  { schema: UserMessageItem, definition: "UserMessageThreadItem" },
-  { schema: ReasoningItem, definition: "ReasoningThreadItem" },
-  { schema: PlanItem, definition: "PlanThreadItem" },
-  { schema: ImageGenerationItem, definition: "ImageGenerationThreadItem" },
-  { schema: ContextCompactionItem, definition: "ContextCompactionThreadItem" },
-  { schema: DynamicToolCallItem, definition: "DynamicToolCallThreadItem" },
-  { schema: CommandExecutionItem, definition: "CommandExecutionThreadItem" }
-] as const
+/** The item kinds, `"unknown"` included. */
+export type ThreadItemType = ThreadItem["type"]
+/** The item of this kind. */
+export type ItemOf<T extends ThreadItemType> = Extract<ThreadItem, { readonly type: T }>
 
 export const TurnStatus = Schema.Literal("completed", "interrupted", "failed", "inProgress")
 export type TurnStatus = typeof TurnStatus.Type

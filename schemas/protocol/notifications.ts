@@ -49,6 +49,36 @@ export const HookNotification = Schema.Struct({
   run: HookRunSummary
 })
 
+/** One breakdown of token counts, as `thread/tokenUsage/updated` reports it. */
+export const TokenUsageBreakdown = Schema.Struct({
+  inputTokens: Schema.Number,
+  cachedInputTokens: Schema.Number,
+  outputTokens: Schema.Number,
+  reasoningOutputTokens: Schema.Number,
+  totalTokens: Schema.Number
+})
+export type TokenUsageBreakdown = typeof TokenUsageBreakdown.Type
+/** A thread's token usage after a model response: `last` is that response's, `total` the thread's so far. */
+export const TokenUsageUpdatedNotification = Schema.Struct({
+  threadId: Schema.String,
+  turnId: Schema.String,
+  tokenUsage: Schema.Struct({
+    last: TokenUsageBreakdown,
+    total: TokenUsageBreakdown,
+    modelContextWindow: optionalNullable(Schema.Number)
+  })
+})
+export type TokenUsageUpdatedNotification = typeof TokenUsageUpdatedNotification.Type
+/** An MCP server's startup on a thread (`threadId` null: a thread-wide server). The status stays a string
+ * (starting | ready | failed | cancelled): a state a newer binary adds must not make the notification Unknown. */
+export const McpServerStartupStatusNotification = Schema.Struct({
+  name: Schema.String,
+  status: Schema.String,
+  threadId: optionalNullable(Schema.String),
+  error: optionalNullable(Schema.String)
+})
+export type McpServerStartupStatusNotification = typeof McpServerStartupStatusNotification.Type
+
 const notification = <const Tag extends string, S extends Schema.Schema.AnyNoContext>(tag: Tag, schema: S, definition: string) => ({
   tag,
   schema,
@@ -74,6 +104,12 @@ export const ServerNotifications = {
   ),
   "hook/started": notification("HookStarted", HookNotification, "HookStartedNotification"),
   "hook/completed": notification("HookCompleted", HookNotification, "HookCompletedNotification"),
+  "thread/tokenUsage/updated": notification("TokenUsageUpdated", TokenUsageUpdatedNotification, "ThreadTokenUsageUpdatedNotification"),
+  "mcpServer/startupStatus/updated": notification(
+    "McpServerStartupStatus",
+    McpServerStartupStatusNotification,
+    "McpServerStatusUpdatedNotification"
+  ),
   "command/exec/outputDelta": notification(
     "CommandExecOutputDelta",
     CommandExecOutputDeltaNotification,

@@ -11,6 +11,7 @@ import type {
   ElicitationResponse,
   FileChangeApprovalParams,
   FileChangeApprovalResponse,
+  ItemOf,
   PermissionsApprovalParams,
   PermissionsApprovalResponse
 } from "../../schemas/protocol.js"
@@ -47,7 +48,8 @@ const orUndefined = (s: string | null | undefined) => s ?? undefined
 const mcpToolOf = (params: ElicitationRequestParams) => {
   const meta = isRecord(params._meta) ? params._meta : {}
   const toolName = str(meta.tool_name)
-  const message = str((params as Record<string, unknown>).message)
+  // the schema leaves `message` out (a userVerification elicitation has none); decoding keeps it when it is there
+  const message = "message" in params ? str(params.message) : undefined
   if (toolName === undefined || message === undefined) return undefined
   return { toolName, toolDescription: str(meta.tool_description), toolParams: meta.tool_params, message }
 }
@@ -78,16 +80,12 @@ const isAllow = (decision: ApprovalDecision) => decision === "allowOnce" || deci
 /** fileChange items seen on a thread, so a file-change approval can show its changes; bounded */
 const MAX_TRACKED_CHANGES = 64
 
-const fileChangesOf = (item: Record<string, unknown>): ReadonlyArray<FileChange> | undefined => {
-  if (!Array.isArray(item.changes)) return undefined
-  const changes: Array<FileChange> = []
-  for (const change of item.changes) {
-    if (!isRecord(change) || typeof change.path !== "string") return undefined
-    const kind = isRecord(change.kind) && typeof change.kind.type === "string" ? change.kind.type : String(change.kind ?? "update")
-    changes.push({ path: change.path, kind, diff: typeof change.diff === "string" ? change.diff : "" })
-  }
-  return changes
-}
+const fileChangesOf = (item: ItemOf<"fileChange">): ReadonlyArray<FileChange> =>
+  item.changes.map((change) => ({
+    path: change.path,
+    kind: isRecord(change.kind) && typeof change.kind.type === "string" ? change.kind.type : String(change.kind ?? "update"),
+    diff: change.diff
+  }))
 
 export const makeExtension = (
   options: ApprovalsOptions = {}
@@ -138,9 +136,7 @@ export const makeExtension = (
           Effect.sync(() => {
             if (n._tag === "ItemCompleted" && n.params.item.type === "fileChange") changes.delete(n.params.item.id)
             else if (n._tag === "ItemStarted" && n.params.item.type === "fileChange") {
-              const found = fileChangesOf(n.params.item as unknown as Record<string, unknown>)
-              if (found === undefined) return
-              changes.set(n.params.item.id, found)
+              changes.set(n.params.item.id, fileChangesOf(n.params.item))
               for (const oldest of changes.keys()) {
                 if (changes.size <= MAX_TRACKED_CHANGES) break
                 changes.delete(oldest)

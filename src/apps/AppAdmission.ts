@@ -187,10 +187,10 @@ export const make = Effect.gen(function* () {
       // read continuously (the subscription is backpressured): only the codex_apps startup status is of interest
       yield* events.pipe(
         Stream.runForEach((n) => {
-          const p = n.params as { threadId?: unknown; name?: unknown; status?: unknown } | undefined
-          return n.method === "mcpServer/startupStatus/updated" && p?.name === "codex_apps" &&
-              (p.status === "ready" || p.status === "failed") && typeof p.threadId === "string"
-            ? Effect.flatMap(signal(p.threadId), (d) => Deferred.succeed(d, undefined))
+          if (n._tag !== "McpServerStartupStatus") return Effect.void
+          const { name, status, threadId } = n.params
+          return name === "codex_apps" && (status === "ready" || status === "failed") && typeof threadId === "string"
+            ? Effect.flatMap(signal(threadId), (d) => Deferred.succeed(d, undefined))
             : Effect.void
         }),
         Effect.forkScoped

@@ -105,6 +105,7 @@ const preserve: ParseOptions = { onExcessProperty: "preserve", errors: "first" }
 // compiled once: decoding a result is on the hot path of every request
 const resultDecoders = new Map<string, (u: unknown) => Effect.Effect<unknown, ProtocolDecodeError>>(
   Object.entries(ClientMethods).map(([method, contract]) => {
+    // one decoder per method in one map: typed per method again by `request`'s signature (Result<M>)
     const decode = Schema.decodeUnknown(contract.result as Schema.Schema<unknown>, preserve)
     return [
       method,
@@ -180,7 +181,7 @@ export const make = (
           counters.unmatchedResponses++
           return Effect.logDebug("response for an unknown request id").pipe(Effect.annotateLogs("id", String(id)))
         }
-        pending.delete(id as number)
+        if (typeof id === "number") pending.delete(id)
         const error = message.error
         if (isRecord(error)) {
           return Deferred.fail(

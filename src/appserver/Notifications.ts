@@ -8,7 +8,8 @@ import {
   type NotificationOf,
   type NotificationTag,
   type ServerNotification,
-  ServerNotifications
+  ServerNotifications,
+  ThreadItem
 } from "../../schemas/protocol.js"
 
 export type { NotificationOf, NotificationTag, ServerNotification } from "../../schemas/protocol.js"
@@ -19,6 +20,8 @@ type Decoder = (method: string, params: unknown) => ServerNotification
 
 const decoders = new Map<string, Decoder>(
   Object.entries(ServerNotifications).map(([method, entry]) => {
+    // the table's schemas differ per method; each decoder pairs its method's schema with its tag, which is what
+    // KnownNotification says, but TypeScript cannot follow that through Object.entries
     const decode = Schema.decodeUnknownEither(entry.schema as Schema.Schema<unknown>, preserve)
     const decoder: Decoder = (m, params) => {
       const decoded = decode(params)
@@ -44,6 +47,8 @@ export const threadIdOf = (n: ServerNotification): string | undefined => {
   // a sandboxed process's output belongs to no thread (S25)
   if (n._tag === "DroppedLine" || n._tag === "CommandExecOutputDelta") return undefined
   if (n._tag === "Unknown") return isRecord(n.params) && typeof n.params.threadId === "string" ? n.params.threadId : undefined
+  // a thread-wide MCP server's startup names no thread (null)
+  if (n._tag === "McpServerStartupStatus") return n.params.threadId ?? undefined
   return n.params.threadId
 }
 
@@ -64,6 +69,7 @@ export const turnIdOf = (n: ServerNotification): string | undefined => {
     case "ItemCompleted":
     case "AgentMessageDelta":
     case "TurnErrorReported":
+    case "TokenUsageUpdated":
       return n.params.turnId
     case "HookStarted":
     case "HookCompleted":
@@ -80,3 +86,8 @@ export const is =
   <T extends NotificationTag>(tag: T) =>
   (n: ServerNotification): n is NotificationOf<T> =>
     n._tag === tag
+
+const encodeItem = Schema.encodeSync(ThreadItem, preserve)
+
+/** A decoded item as the app-server sent it, every field kept (an `UnknownItem` gives back its raw item). */
+export const wireItem = (item: ThreadItem): Readonly<Record<string, unknown>> => encodeItem(item)

@@ -46,6 +46,7 @@ const preserve: ParseOptions = { onExcessProperty: "preserve", errors: "first" }
 const decoders = new Map(
   Object.entries(ServerRequests).map(([method, contract]) => [
     method,
+    // per-method schemas in one map; a route sees its method's params type again through ServerRequestRoute<M>
     Schema.decodeUnknownEither(contract.params as Schema.Schema<unknown>, preserve)
   ] as const)
 )

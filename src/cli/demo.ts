@@ -9,7 +9,7 @@ import { CodexHarness } from "../harness/CodexHarness.js"
 import { Delivery } from "../ports/Delivery.js"
 import * as TempDir from "../platform/TempDir.js"
 import * as ScriptedModel from "../testing/ScriptedModel.js"
-import type { TurnEvent } from "../turn/TurnEvent.js"
+import type { TurnEvent } from "../../schemas/turnEvents.js"
 import type { DemoOptions } from "./commands/demo.js"
 import { toSettings } from "./settings.js"
 
@@ -29,10 +29,10 @@ const conversation = [
 
 const showToolCalls = (event: TurnEvent) => {
   if (event._tag !== "Notification" || event.notification._tag !== "ItemCompleted") return Effect.void
-  const item = event.notification.params.item as unknown as Record<string, unknown>
+  const item = event.notification.params.item
   if (item.type !== "commandExecution") return Effect.void
-  const output = String(item.aggregatedOutput ?? "").trim().split("\n").join(", ")
-  return Console.log(`  tool  › ${String(item.command)}  →  ${output} (exit ${String(item.exitCode)})`)
+  const output = (item.aggregatedOutput ?? "").trim().split("\n").join(", ")
+  return Console.log(`  tool  › ${item.command}  →  ${output} (exit ${String(item.exitCode)})`)
 }
 
 export const demo = (options: DemoOptions) =>

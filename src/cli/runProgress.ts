@@ -2,7 +2,7 @@
 // each completes, all on stderr (stdout stays the reply alone). Only when stderr is a terminal: a script reading stderr
 // gets the same few lines it always did. Text from the agent is made safe to print first (terminalText).
 import { Effect } from "effect"
-import type { TurnEvent } from "../turn/TurnEvent.js"
+import type { TurnEvent } from "../../schemas/turnEvents.js"
 import { itemOf } from "./jsonEvents.js"
 import { terminalText } from "../platform/terminalText.js"
 

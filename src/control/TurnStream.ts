@@ -10,7 +10,7 @@ import { type ControlEvent, ControlFailure } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
 import type { SteerOutcome } from "../harness/CodexHarness.js"
 import { type Carried, SessionWork } from "../harness/SessionWork.js"
-import type { TurnKind } from "../turn/Instructions.js"
+import type { TurnKind } from "../../schemas/turnEvents.js"
 import { EventHub } from "./EventHub.js"
 import { failureOf } from "./failures.js"
 

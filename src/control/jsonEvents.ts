@@ -1,77 +1,60 @@
 // The `--json` event stream (schemas/events.ts): a turn's events as the harness's own, versioned events. One encoder
 // per turn: it remembers the session, the thread and the token usage Codex last reported, so the first event names the
 // session and thread and the last one carries the usage.
+import { Schema } from "effect"
 import type { Usage } from "../../schemas/events.js"
 import { eventsVersion, type EventItem, type HarnessEvent } from "../../schemas/events.js"
-import type { ThreadItem } from "../../schemas/protocol.js"
+import { TextContent, type ThreadItem, type TokenUsageUpdatedNotification } from "../../schemas/protocol.js"
 import type { ApprovalDecision, ApprovalRequest } from "../ports/ApprovalPrompts.js"
 import type { QuestionPrompt } from "../ports/Questions.js"
 import type { Reply } from "../ports/Delivery.js"
-import type { TurnEvent } from "../turn/TurnEvent.js"
+import type { TurnEvent } from "../../schemas/turnEvents.js"
 
 const version = eventsVersion
 
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-const str = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
-const num = (u: unknown): number => (typeof u === "number" && Number.isFinite(u) ? u : 0)
+const isTextContent = Schema.is(TextContent)
 
-/** `thread/tokenUsage/updated`'s breakdown of the last turn (`last`), in the stream's names */
-export const usageOf = (params: unknown): Usage | undefined => {
-  const usage = isRecord(params) && isRecord(params.tokenUsage) ? params.tokenUsage : undefined
-  const last = usage !== undefined ? (isRecord(usage.last) ? usage.last : isRecord(usage.total) ? usage.total : undefined) : undefined
-  if (last === undefined) return undefined
+/** `thread/tokenUsage/updated`'s breakdown of the last model response (`last`), in the stream's names */
+export const usageOf = (params: TokenUsageUpdatedNotification): Usage => {
+  const last = params.tokenUsage.last
   return {
-    input_tokens: num(last.inputTokens),
-    cached_input_tokens: num(last.cachedInputTokens),
-    output_tokens: num(last.outputTokens),
-    reasoning_output_tokens: num(last.reasoningOutputTokens),
-    total_tokens: num(last.totalTokens)
+    input_tokens: last.inputTokens,
+    cached_input_tokens: last.cachedInputTokens,
+    output_tokens: last.outputTokens,
+    reasoning_output_tokens: last.reasoningOutputTokens,
+    total_tokens: last.totalTokens
   }
 }
 
-/** A thread item in the stream's words. Item kinds the protocol schema leaves untyped keep their fields. */
+/** A thread item in the stream's words; kinds the stream does not name are `other`, with Codex's name for them. */
 export const itemOf = (item: ThreadItem): EventItem => {
-  const raw = item as unknown as Record<string, unknown>
-  const base = { id: item.id, item_type: item.type }
+  const base = { id: item.id, item_type: item.type === "unknown" ? item.itemType : item.type }
   switch (item.type) {
     case "agentMessage":
-      return { ...base, kind: "agent_message", text: str(raw.text) ?? "" }
+      return { ...base, kind: "agent_message", text: item.text }
     case "reasoning":
-      return { ...base, kind: "reasoning", text: (Array.isArray(raw.summary) ? raw.summary : []).filter((s) => typeof s === "string").join("\n") }
+      return { ...base, kind: "reasoning", text: (item.summary ?? []).join("\n") }
     case "plan":
-      return { ...base, kind: "plan", text: str(raw.text) ?? "" }
+      return { ...base, kind: "plan", text: item.text }
     case "userMessage": {
-      const parts = Array.isArray(raw.content) ? raw.content : []
-      const text = parts.flatMap((p) => (isRecord(p) && typeof p.text === "string" ? [p.text] : [])).join("\n")
+      const text = item.content.flatMap((part) => (isTextContent(part) ? [part.text] : [])).join("\n")
       return { ...base, kind: "user_message", text }
     }
     case "dynamicToolCall":
-      return { ...base, kind: "tool_call", tool: str(raw.tool) ?? "", ...(str(raw.status) !== undefined ? { status: str(raw.status)! } : {}) }
+      return { ...base, kind: "tool_call", tool: item.tool, status: item.status }
     case "commandExecution":
       return {
         ...base,
         kind: "command",
-        command: str(raw.command) ?? "",
-        ...(raw.exitCode !== undefined ? { exit_code: typeof raw.exitCode === "number" ? raw.exitCode : null } : {}),
-        ...(str(raw.aggregatedOutput) !== undefined ? { output: str(raw.aggregatedOutput)! } : {}),
-        ...(str(raw.status) !== undefined ? { status: str(raw.status)! } : {})
+        command: item.command,
+        ...(item.exitCode !== undefined ? { exit_code: item.exitCode } : {}),
+        ...(typeof item.aggregatedOutput === "string" ? { output: item.aggregatedOutput } : {}),
+        status: item.status
       }
-    case "fileChange": {
-      const changes = Array.isArray(raw.changes) ? raw.changes : []
-      return {
-        ...base,
-        kind: "file_change",
-        paths: changes.flatMap((c) => (isRecord(c) && typeof c.path === "string" ? [c.path] : [])),
-        ...(str(raw.status) !== undefined ? { status: str(raw.status)! } : {})
-      }
-    }
+    case "fileChange":
+      return { ...base, kind: "file_change", paths: item.changes.map((c) => c.path), status: item.status }
     case "mcpToolCall":
-      return {
-        ...base,
-        kind: "tool_call",
-        tool: [str(raw.server), str(raw.tool)].filter((p) => p !== undefined).join("."),
-        ...(str(raw.status) !== undefined ? { status: str(raw.status)! } : {})
-      }
+      return { ...base, kind: "tool_call", tool: `${item.server}.${item.tool}`, status: item.status }
     default:
       return { ...base, kind: "other" }
   }
@@ -117,7 +100,7 @@ export const turnEncoder = (sessionId: string): TurnEncoder => {
               item: itemOf(n.params.item)
             }]
           }
-          if (n._tag === "Unknown" && n.method === "thread/tokenUsage/updated") usage = usageOf(n.params) ?? usage
+          if (n._tag === "TokenUsageUpdated") usage = usageOf(n.params)
           return []
         }
         case "TurnCompleted": {

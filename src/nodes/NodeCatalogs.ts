@@ -3,7 +3,7 @@
 // after. Rows are metadata only (id, name, status, model, provider, cwd, update time; never a preview or any turn
 // content), and the Catalog refuses Continue and Archive on them even when idle: a node's app-server is not a
 // connection a harness binding can live on.
-import { Effect, Option, type Redacted } from "effect"
+import { Effect, Option, type Redacted, Schema } from "effect"
 import { ThreadSourceKind } from "../../schemas/protocol.js"
 import * as Connection from "../appserver/AppServerConnection.js"
 import * as WebSocketTransport from "../appserver/WebSocketTransport.js"
@@ -15,14 +15,13 @@ export const bounds = { pageSize: 100, maxPages: 20 } as const
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 const str = (u: unknown): string | undefined => (typeof u === "string" && u !== "" ? u : undefined)
-const statuses = new Set(["notLoaded", "idle", "active", "systemError"])
+const isStatus = Schema.is(Schema.Literal("notLoaded", "idle", "active", "systemError"))
 
 /** A `thread/list` row as metadata: nothing a user or the model wrote, beyond the thread's own name. */
 export const metadataOf = (row: unknown): RemoteThread | undefined => {
   if (!isRecord(row) || typeof row.id !== "string") return undefined
-  const status = isRecord(row.status) && typeof row.status.type === "string" && statuses.has(row.status.type)
-    ? (row.status.type as RemoteThread["status"])
-    : undefined
+  const type = isRecord(row.status) ? row.status.type : undefined
+  const status = isStatus(type) ? type : undefined
   return {
     threadId: row.id,
     title: str(row.name),
@@ -61,7 +60,7 @@ const listOnce = (node: PairedNode & { readonly appServerUrl: string }, token: O
         cursor = str(result.nextCursor)
         if (cursor === undefined) break
       }
-      return rows as ReadonlyArray<RemoteThread>
+      return rows
     })
   ).pipe(
     Effect.mapError((e) => new EnumerationFailed({ what: `node ${node.name}'s catalog`, reason: e.message }))

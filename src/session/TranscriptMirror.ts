@@ -132,13 +132,6 @@ export class TranscriptMirror extends Context.Tag("codex-harness/TranscriptMirro
 
 const now = () => new Date().toISOString()
 
-const textOf = (item: ThreadItem, field: "text" | "summary"): string | undefined => {
-  const value = (item as Record<string, unknown>)[field]
-  if (typeof value === "string") return value
-  if (Array.isArray(value)) return value.filter((v) => typeof v === "string").join("\n")
-  return undefined
-}
-
 /** Transcript records for what a turn emitted besides the final text: reasoning, plans, compaction, media (S39, S41). Pure. */
 export const itemRecords = (ref: TurnRef, items: ReadonlyArray<ThreadItem>, at: string): ReadonlyArray<SessionRecord> => {
   const where = { at, threadId: ref.threadId, turnId: ref.turnId }
@@ -146,20 +139,19 @@ export const itemRecords = (ref: TurnRef, items: ReadonlyArray<ThreadItem>, at: 
   for (const item of items) {
     switch (item.type) {
       case "reasoning": {
-        const text = textOf(item, "summary")
-        if (text !== undefined && text !== "") records.push({ _tag: "reasoning", ...where, text })
+        const text = (item.summary ?? []).join("\n")
+        if (text !== "") records.push({ _tag: "reasoning", ...where, text })
         break
       }
       case "plan": {
-        const text = textOf(item, "text")
-        if (text !== undefined) records.push({ _tag: "plan", ...where, text })
+        records.push({ _tag: "plan", ...where, text: item.text })
         break
       }
       case "contextCompaction":
         records.push({ _tag: "compaction", ...where, status: "completed" })
         break
       case "imageGeneration": {
-        const saved = (item as { savedPath?: unknown }).savedPath
+        const saved = item.savedPath
         if (typeof saved === "string") records.push({ _tag: "media", ...where, path: saved })
         break
       }
@@ -171,7 +163,7 @@ export const itemRecords = (ref: TurnRef, items: ReadonlyArray<ThreadItem>, at: 
 /** The files of native image-generation items with a savedPath, forwarded as reply media (S41). Pure. */
 export const mediaOf = (items: ReadonlyArray<ThreadItem>): ReadonlyArray<string> =>
   items.flatMap((item) => {
-    const saved = item.type === "imageGeneration" ? (item as { savedPath?: unknown }).savedPath : undefined
+    const saved = item.type === "imageGeneration" ? item.savedPath : undefined
     return typeof saved === "string" ? [saved] : []
   })
 

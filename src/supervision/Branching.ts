@@ -7,8 +7,8 @@
 // its history is injected or the binding committed. The canonical thread is provisional (a scoped resource) until the
 // binding is committed: a branch that fails or is interrupted deletes it, confirmed gone, or retires the connection;
 // the probe's finalizer runs after it, and a probe that cannot be cleaned up stays in the session as recovery state.
-import { Context, Effect, Layer } from "effect"
-import type { Turn } from "../../schemas/protocol.js"
+import { Context, Effect, Layer, Schema } from "effect"
+import { TextContent, type Turn } from "../../schemas/protocol.js"
 import type { SessionRecord } from "../../schemas/session.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import type { LeaseError } from "../appserver/ClientPool.js"
@@ -65,23 +65,17 @@ export interface History {
 }
 
 const terminal = new Set(["completed", "interrupted", "failed"])
+const isTextContent = Schema.is(TextContent)
 
 /** The visible messages of a turn: user text and assistant text only; reasoning and tool items never. */
 export const visibleMessages = (turn: Turn): ReadonlyArray<HistoryMessage> =>
   turn.items.flatMap((item): ReadonlyArray<HistoryMessage> => {
     if (item.type === "userMessage") {
-      const content = (item as { content?: ReadonlyArray<unknown> }).content ?? []
-      const text = content
-        .flatMap((c) => {
-          const part = c as { type?: unknown; text?: unknown }
-          return part.type === "text" && typeof part.text === "string" ? [part.text] : []
-        })
-        .join("\n")
+      const text = item.content.flatMap((part) => (isTextContent(part) ? [part.text] : [])).join("\n")
       return text === "" ? [] : [{ role: "user", text, turnId: turn.id }]
     }
     if (item.type === "agentMessage") {
-      const text = (item as { text?: unknown }).text
-      return typeof text === "string" && text !== "" ? [{ role: "assistant", text, turnId: turn.id }] : []
+      return item.text !== "" ? [{ role: "assistant", text: item.text, turnId: turn.id }] : []
     }
     return []
   })

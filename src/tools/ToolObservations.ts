@@ -7,7 +7,8 @@
 // `observe`, which queues them for the observers) and an observer can never block, delay or alter the call. Dynamic tool calls are left out: they run in the harness.
 import { Effect, type Scope, Stream } from "effect"
 import type { ToolUseLedger } from "../turn/ToolUseLedger.js"
-import type { ServerNotification } from "../../schemas/protocol.js"
+import type { ServerNotification, ThreadItem } from "../../schemas/protocol.js"
+import { wireItem } from "../appserver/Notifications.js"
 import { type LifecycleEvent, noObservers, PluginHooks } from "../ports/PluginHooks.js"
 import type { InstalledTurn, TurnExtension } from "../turn/TurnExtension.js"
 import { directNamespace, searchableNamespace } from "./ToolCatalog.js"
@@ -31,7 +32,22 @@ export const nativeToolKinds: ReadonlySet<string> = new Set([
 
 type AfterToolCall = Extract<LifecycleEvent, { readonly type: "after_tool_call" }>
 
-const str = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
+/** The tool a native tool use's item names; undefined for items that are not native tool uses (dynamic tools among
+ * them: the harness runs those itself). */
+const toolOf = (item: ThreadItem): string | undefined => {
+  if (!nativeToolKinds.has(item.type)) return undefined
+  switch (item.type) {
+    case "mcpToolCall":
+      return `mcp:${item.server}/${item.tool}`
+    case "functionCallOutput": {
+      const namespace = item.namespace ?? undefined
+      if (namespace === searchableNamespace || namespace === directNamespace) return undefined
+      return namespace !== undefined ? `${namespace}.${item.name}` : item.name
+    }
+    default:
+      return item.type
+  }
+}
 
 /**
  * The after_tool_call observation of a notification, if it is the completion of a native tool use. Pure.
@@ -43,29 +59,19 @@ export const observationOf = (
   notification: ServerNotification
 ): AfterToolCall | undefined => {
   if (notification._tag !== "ItemCompleted") return undefined
-  const { turnId } = notification.params
-  const item = notification.params.item as unknown as Record<string, unknown>
-  const kind = str(item.type)
-  const id = str(item.id)
-  if (kind === undefined || id === undefined || !nativeToolKinds.has(kind)) return undefined
-  let tool = kind
-  if (kind === "mcpToolCall") {
-    tool = `mcp:${str(item.server) ?? "?"}/${str(item.tool) ?? "?"}`
-  } else if (kind === "functionCallOutput") {
-    const namespace = str(item.namespace)
-    if (namespace === searchableNamespace || namespace === directNamespace) return undefined
-    tool = namespace !== undefined ? `${namespace}.${str(item.name) ?? "?"}` : (str(item.name) ?? kind)
-  }
+  const { item, turnId } = notification.params
+  const tool = toolOf(item)
+  if (tool === undefined) return undefined
   return {
     type: "after_tool_call",
     source: "item",
     sessionId,
     threadId: notification.params.threadId ?? threadId,
     turnId,
-    toolUseId: id,
+    toolUseId: item.id,
     tool,
-    status: str(item.status),
-    item
+    status: "status" in item && typeof item.status === "string" ? item.status : undefined,
+    item: wireItem(item)
   }
 }
 

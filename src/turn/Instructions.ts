@@ -4,6 +4,7 @@
 // never restates Codex's own base/model instructions and never loads project docs itself: on a native turn with a
 // filesystem Codex reads AGENTS.md on its own.
 import type { UserInput } from "../../schemas/protocol.js"
+import type { TurnKind } from "../../schemas/turnEvents.js"
 
 // ---- bounds (bytes are UTF-8 bytes; every bound includes the truncation marker) ----
 
@@ -59,7 +60,7 @@ export const PROJECT_DOC_MAX_BYTES_KEY = "project_doc_max_bytes"
 export type Route = "native" | "compatibility"
 
 /** The last four are internal turns: no project docs, no AGENTS.md fallback, no workspace memory (S8). */
-export type TurnKind = "user" | "heartbeat" | "lightweight" | "ringZero" | "messageOnly" | "toolDisabled"
+export type { TurnKind }
 
 export const INTERNAL_TURN_KINDS: ReadonlyArray<TurnKind> = ["lightweight", "ringZero", "messageOnly", "toolDisabled"]
 

@@ -47,6 +47,9 @@ export const make = (maxEntries: number = defaults.maxEntries): ToolUseLedger =>
   }
 }
 
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
 type AfterToolCall = Extract<LifecycleEvent, { readonly type: "after_tool_call" }>
 
 /** Codex's hook tool names, as the item kinds the item/completed projection reports */
@@ -68,7 +71,7 @@ export const observationOfPostToolUse = (sessionId: string, payload: HookPayload
     toolUseId: payload.toolUseId,
     tool: payload.toolName !== undefined ? (toolOfHookName[payload.toolName] ?? payload.toolName) : "unknown",
     status: undefined,
-    item: typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {}
+    item: isRecord(raw) ? raw : {}
   }
 }
 

@@ -14,8 +14,8 @@ const statusOf = (info: unknown): string | undefined => {
   if (typeof info === "string") return statusOfKind[info]
   if (typeof info !== "object" || info === null) return undefined
   for (const detail of Object.values(info)) {
-    const code = (detail as { httpStatusCode?: unknown } | null)?.httpStatusCode
-    if (typeof code === "number") return `HTTP ${code}`
+    if (typeof detail !== "object" || detail === null || !("httpStatusCode" in detail)) continue
+    if (typeof detail.httpStatusCode === "number") return `HTTP ${detail.httpStatusCode}`
   }
   return undefined
 }

@@ -52,9 +52,10 @@ export const done = (p: Progress): boolean => p.status !== undefined || p.ended 
 
 /** A retry notice for a provider that could not be connected to at all (no HTTP status). */
 const isConnectionFailure = (info: unknown): boolean => {
-  const disconnected = (info as { responseStreamDisconnected?: { httpStatusCode?: unknown } } | null | undefined)
-    ?.responseStreamDisconnected
-  return disconnected !== undefined && disconnected.httpStatusCode == null
+  if (typeof info !== "object" || info === null || !("responseStreamDisconnected" in info)) return false
+  const disconnected = info.responseStreamDisconnected
+  return typeof disconnected === "object" && disconnected !== null &&
+    (!("httpStatusCode" in disconnected) || disconnected.httpStatusCode == null)
 }
 
 /** The reply text a turn that ends now keeps: the last completed agent message, else the one streamed so far. */
@@ -80,8 +81,8 @@ export const absorb = (turnId: string, maxReconnects: number, progress: Progress
       const item = n.params.item
       progress.items.push(item)
       progress.working.delete(item.id)
-      if (item.type === "agentMessage" && "text" in item) {
-        progress.finalText = item.text as string
+      if (item.type === "agentMessage") {
+        progress.finalText = item.text
         if (progress.streaming?.itemId === item.id) progress.streaming = undefined
       }
       break

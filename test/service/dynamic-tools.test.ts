@@ -205,7 +205,15 @@ describe("embedder dynamic tools", () => {
 })
 
 describe("after_tool_call observations", () => {
-  const command = (id: string) => ({ type: "commandExecution", id, command: "echo hi", status: "completed", exitCode: 0 })
+  const command = (id: string) => ({
+    type: "commandExecution",
+    id,
+    command: "echo hi",
+    commandActions: [],
+    cwd: "/w",
+    status: "completed",
+    exitCode: 0
+  })
 
   it.scoped("[S23] one observation per native tool use even when item/completed repeats; none for dynamicToolCall items", () => {
     const seen = Ref.unsafeMake<ReadonlyArray<LifecycleEvent>>([])
@@ -220,7 +228,7 @@ describe("after_tool_call observations", () => {
       const harness = yield* CodexHarness
       const mock = yield* MockAppServer
       const dynamic = { type: "dynamicToolCall", id: "dyn1", tool: "lookup_weather", namespace: "openclaw", arguments: {}, status: "completed" }
-      const mcp = { type: "mcpToolCall", id: "m1", server: "docs", tool: "search", status: "completed" }
+      const mcp = { type: "mcpToolCall", id: "m1", server: "docs", tool: "search", arguments: {}, status: "completed" }
       yield* mock.setHandler(
         "turn/start",
         (params, ctx) =>

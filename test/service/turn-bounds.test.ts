@@ -96,7 +96,7 @@ describe("turn bounds", () => {
       yield* mock.setHandler("thread/read", (params) =>
         Effect.succeed({ thread: { id: params.threadId, modelProvider: "mock", preview: "", ephemeral: false, cwd: "/w", status: { type: "active", activeFlags: flags } } }))
       yield* mock.setHandler("turn/start", duringTurn((turn, ctx) =>
-        ctx.notify("item/started", { threadId: turn.threadId, turnId: turn.turnId, item: { type: "commandExecution", id: "cmd", command: "sleep 600", status: "inProgress" } }).pipe(
+        ctx.notify("item/started", { threadId: turn.threadId, turnId: turn.turnId, item: { type: "commandExecution", id: "cmd", command: "sleep 600", commandActions: [], cwd: "/w", status: "inProgress" } }).pipe(
           Effect.zipRight(Deferred.succeed(ready, undefined))
         )))
       const running = yield* harness.runTurn({ sessionId: "busy", prompt: "go" }).pipe(Effect.fork)
@@ -109,7 +109,7 @@ describe("turn bounds", () => {
       const peer = yield* mock.latest
       const threadId = (yield* mock.requests("turn/start"))[0]!.params as { threadId: string }
       const turnId = yield* peer.awaitActiveTurn(threadId.threadId)
-      yield* peer.notify("item/completed", { threadId: threadId.threadId, turnId, item: { type: "commandExecution", id: "cmd", command: "sleep 600", status: "completed" } })
+      yield* peer.notify("item/completed", { threadId: threadId.threadId, turnId, item: { type: "commandExecution", id: "cmd", command: "sleep 600", commandActions: [], cwd: "/w", status: "completed" } })
       flags = ["waitingOnApproval"]
       yield* advance(36)
       expect(yield* mock.requests("turn/interrupt")).toHaveLength(0)

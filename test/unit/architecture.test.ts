@@ -132,6 +132,21 @@ describe("architecture", () => {
     expect(sources.some((s) => s.rel === registry && patterns.some((p) => p.test(s.text)))).toBe(true)
   })
 
+  it("front ends (cli, control, cluster) import nothing from src/turn: what a turn reports is in schemas/", () => {
+    const frontEnds = new Set(["cli", "control", "cluster"])
+    const turn = path.join(src, "turn")
+    const found = sources
+      .filter((s) => frontEnds.has(roomOf(s.file)!))
+      .flatMap((s) =>
+        importsOf(s.text)
+          .filter((spec) => spec.startsWith("."))
+          .map((spec) => path.resolve(path.dirname(s.file), spec))
+          .filter((target) => target === turn || target.startsWith(turn + path.sep))
+          .map((target) => `${s.rel} -> ${path.relative(root, target)}`)
+      )
+    expect(found).toEqual([])
+  })
+
   it("no unsafe* primitive in src outside a bridge from a Node callback, which says so in a comment just above it", () => {
     const unbridged = sources.flatMap((s) => {
       const lines = s.text.split("\n")

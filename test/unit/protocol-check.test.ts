@@ -298,109 +298,25 @@ const definitions: Record<string, Node> = {
   },
   ThreadItem: {
     oneOf: [
-      {
-        properties: {
-          content: {items: {"$ref": "#/definitions/UserInput"}, type: "array"},
-          id: {type: "string"},
-          type: {enum: ["userMessage"], title: "UserMessageThreadItemType", type: "string"}
-        },
-        required: ["content", "id", "type"],
-        title: "UserMessageThreadItem",
-        type: "object"
-      },
-      {
-        properties: {
-          id: {type: "string"},
-          phase: {anyOf: [{}, {type: "null"}]},
-          text: {type: "string"},
-          type: {enum: ["agentMessage"], title: "AgentMessageThreadItemType", type: "string"}
-        },
-        required: ["id", "text", "type"],
-        title: "AgentMessageThreadItem",
-        type: "object"
-      },
-      {
-        properties: {
-          id: {type: "string"},
-          text: {type: "string"},
-          type: {enum: ["plan"], title: "PlanThreadItemType", type: "string"}
-        },
-        required: ["id", "text", "type"],
-        title: "PlanThreadItem",
-        type: "object"
-      },
-      {
-        properties: {
-          content: {items: {type: "string"}, type: "array"},
-          id: {type: "string"},
-          summary: {items: {type: "string"}, type: "array"},
-          type: {enum: ["reasoning"], title: "ReasoningThreadItemType", type: "string"}
-        },
-        required: ["id", "type"],
-        title: "ReasoningThreadItem",
-        type: "object"
-      },
-      {
-        properties: {
-          aggregatedOutput: {type: ["string", "null"]},
-          command: {type: "string"},
-          cwd: {allOf: [{"$ref": "#/definitions/LegacyAppPathString"}]},
-          exitCode: {format: "int32", type: ["integer", "null"]},
-          id: {type: "string"},
-          status: {},
-          type: {enum: ["commandExecution"], title: "CommandExecutionThreadItemType", type: "string"}
-        },
-        required: ["command", "commandActions", "cwd", "id", "status", "type"],
-        title: "CommandExecutionThreadItem",
-        type: "object"
-      },
-      {
-        properties: {
-          arguments: true,
-          id: {type: "string"},
-          namespace: {type: ["string", "null"]},
-          status: {"$ref": "#/definitions/DynamicToolCallStatus"},
-          tool: {type: "string"},
-          type: {enum: ["dynamicToolCall"], title: "DynamicToolCallThreadItemType", type: "string"}
-        },
-        required: ["arguments", "id", "status", "tool", "type"],
-        title: "DynamicToolCallThreadItem",
-        type: "object"
-      },
-      {
-        anyOf: [
-          {
-            properties: {fileId: {type: "string"}},
-            required: ["fileId"],
-            title: "FileIdThreadItem",
-            type: "object"
-          },
-          {
-            properties: {result: {type: "string"}},
-            required: ["result"],
-            title: "ResultThreadItem",
-            type: "object"
-          }
-        ],
-        properties: {
-          id: {type: "string"},
-          savedPath: {anyOf: [{"$ref": "#/definitions/AbsolutePathBuf"}, {type: "null"}]},
-          status: {type: "string"},
-          type: {enum: ["imageGeneration"], title: "ImageGenerationThreadItemType", type: "string"}
-        },
-        required: ["id", "status", "type"],
-        title: "ImageGenerationThreadItem",
-        type: "object"
-      },
-      {
-        properties: {
-          id: {type: "string"},
-          type: {enum: ["contextCompaction"], title: "ContextCompactionThreadItemType", type: "string"}
-        },
-        required: ["id", "type"],
-        title: "ContextCompactionThreadItem",
-        type: "object"
-      }
+      {"properties": {"clientId": {"type": ["string", "null"]}, "content": {"items": {"$ref": "#/definitions/UserInput"}, "type": "array"}, "id": {"type": "string"}, "type": {"enum": ["userMessage"], "title": "UserMessageThreadItemType", "type": "string"}}, "required": ["content", "id", "type"], "title": "UserMessageThreadItem", "type": "object"},
+      {"properties": {"fragments": {"items": {}, "type": "array"}, "id": {"type": "string"}, "type": {"enum": ["hookPrompt"], "title": "HookPromptThreadItemType", "type": "string"}}, "required": ["fragments", "id", "type"], "title": "HookPromptThreadItem", "type": "object"},
+      {"properties": {"delivery": {"anyOf": [{}, {"type": "null"}]}, "id": {"type": "string"}, "memoryCitation": {"anyOf": [{}, {"type": "null"}]}, "moderation": {"anyOf": [{}, {"type": "null"}]}, "phase": {"anyOf": [{}, {"type": "null"}]}, "questions": {"items": {}, "type": ["array", "null"]}, "text": {"type": "string"}, "type": {"enum": ["agentMessage"], "title": "AgentMessageThreadItemType", "type": "string"}}, "required": ["id", "text", "type"], "title": "AgentMessageThreadItem", "type": "object"},
+      {"properties": {"id": {"type": "string"}, "name": {"type": "string"}, "namespace": {"type": ["string", "null"]}, "output": {}, "type": {"enum": ["functionCallOutput"], "title": "FunctionCallOutputThreadItemType", "type": "string"}}, "required": ["id", "name", "output", "type"], "title": "FunctionCallOutputThreadItem", "type": "object"},
+      {"properties": {"id": {"type": "string"}, "text": {"type": "string"}, "type": {"enum": ["plan"], "title": "PlanThreadItemType", "type": "string"}}, "required": ["id", "text", "type"], "title": "PlanThreadItem", "type": "object"},
+      {"properties": {"content": {"items": {"type": "string"}, "type": "array"}, "id": {"type": "string"}, "summary": {"items": {"type": "string"}, "type": "array"}, "type": {"enum": ["reasoning"], "title": "ReasoningThreadItemType", "type": "string"}}, "required": ["id", "type"], "title": "ReasoningThreadItem", "type": "object"},
+      {"properties": {"aggregatedOutput": {"type": ["string", "null"]}, "command": {"type": "string"}, "commandActions": {"items": {}, "type": "array"}, "cwd": {"$ref": "#/definitions/LegacyAppPathString"}, "durationMs": {"type": ["integer", "null"]}, "exitCode": {"type": ["integer", "null"]}, "id": {"type": "string"}, "pluginId": {"type": ["string", "null"]}, "processId": {"type": ["string", "null"]}, "scriptPath": {"type": ["string", "null"]}, "source": {}, "status": {}, "type": {"enum": ["commandExecution"], "title": "CommandExecutionThreadItemType", "type": "string"}}, "required": ["command", "commandActions", "cwd", "id", "status", "type"], "title": "CommandExecutionThreadItem", "type": "object"},
+      {"properties": {"changes": {"items": {}, "type": "array"}, "id": {"type": "string"}, "status": {}, "type": {"enum": ["fileChange"], "title": "FileChangeThreadItemType", "type": "string"}}, "required": ["changes", "id", "status", "type"], "title": "FileChangeThreadItem", "type": "object"},
+      {"properties": {"appContext": {"anyOf": [{}, {"type": "null"}]}, "arguments": true, "durationMs": {"type": ["integer", "null"]}, "environmentId": {"type": ["string", "null"]}, "error": {"anyOf": [{}, {"type": "null"}]}, "id": {"type": "string"}, "mcpAppResourceUri": {"type": ["string", "null"]}, "mcpAppUi": {"anyOf": [{}, {"type": "null"}]}, "pluginId": {"type": ["string", "null"]}, "readOnlyHint": {"type": ["boolean", "null"]}, "result": {"anyOf": [{}, {"type": "null"}]}, "server": {"type": "string"}, "status": {}, "tool": {"type": "string"}, "type": {"enum": ["mcpToolCall"], "title": "McpToolCallThreadItemType", "type": "string"}}, "required": ["arguments", "id", "server", "status", "tool", "type"], "title": "McpToolCallThreadItem", "type": "object"},
+      {"properties": {"arguments": true, "contentItems": {"items": {"$ref": "#/definitions/DynamicToolCallOutputContentItem"}, "type": ["array", "null"]}, "durationMs": {"type": ["integer", "null"]}, "id": {"type": "string"}, "namespace": {"type": ["string", "null"]}, "status": {"$ref": "#/definitions/DynamicToolCallStatus"}, "success": {"type": ["boolean", "null"]}, "tool": {"type": "string"}, "type": {"enum": ["dynamicToolCall"], "title": "DynamicToolCallThreadItemType", "type": "string"}}, "required": ["arguments", "id", "status", "tool", "type"], "title": "DynamicToolCallThreadItem", "type": "object"},
+      {"properties": {"agentsStates": {"additionalProperties": {}, "type": "object"}, "id": {"type": "string"}, "model": {"type": ["string", "null"]}, "prompt": {"type": ["string", "null"]}, "reasoningEffort": {"anyOf": [{}, {"type": "null"}]}, "receiverThreadIds": {"items": {"type": "string"}, "type": "array"}, "senderThreadId": {"type": "string"}, "status": {}, "tool": {}, "type": {"enum": ["collabAgentToolCall"], "title": "CollabAgentToolCallThreadItemType", "type": "string"}}, "required": ["agentsStates", "id", "receiverThreadIds", "senderThreadId", "status", "tool", "type"], "title": "CollabAgentToolCallThreadItem", "type": "object"},
+      {"properties": {"agentPath": {"type": "string"}, "agentThreadId": {"type": "string"}, "id": {"type": "string"}, "kind": {}, "model": {"type": ["string", "null"]}, "reasoningEffort": {"anyOf": [{}, {"type": "null"}]}, "type": {"enum": ["subAgentActivity"], "title": "SubAgentActivityThreadItemType", "type": "string"}}, "required": ["agentPath", "agentThreadId", "id", "kind", "type"], "title": "SubAgentActivityThreadItem", "type": "object"},
+      {"properties": {"action": {"anyOf": [{}, {"type": "null"}]}, "id": {"type": "string"}, "query": {"type": "string"}, "results": {"items": true, "type": ["array", "null"]}, "type": {"enum": ["webSearch"], "title": "WebSearchThreadItemType", "type": "string"}}, "required": ["id", "query", "type"], "title": "WebSearchThreadItem", "type": "object"},
+      {"properties": {"id": {"type": "string"}, "path": {"$ref": "#/definitions/LegacyAppPathString"}, "type": {"enum": ["imageView"], "title": "ImageViewThreadItemType", "type": "string"}}, "required": ["id", "path", "type"], "title": "ImageViewThreadItem", "type": "object"},
+      {"properties": {"durationMs": {"type": "integer"}, "id": {"type": "string"}, "type": {"enum": ["sleep"], "title": "SleepThreadItemType", "type": "string"}}, "required": ["durationMs", "id", "type"], "title": "SleepThreadItem", "type": "object"},
+      {"anyOf": [{"properties": {"fileId": {"type": "string"}}, "required": ["fileId"], "title": "FileIdThreadItem", "type": "object"}, {"properties": {"result": {"type": "string"}}, "required": ["result"], "title": "ResultThreadItem", "type": "object"}], "properties": {"failure": {"anyOf": [{}, {"type": "null"}]}, "generationId": {"type": ["string", "null"]}, "id": {"type": "string"}, "inputImages": {"items": {}, "type": "array"}, "revisedPrompt": {"type": ["string", "null"]}, "savedPath": {"anyOf": [{"$ref": "#/definitions/AbsolutePathBuf"}, {"type": "null"}]}, "status": {"type": "string"}, "transparentBackground": {"type": ["boolean", "null"]}, "type": {"enum": ["imageGeneration"], "title": "ImageGenerationThreadItemType", "type": "string"}}, "required": ["id", "status", "type"], "title": "ImageGenerationThreadItem", "type": "object"},
+      {"properties": {"id": {"type": "string"}, "review": {"type": "string"}, "type": {"enum": ["enteredReviewMode"], "title": "EnteredReviewModeThreadItemType", "type": "string"}}, "required": ["id", "review", "type"], "title": "EnteredReviewModeThreadItem", "type": "object"},
+      {"properties": {"id": {"type": "string"}, "review": {"type": "string"}, "type": {"enum": ["exitedReviewMode"], "title": "ExitedReviewModeThreadItemType", "type": "string"}}, "required": ["id", "review", "type"], "title": "ExitedReviewModeThreadItem", "type": "object"},
+      {"properties": {"id": {"type": "string"}, "type": {"enum": ["contextCompaction"], "title": "ContextCompactionThreadItemType", "type": "string"}}, "required": ["id", "type"], "title": "ContextCompactionThreadItem", "type": "object"}
     ],
     properties: {completedAtMs: {type: ["integer", "null"]}, startedAtMs: {type: ["integer", "null"]}},
     type: "object"
@@ -749,6 +665,46 @@ const definitions: Record<string, Node> = {
     title: "ServerRequestResolvedNotification",
     type: "object"
   },
+  ThreadTokenUsageUpdatedNotification: {
+    properties: {threadId: {type: "string"}, tokenUsage: {"$ref": "#/definitions/ThreadTokenUsage"}, turnId: {type: "string"}},
+    required: ["threadId", "tokenUsage", "turnId"],
+    title: "ThreadTokenUsageUpdatedNotification",
+    type: "object"
+  },
+  ThreadTokenUsage: {
+    properties: {
+      last: {"$ref": "#/definitions/TokenUsageBreakdown"},
+      modelContextWindow: {type: ["integer", "null"]},
+      total: {"$ref": "#/definitions/TokenUsageBreakdown"}
+    },
+    required: ["last", "total"],
+    type: "object"
+  },
+  TokenUsageBreakdown: {
+    properties: {
+      cacheWriteInputTokens: {type: "integer"},
+      cachedInputTokens: {type: "integer"},
+      inputTokens: {type: "integer"},
+      outputTokens: {type: "integer"},
+      reasoningOutputTokens: {type: "integer"},
+      totalTokens: {type: "integer"}
+    },
+    required: ["cachedInputTokens", "inputTokens", "outputTokens", "reasoningOutputTokens", "totalTokens"],
+    type: "object"
+  },
+  McpServerStatusUpdatedNotification: {
+    properties: {
+      environmentId: {type: ["string", "null"]},
+      error: {type: ["string", "null"]},
+      failureReason: {anyOf: [{}, {type: "null"}]},
+      name: {type: "string"},
+      status: {enum: ["starting", "ready", "failed", "cancelled"], type: "string"},
+      threadId: {type: ["string", "null"]}
+    },
+    required: ["name", "status"],
+    title: "McpServerStatusUpdatedNotification",
+    type: "object"
+  },
   ErrorNotification: {
     properties: {
       error: {"$ref": "#/definitions/TurnError"},
@@ -1012,7 +968,9 @@ const base: Fixture = {
     "thread/closed": "ThreadClosedNotification",
     "hook/started": "HookStartedNotification",
     "hook/completed": "HookCompletedNotification",
-    "command/exec/outputDelta": "CommandExecOutputDeltaNotification"
+    "command/exec/outputDelta": "CommandExecOutputDeltaNotification",
+    "thread/tokenUsage/updated": "ThreadTokenUsageUpdatedNotification",
+    "mcpServer/startupStatus/updated": "McpServerStatusUpdatedNotification"
   },
   serverRequests: {
     "item/commandExecution/requestApproval": "CommandExecutionRequestApprovalParams",
@@ -1206,8 +1164,10 @@ describe("protocol check against a fabricated generated schema", () => {
     })
     // inside turns and item notifications the variant's discriminator no longer matches anything
     expect(lines(problems)).toContain(
-      `item/completed params.item.type: "dynamicToolCall" is not among theirs ("userMessage", "agentMessage", "plan", ` +
-        `"reasoning", "commandExecution", "imageGeneration", "contextCompaction")`
+      `item/completed params.item.type: "dynamicToolCall" is not among theirs ("userMessage", "hookPrompt", ` +
+        `"agentMessage", "functionCallOutput", "plan", "reasoning", "commandExecution", "fileChange", "mcpToolCall", ` +
+        `"collabAgentToolCall", "subAgentActivity", "webSearch", "imageView", "sleep", "imageGeneration", ` +
+        `"enteredReviewMode", "exitedReviewMode", "contextCompaction")`
     )
   })
 

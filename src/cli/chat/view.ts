@@ -7,8 +7,9 @@
 // Streamed text and progress labels come from the model (a command it runs, a tool it names), so they are made safe to
 // print first (terminalText): an escape sequence in a delta never reaches the terminal, even split over deltas.
 import { type Context, Effect, type Scope } from "effect"
+import type { ThreadItem } from "../../../schemas/protocol.js"
 import { Delivery, type Reply } from "../../ports/Delivery.js"
-import type { EventSink } from "../../turn/TurnEvent.js"
+import type { EventSink } from "../../../schemas/turnEvents.js"
 import * as TerminalDelivery from "../TerminalDelivery.js"
 import { makeTerminalStream, terminalText } from "../../platform/terminalText.js"
 import * as JsonEvents from "../jsonEvents.js"
@@ -51,16 +52,14 @@ const short = (text: string, max = 60) => {
 }
 
 /** What the progress line says while an item runs; undefined for items that are not waits worth naming. */
-const progressLabel = (item: Record<string, unknown>): string | undefined => {
+const progressLabel = (item: ThreadItem): string | undefined => {
   switch (item.type) {
-    case "commandExecution": {
-      const command = Array.isArray(item.command) ? item.command.join(" ") : String(item.command ?? "a command")
-      return `running ${short(command)}`
-    }
+    case "commandExecution":
+      return `running ${short(item.command)}`
     case "dynamicToolCall":
-      return `running ${String(item.tool ?? "a tool")}`
+      return `running ${item.tool}`
     case "mcpToolCall":
-      return `running ${[item.server, item.tool].filter((p) => typeof p === "string").join(".") || "a tool"}`
+      return `running ${item.server}.${item.tool}`
     case "webSearch":
       return "searching the web"
     case "fileChange":
@@ -216,15 +215,15 @@ export const makeView = (options: ViewOptions): Effect.Effect<TurnView, never, S
           streamed.add(n.params.itemId)
           write(safeText.write(n.params.delta))
         } else if (n._tag === "ItemStarted") {
-          const label = progressLabel(n.params.item as unknown as Record<string, unknown>)
+          const label = progressLabel(n.params.item)
           if (label !== undefined) progress(label)
         } else if (n._tag === "ItemCompleted") {
-          const item = n.params.item as unknown as Record<string, unknown>
+          const item = n.params.item
           // what the agent did, as `run` shows it; the command and paths come from the agent, so made safe first
           const did = progressLine(event)
           if (did !== undefined) say(`  ${terminalText(did).replace(/\n/g, " ")}`)
-          if (item.type === "agentMessage" && typeof item.id === "string" && streamed.has(item.id)) {
-            if (typeof item.text === "string") shown.add(item.text)
+          if (item.type === "agentMessage" && streamed.has(item.id)) {
+            shown.add(item.text)
             write(safeText.end())
             endLine()
           }
