@@ -3,7 +3,7 @@
 // notifications decoded once into a tagged union and fanned out to subscribers, and a once-only termination that fails
 // every pending request. It is the only code that reads or writes the wire; above it nothing parses a message or
 // matches a method name. It never interprets turns or threads beyond routing by threadId.
-import { Cause, Deferred, Duration, Effect, Exit, Option, PubSub, type Queue, Schema, Scope, Stream } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Option, Queue, Schema, Scope, Stream } from "effect"
 import type { ParseOptions } from "effect/SchemaAST"
 import { ErrorCodes, type RequestId, type RequestMessage } from "../../schemas/jsonrpc.js"
 import {
@@ -84,6 +84,13 @@ export interface AppServerConnection {
    * is reported only after the output published before it has been taken). Same backpressure; ends with the scope.
    */
   readonly subscribeQueue: Effect.Effect<Queue.Dequeue<ServerNotification>, never, Scope.Scope>
+  /**
+   * `subscribe` as a queue (no stream stages between the reader and the consumer), optionally only one thread's
+   * notifications (and every DroppedLine). Shut down when the connection ends, so a take is interrupted then.
+   */
+  readonly subscribeQueueFor: (
+    filter?: { readonly threadId?: string | undefined }
+  ) => Effect.Effect<Queue.Dequeue<ServerNotification>, never, Scope.Scope>
   /** installs a typed server-request handler for the lifetime of the current Scope; newer routes win */
   readonly handle: <M extends ServerRequestMethod>(method: M, route: ServerRequestRoute<M>) => Effect.Effect<void, never, Scope.Scope>
   /** waits until the connection ends and yields why */
@@ -131,8 +138,59 @@ export const make = (
     let cause: ConnectionClosed | undefined
     const counters = { malformedLines: 0, oversizedLines: 0, unmatchedResponses: 0, undecodedNotifications: 0 }
     const terminatedDeferred = yield* Deferred.make<ConnectionClosed>()
-    const notifications = yield* PubSub.bounded<ServerNotification>(options.notificationBuffer ?? defaults.notificationBuffer)
-    yield* Scope.addFinalizer(scope, PubSub.shutdown(notifications))
+    // Subscribers, routed by thread at the reader: a notification is offered only to the subscribers that want it (no
+    // per-subscriber filtering of every message), straight into each one's bounded queue (no PubSub between). A full
+    // queue holds up the reader until it has room (backpressure, as documented on `subscribe`).
+    const buffer = options.notificationBuffer ?? defaults.notificationBuffer
+    const everyThread = new Set<Queue.Queue<ServerNotification>>()
+    const byThread = new Map<string, Set<Queue.Queue<ServerNotification>>>()
+    let subscriptionsClosed = false
+    yield* Scope.addFinalizer(
+      scope,
+      Effect.suspend(() => {
+        subscriptionsClosed = true
+        const all = [...everyThread, ...[...byThread.values()].flatMap((set) => [...set])]
+        everyThread.clear()
+        byThread.clear()
+        return Effect.forEach(all, Queue.shutdown, { discard: true })
+      })
+    )
+    const subscribeQueueFor = (filter?: { readonly threadId?: string | undefined }) =>
+      Effect.acquireRelease(
+        Effect.flatMap(Queue.bounded<ServerNotification>(buffer), (queue) => {
+          if (subscriptionsClosed) return Queue.shutdown(queue).pipe(Effect.as(queue))
+          const threadId = filter?.threadId
+          if (threadId === undefined) everyThread.add(queue)
+          else {
+            const set = byThread.get(threadId)
+            if (set === undefined) byThread.set(threadId, new Set([queue]))
+            else set.add(queue)
+          }
+          return Effect.succeed(queue)
+        }),
+        (queue) =>
+          Effect.suspend(() => {
+            if (!everyThread.delete(queue) && filter?.threadId !== undefined) {
+              const set = byThread.get(filter.threadId)
+              if (set !== undefined && set.delete(queue) && set.size === 0) byThread.delete(filter.threadId)
+            }
+            return Queue.shutdown(queue)
+          })
+      ) as Effect.Effect<Queue.Dequeue<ServerNotification>, never, Scope.Scope>
+    /** offers without suspending where there is room; a full queue is waited on, in order, before the next message */
+    const publish = (n: ServerNotification): Effect.Effect<void> => {
+      let full: Array<Queue.Queue<ServerNotification>> | undefined
+      const offer = (queue: Queue.Queue<ServerNotification>) => {
+        if (!queue.unsafeOffer(n)) (full ??= []).push(queue)
+      }
+      everyThread.forEach(offer)
+      if (n._tag === "DroppedLine") byThread.forEach((set) => set.forEach(offer))
+      else {
+        const threadId = Notifications.threadIdOf(n)
+        if (threadId !== undefined) byThread.get(threadId)?.forEach(offer)
+      }
+      return full === undefined ? Effect.void : Effect.forEach(full, (queue) => Queue.offer(queue, n), { discard: true })
+    }
 
     const terminate = (why: ConnectionClosed) =>
       Effect.suspend(() => {
@@ -210,7 +268,7 @@ export const make = (
         counters.oversizedLines++
         // the turn it belonged to must learn at once that it lost a message, not go silent
         return Effect.logWarning(`dropped an oversized line from the app-server (${line.bytes} bytes)`).pipe(
-          Effect.zipRight(PubSub.publish(notifications, Notifications.droppedLine(line.bytes)))
+          Effect.zipRight(publish(Notifications.droppedLine(line.bytes)))
         )
       }
       let message: unknown
@@ -237,10 +295,10 @@ export const make = (
         if (decoded._tag === "Unknown" && decoded.problem !== undefined) {
           counters.undecodedNotifications++
           return Effect.logDebug(`passing on an undecodable ${method} as Unknown: ${decoded.problem}`).pipe(
-            Effect.zipRight(PubSub.publish(notifications, decoded))
+            Effect.zipRight(publish(decoded))
           )
         }
-        return PubSub.publish(notifications, decoded)
+        return publish(decoded)
       }
       if ("id" in message && ("result" in message || "error" in message)) return settleResponse(message)
       counters.malformedLines++
@@ -330,16 +388,9 @@ export const make = (
       request,
       requestRaw,
       notify,
-      subscribe: (filter) =>
-        Effect.gen(function* () {
-          const dequeue = yield* PubSub.subscribe(notifications)
-          const threadId = filter?.threadId
-          const all = Stream.fromQueue(dequeue)
-          return threadId === undefined
-            ? all
-            : Stream.filter(all, (n) => n._tag === "DroppedLine" || Notifications.threadIdOf(n) === threadId)
-        }),
-      subscribeQueue: PubSub.subscribe(notifications),
+      subscribe: (filter) => Effect.map(subscribeQueueFor(filter), (queue) => Stream.fromQueue(queue)),
+      subscribeQueue: subscribeQueueFor(),
+      subscribeQueueFor,
       handle: router.install,
       terminated: Deferred.await(terminatedDeferred),
       terminationCause: Effect.sync(() => Option.fromNullable(cause)),
