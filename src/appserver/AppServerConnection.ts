@@ -91,6 +91,15 @@ export interface AppServerConnection {
   readonly subscribeQueueFor: (
     filter?: { readonly threadId?: string | undefined }
   ) => Effect.Effect<Queue.Dequeue<ServerNotification>, never, Scope.Scope>
+  /**
+   * Subscribes now and runs `f` on each notification (of one thread, with a filter), one after the other, in a fiber of
+   * the current Scope, until the scope or the connection ends. The cheap way to watch: no stream between the reader
+   * and `f`. Same backpressure as `subscribe`: `f` must not wait long.
+   */
+  readonly forEachNotification: (
+    filter: { readonly threadId?: string | undefined } | undefined,
+    f: (notification: ServerNotification) => Effect.Effect<void>
+  ) => Effect.Effect<void, never, Scope.Scope>
   /** installs a typed server-request handler for the lifetime of the current Scope; newer routes win */
   readonly handle: <M extends ServerRequestMethod>(method: M, route: ServerRequestRoute<M>) => Effect.Effect<void, never, Scope.Scope>
   /** waits until the connection ends and yields why */
@@ -225,7 +234,8 @@ export const make = (
       router.answer({ id: request.id, method: request.method, params: request.params }).pipe(
         Effect.exit,
         Effect.flatMap((exit) => reply(request.id, exit)),
-        Effect.withSpan("AppServer.serverRequest", { attributes: { method: request.method } }),
+        // no stack trace captured per span: it cost more than the rest of the span on every message
+        Effect.withSpan("AppServer.serverRequest", { attributes: { method: request.method }, captureStackTrace: false }),
         Effect.forkIn(scope),
         Effect.asVoid
       )
@@ -363,7 +373,7 @@ export const make = (
     const request = <M extends ClientMethod>(method: M, params: Params<M>, requestOptions?: RequestOptions) =>
       requestRaw(method, params, requestOptions).pipe(
         Effect.flatMap((u) => resultDecoders.get(method)!(u)),
-        Effect.withSpan("AppServer.request", { attributes: { method } })
+        Effect.withSpan("AppServer.request", { attributes: { method }, captureStackTrace: false })
       ) as Effect.Effect<Result<M>, RequestError>
 
     const notify = (method: string, params?: unknown) =>
@@ -391,6 +401,11 @@ export const make = (
       subscribe: (filter) => Effect.map(subscribeQueueFor(filter), (queue) => Stream.fromQueue(queue)),
       subscribeQueue: subscribeQueueFor(),
       subscribeQueueFor,
+      forEachNotification: (filter, f) =>
+        Effect.flatMap(subscribeQueueFor(filter), (queue) => {
+          const loop: Effect.Effect<void> = Effect.flatMap(Queue.take(queue), (n) => Effect.flatMap(f(n), () => loop))
+          return Effect.asVoid(Effect.forkScoped(loop))
+        }),
       handle: router.install,
       terminated: Deferred.await(terminatedDeferred),
       terminationCause: Effect.sync(() => Option.fromNullable(cause)),

@@ -1,13 +1,14 @@
 // One turn on one thread: open the thread (start, or resume a bound one), subscribe to its notifications before
 // `turn/start`, follow the turn to `turn/completed`, and collect the final assistant text. It owns no state between
 // turns; bindings and the transcript belong to the session room.
-import { Clock, Duration, Effect, Fiber, Option, Stream } from "effect"
+import { Chunk, Clock, Duration, Effect, Fiber, Option, Queue, Stream } from "effect"
 import type {
   AskForApproval,
   CollaborationMode,
   DynamicToolSpec,
   SandboxMode,
   SandboxPolicy,
+  ServerNotification,
   UserInput
 } from "../../schemas/protocol.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
@@ -205,8 +206,9 @@ export const runTurn = (
 ): Effect.Effect<TurnOutcome, RequestError> =>
   Effect.scoped(
     Effect.gen(function* () {
-      // subscribe first: the turn's first notifications can arrive before the turn/start response
-      const events = yield* connection.subscribe({ threadId })
+      // subscribe first: the turn's first notifications can arrive before the turn/start response. A queue, read
+      // directly: what is there is taken without waiting, and only an empty queue is waited on (with the stall check)
+      const events = yield* connection.subscribeQueueFor({ threadId })
       const interruptTurn = (turnId: string) =>
         connection.request("turn/interrupt", { threadId, turnId }, { timeout: "2 seconds" }).pipe(Effect.ignore)
       // interrupted while turn/start is in flight: the turn still starts on the server, so once its id is known it is
@@ -226,23 +228,39 @@ export const runTurn = (
       const deadlineMs = settings.deadline !== undefined ? Duration.toMillis(settings.deadline) : Number.POSITIVE_INFINITY
       // follow the turn; when it goes quiet, ask the app-server (a passive status read) instead of waiting blindly
       const follow = Effect.gen(function* () {
-        const pull = yield* Stream.toPull(events.pipe(Stream.filter((n) => n._tag === "DroppedLine" || turnIdOf(n) === turnId)))
+        const ours = (n: ServerNotification) => n._tag === "DroppedLine" || turnIdOf(n) === turnId
+        // the subscription only ends with the connection (its queue is shut down, a take interrupted): then the
+        // connection's cause is the turn's failure
+        const ended = Effect.flatMap(connection.terminated, Effect.fail)
+        const pull = (waitMs: number): Effect.Effect<Option.Option<Chunk.Chunk<ServerNotification>>, RequestError> =>
+          Effect.suspend(() => {
+            const size = events.unsafeSize()
+            if (Option.isNone(size)) return ended
+            if (size.value > 0) return Effect.map(Queue.takeAll(events), Option.some)
+            if (waitMs <= 0) return Effect.succeedNone
+            return Queue.take(events).pipe(
+              Effect.map(Chunk.of),
+              Effect.timeoutOption(waitMs),
+              Effect.catchAllCause(() => ended)
+            )
+          })
         const progress = TurnProgress.initial()
         const startedAt = yield* Clock.currentTimeMillis
         let heardAt = startedAt
+        // when the current wait began: a silence is stallCheckMs of nothing of this turn (another turn's notification
+        // on the thread neither ends the wait nor counts as heard)
+        let waitFrom: number | undefined
         while (!TurnProgress.done(progress)) {
           const now = yield* Clock.currentTimeMillis
           if (now - startedAt >= deadlineMs) {
             TurnProgress.pastDeadline(progress, deadlineMs)
             break
           }
-          // the subscription only ends with the connection: then the connection's cause is the turn's failure
-          const next = yield* pull.pipe(
-            Effect.timeoutOption(Math.min(stallCheckMs, deadlineMs - (now - startedAt))),
-            Effect.catchAll(() => Effect.flatMap(connection.terminated, Effect.fail))
-          )
+          waitFrom ??= now
+          const next = yield* pull(Math.min(stallCheckMs - (now - waitFrom), deadlineMs - (now - startedAt)))
           if (Option.isNone(next)) {
             const after = yield* Clock.currentTimeMillis
+            waitFrom = undefined
             if (after - startedAt >= deadlineMs) continue
             const status = yield* threadStatus(connection, threadId)
             const counts = TurnProgress.afterSilence(
@@ -257,8 +275,12 @@ export const runTurn = (
             if (!counts) heardAt = after
             continue
           }
-          heardAt = yield* Clock.currentTimeMillis
           for (const notification of next.value) {
+            if (!ours(notification)) continue
+            if (waitFrom !== undefined) {
+              heardAt = yield* Clock.currentTimeMillis
+              waitFrom = undefined
+            }
             yield* onEvent(TurnEvent.Notification({ notification }))
             TurnProgress.absorb(turnId, maxReconnects, progress, notification)
             if (TurnProgress.done(progress)) break
