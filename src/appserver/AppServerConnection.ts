@@ -186,19 +186,18 @@ export const make = (
             return Queue.shutdown(queue)
           })
       ) as Effect.Effect<Queue.Dequeue<ServerNotification>, never, Scope.Scope>
-    /** offers without suspending where there is room; a full queue is waited on, in order, before the next message */
+    /** offered to each subscriber that wants it, in turn; a full queue is waited on before the next message is read */
     const publish = (n: ServerNotification): Effect.Effect<void> => {
-      let full: Array<Queue.Queue<ServerNotification>> | undefined
-      const offer = (queue: Queue.Queue<ServerNotification>) => {
-        if (!queue.unsafeOffer(n)) (full ??= []).push(queue)
-      }
-      everyThread.forEach(offer)
-      if (n._tag === "DroppedLine") byThread.forEach((set) => set.forEach(offer))
+      const targets: Array<Queue.Queue<ServerNotification>> = [...everyThread]
+      if (n._tag === "DroppedLine") byThread.forEach((set) => targets.push(...set))
       else {
         const threadId = Notifications.threadIdOf(n)
-        if (threadId !== undefined) byThread.get(threadId)?.forEach(offer)
+        const set = threadId === undefined ? undefined : byThread.get(threadId)
+        if (set !== undefined) targets.push(...set)
       }
-      return full === undefined ? Effect.void : Effect.forEach(full, (queue) => Queue.offer(queue, n), { discard: true })
+      if (targets.length === 0) return Effect.void
+      if (targets.length === 1) return Effect.asVoid(Queue.offer(targets[0]!, n))
+      return Effect.forEach(targets, (queue) => Queue.offer(queue, n), { discard: true })
     }
 
     const terminate = (why: ConnectionClosed) =>

@@ -233,17 +233,16 @@ export const runTurn = (
         // connection's cause is the turn's failure
         const ended = Effect.flatMap(connection.terminated, Effect.fail)
         const pull = (waitMs: number): Effect.Effect<Option.Option<Chunk.Chunk<ServerNotification>>, RequestError> =>
-          Effect.suspend(() => {
-            const size = events.unsafeSize()
-            if (Option.isNone(size)) return ended
-            if (size.value > 0) return Effect.map(Queue.takeAll(events), Option.some)
-            if (waitMs <= 0) return Effect.succeedNone
-            return Queue.take(events).pipe(
-              Effect.map(Chunk.of),
-              Effect.timeoutOption(waitMs),
-              Effect.catchAllCause(() => ended)
-            )
-          })
+          Queue.takeAll(events).pipe(
+            Effect.flatMap((there) =>
+              Chunk.isNonEmpty(there)
+                ? Effect.succeed(Option.some(there))
+                : waitMs <= 0
+                ? Effect.succeedNone
+                : Queue.take(events).pipe(Effect.map(Chunk.of), Effect.timeoutOption(waitMs))
+            ),
+            Effect.catchAllCause(() => ended)
+          )
         const progress = TurnProgress.initial()
         const startedAt = yield* Clock.currentTimeMillis
         let heardAt = startedAt
