@@ -65,7 +65,7 @@ const program = Effect.gen(function* () {
   const prefix = freshPrefix()
   const stdin = Array.from({ length: messages }, (_, i) => message(prefix, 0, i) + "\n").join("")
   const main = path.join(Ctx.repoRoot, "dist", "src", "cli", "main.js")
-  const args = ["--cpu-prof", "--cpu-prof-dir", dir, main, "chat", "--state-dir", freshDir(ctx, "state"), "--cwd", ctx.work, "--provider-url", model.url]
+  const args = ["--cpu-prof", "--cpu-prof-interval", arg("--interval", "250"), "--cpu-prof-dir", dir, main, "chat", "--state-dir", freshDir(ctx, "state"), "--cwd", ctx.work, "--provider-url", model.url]
   const run = yield* Effect.promise(() => timedNode({ args, stdin, env: ctx.env, watchLine: REPLY, cpuDir: ctx.root, timeoutMs: 600_000 }))
   check("chat", run, REPLY, messages)
   const file = fs.readdirSync(dir).filter((f) => f.endsWith(".cpuprofile")).map((f) => path.join(dir, f)).sort((a, b) =>

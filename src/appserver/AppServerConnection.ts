@@ -92,6 +92,14 @@ export interface AppServerConnection {
     filter?: { readonly threadId?: string | undefined }
   ) => Effect.Effect<Queue.Dequeue<ServerNotification>, never, Scope.Scope>
   /**
+   * `subscribeQueueFor` into a queue of the caller's (bounded, for backpressure), which may also carry its own
+   * messages (a turn's silence check); shut down with the subscription's scope or the connection
+   */
+  readonly subscribeInto: <A>(
+    queue: Queue.Queue<A | ServerNotification>,
+    filter?: { readonly threadId?: string | undefined }
+  ) => Effect.Effect<void, never, Scope.Scope>
+  /**
    * Subscribes now and runs `f` on each notification (of one thread, with a filter), one after the other, in a fiber of
    * the current Scope, until the scope or the connection ends. The cheap way to watch: no stream between the reader
    * and `f`. Same backpressure as `subscribe`: `f` must not wait long.
@@ -151,8 +159,8 @@ export const make = (
     // per-subscriber filtering of every message), straight into each one's bounded queue (no PubSub between). A full
     // queue holds up the reader until it has room (backpressure, as documented on `subscribe`).
     const buffer = options.notificationBuffer ?? defaults.notificationBuffer
-    const everyThread = new Set<Queue.Queue<ServerNotification>>()
-    const byThread = new Map<string, Set<Queue.Queue<ServerNotification>>>()
+    const everyThread = new Set<Queue.Enqueue<ServerNotification>>()
+    const byThread = new Map<string, Set<Queue.Enqueue<ServerNotification>>>()
     let subscriptionsClosed = false
     yield* Scope.addFinalizer(
       scope,
@@ -164,10 +172,10 @@ export const make = (
         return Effect.forEach(all, Queue.shutdown, { discard: true })
       })
     )
-    const subscribeQueueFor = (filter?: { readonly threadId?: string | undefined }) =>
+    const subscribeInto = <A>(queue: Queue.Queue<A | ServerNotification>, filter?: { readonly threadId?: string | undefined }) =>
       Effect.acquireRelease(
-        Effect.flatMap(Queue.bounded<ServerNotification>(buffer), (queue) => {
-          if (subscriptionsClosed) return Queue.shutdown(queue).pipe(Effect.as(queue))
+        Effect.suspend(() => {
+          if (subscriptionsClosed) return Queue.shutdown(queue)
           const threadId = filter?.threadId
           if (threadId === undefined) everyThread.add(queue)
           else {
@@ -175,9 +183,9 @@ export const make = (
             if (set === undefined) byThread.set(threadId, new Set([queue]))
             else set.add(queue)
           }
-          return Effect.succeed(queue)
+          return Effect.void
         }),
-        (queue) =>
+        () =>
           Effect.suspend(() => {
             if (!everyThread.delete(queue) && filter?.threadId !== undefined) {
               const set = byThread.get(filter.threadId)
@@ -185,10 +193,16 @@ export const make = (
             }
             return Queue.shutdown(queue)
           })
-      ) as Effect.Effect<Queue.Dequeue<ServerNotification>, never, Scope.Scope>
+      )
+    const subscribeQueueFor = (filter?: { readonly threadId?: string | undefined }) =>
+      Effect.flatMap(Queue.bounded<ServerNotification>(buffer), (queue) => Effect.as(subscribeInto(queue, filter), queue)) as Effect.Effect<
+        Queue.Dequeue<ServerNotification>,
+        never,
+        Scope.Scope
+      >
     /** offered to each subscriber that wants it, in turn; a full queue is waited on before the next message is read */
     const publish = (n: ServerNotification): Effect.Effect<void> => {
-      const targets: Array<Queue.Queue<ServerNotification>> = [...everyThread]
+      const targets: Array<Queue.Enqueue<ServerNotification>> = [...everyThread]
       if (n._tag === "DroppedLine") byThread.forEach((set) => targets.push(...set))
       else {
         const threadId = Notifications.threadIdOf(n)
@@ -400,6 +414,7 @@ export const make = (
       subscribe: (filter) => Effect.map(subscribeQueueFor(filter), (queue) => Stream.fromQueue(queue)),
       subscribeQueue: subscribeQueueFor(),
       subscribeQueueFor,
+      subscribeInto,
       forEachNotification: (filter, f) =>
         Effect.flatMap(subscribeQueueFor(filter), (queue) => {
           const loop: Effect.Effect<void> = Effect.flatMap(Queue.take(queue), (n) => Effect.flatMap(f(n), () => loop))

@@ -195,6 +195,15 @@ const threadStatus = (connection: AppServerConnection, threadId: string) =>
     )
   )
 
+/** A turn's own message in its queue: wait `seq` ended with nothing of the turn heard (TurnRunner.runTurn's watchdog). */
+interface Silence {
+  readonly _tag: typeof silenceTag
+  readonly seq: number
+}
+const silenceTag = "codex-harness/TurnSilence" as const
+/** the turn's queue, as large as the connection's default subscription buffer */
+const inboxSize = 4_096
+
 /** Runs one turn to its end. Interrupting the caller sends `turn/interrupt` (best effort). */
 export const runTurn = (
   connection: AppServerConnection,
@@ -206,9 +215,10 @@ export const runTurn = (
 ): Effect.Effect<TurnOutcome, RequestError> =>
   Effect.scoped(
     Effect.gen(function* () {
-      // subscribe first: the turn's first notifications can arrive before the turn/start response. A queue, read
-      // directly: what is there is taken without waiting, and only an empty queue is waited on (with the stall check)
-      const events = yield* connection.subscribeQueueFor({ threadId })
+      // subscribe first: the turn's first notifications can arrive before the turn/start response. Into the turn's own
+      // queue, read directly, which also carries the turn's silence checks (see `follow`)
+      const events = yield* Queue.bounded<ServerNotification | Silence>(inboxSize)
+      yield* connection.subscribeInto(events, { threadId })
       const interruptTurn = (turnId: string) =>
         connection.request("turn/interrupt", { threadId, turnId }, { timeout: "2 seconds" }).pipe(Effect.ignore)
       // interrupted while turn/start is in flight: the turn still starts on the server, so once its id is known it is
@@ -226,62 +236,82 @@ export const runTurn = (
       // checked often enough to end a silent provider within a quarter of its limit past it
       const stallCheckMs = Math.min(Duration.toMillis(settings.stallCheckAfter ?? defaultStallCheckAfter), providerSilenceMs / 4)
       const deadlineMs = settings.deadline !== undefined ? Duration.toMillis(settings.deadline) : Number.POSITIVE_INFINITY
-      // follow the turn; when it goes quiet, ask the app-server (a passive status read) instead of waiting blindly
+      // Follow the turn; when it goes quiet, ask the app-server (a passive status read) instead of waiting blindly. A
+      // wait ends after stallCheckMs (or at the deadline) with nothing of this turn: one watchdog fiber for the whole
+      // turn puts a Silence for that wait into the turn's queue, so a wait costs no timer and no fiber of its own.
       const follow = Effect.gen(function* () {
         const ours = (n: ServerNotification) => n._tag === "DroppedLine" || turnIdOf(n) === turnId
         // the subscription only ends with the connection (its queue is shut down, a take interrupted): then the
         // connection's cause is the turn's failure
         const ended = Effect.flatMap(connection.terminated, Effect.fail)
-        const pull = (waitMs: number): Effect.Effect<Option.Option<Chunk.Chunk<ServerNotification>>, RequestError> =>
-          Queue.takeAll(events).pipe(
-            Effect.flatMap((there) =>
-              Chunk.isNonEmpty(there)
-                ? Effect.succeed(Option.some(there))
-                : waitMs <= 0
-                ? Effect.succeedNone
-                : Queue.take(events).pipe(Effect.map(Chunk.of), Effect.timeoutOption(waitMs))
-            ),
-            Effect.catchAllCause(() => ended)
-          )
+        const take: Effect.Effect<Chunk.Chunk<ServerNotification | Silence>, RequestError> = Queue.takeAll(events).pipe(
+          Effect.flatMap((there) => (Chunk.isNonEmpty(there) ? Effect.succeed(there) : Effect.map(Queue.take(events), Chunk.of))),
+          Effect.catchAllCause(() => ended)
+        )
         const progress = TurnProgress.initial()
         const startedAt = yield* Clock.currentTimeMillis
+        const endsAt = startedAt + deadlineMs
         let heardAt = startedAt
-        // when the current wait began: a silence is stallCheckMs of nothing of this turn (another turn's notification
-        // on the thread neither ends the wait nor counts as heard)
-        let waitFrom: number | undefined
+        // the current wait: its number and when it ends; a new one begins after something of this turn was heard or a
+        // silence was checked (another turn's notification on the thread neither ends a wait nor counts as heard)
+        const wait = { seq: 0, until: Math.min(startedAt + stallCheckMs, endsAt), open: true }
+        const watchdog = Effect.gen(function* () {
+          let fired = -1
+          while (true) {
+            const now = yield* Clock.currentTimeMillis
+            if (wait.seq !== fired && now >= wait.until) {
+              fired = wait.seq
+              yield* Queue.offer(events, { _tag: silenceTag, seq: wait.seq })
+              continue
+            }
+            // the next wait ends no sooner than stallCheckMs (or the deadline) from now
+            const next = wait.seq !== fired ? wait.until : now >= endsAt ? now + stallCheckMs : Math.min(now + stallCheckMs, endsAt)
+            yield* Effect.sleep(Math.max(1, next - now))
+          }
+        })
+        yield* Effect.forkScoped(watchdog)
+        const newWait = Effect.map(Clock.currentTimeMillis, (now) => {
+          wait.seq++
+          wait.until = Math.min(now + stallCheckMs, endsAt)
+          wait.open = true
+          return now
+        })
         while (!TurnProgress.done(progress)) {
           const now = yield* Clock.currentTimeMillis
           if (now - startedAt >= deadlineMs) {
             TurnProgress.pastDeadline(progress, deadlineMs)
             break
           }
-          waitFrom ??= now
-          const next = yield* pull(Math.min(stallCheckMs - (now - waitFrom), deadlineMs - (now - startedAt)))
-          if (Option.isNone(next)) {
-            const after = yield* Clock.currentTimeMillis
-            waitFrom = undefined
-            if (after - startedAt >= deadlineMs) continue
-            const status = yield* threadStatus(connection, threadId)
-            const counts = TurnProgress.afterSilence(
-              progress,
-              {
-                status: status?.type,
-                activeFlags: status?.type === "active" ? status.activeFlags : [],
-                silentMs: after - heardAt
-              },
-              providerSilenceMs
-            )
-            if (!counts) heardAt = after
-            continue
-          }
-          for (const notification of next.value) {
-            if (!ours(notification)) continue
-            if (waitFrom !== undefined) {
-              heardAt = yield* Clock.currentTimeMillis
-              waitFrom = undefined
+          if (!wait.open) yield* newWait
+          const next = yield* take
+          for (const item of next) {
+            if (item._tag === silenceTag) {
+              if (item.seq !== wait.seq || !wait.open) continue // an earlier wait's, already ended by what was heard
+              wait.open = false
+              const after = yield* Clock.currentTimeMillis
+              if (after - startedAt >= deadlineMs) break
+              const status = yield* threadStatus(connection, threadId)
+              const counts = TurnProgress.afterSilence(
+                progress,
+                {
+                  status: status?.type,
+                  activeFlags: status?.type === "active" ? status.activeFlags : [],
+                  silentMs: after - heardAt
+                },
+                providerSilenceMs
+              )
+              if (!counts) heardAt = after
+              if (TurnProgress.done(progress)) break
+              continue
             }
-            yield* onEvent(TurnEvent.Notification({ notification }))
-            TurnProgress.absorb(turnId, maxReconnects, progress, notification)
+            if (!ours(item)) continue
+            if (wait.open) {
+              wait.open = false
+              wait.seq++ // a Silence of the wait that just ended is stale
+              heardAt = yield* Clock.currentTimeMillis
+            }
+            yield* onEvent(TurnEvent.Notification({ notification: item }))
+            TurnProgress.absorb(turnId, maxReconnects, progress, item)
             if (TurnProgress.done(progress)) break
           }
         }
