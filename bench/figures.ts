@@ -9,6 +9,8 @@
 //   tools    the same with three exec_command calls per message, 2 and 6 messages
 //   memory   the harness's peak RSS (VmHWM as it exits) over a 20-message piped chat, vs a Node process holding a timer
 //   sessions the library with 32 sessions x 4 turns at once on one app-server, vs the raw floor's 32 threads
+//   hot      issue 27: the harness's Node CPU per warm turn vs the floor's, and the warm, 3-tool and serve-held-connection
+//            wall ratios, each quiet and with two busy loops running (figures/hotpath.ts)
 //   connect  one warm `run --connect` process through a running `serve` (spawn to exit), vs the warm row's per-message
 //            cost of a piped `chat` (figures/connect.ts)
 //
@@ -29,13 +31,14 @@ import { performance } from "node:perf_hooks"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 import * as Ctx from "./figures/context.js"
 import { connectTurn } from "./figures/connect.js"
-import { marked } from "./figures/proc.js"
+import { hotPath } from "./figures/hotpath.js"
+import { busyLoops, marked } from "./figures/proc.js"
 import { coldRun, help, memory, type RowResult, toolTurn, warmTurn } from "./figures/rows.js"
 import { manySessions, SESSIONS, TURNS } from "./figures/sessions.js"
 import { failedRow, type Row, table } from "./figures/stats.js"
 
 const usage = (message: string): never => {
-  console.error(`figures: ${message}\nusage: node dist/bench/figures.js [--runs N] [--only ${ROWS.map((r) => r.name).join("|")}[,...]]`)
+  console.error(`figures: ${message}\nusage: node dist/bench/figures.js [--runs N] [--bin PATH] [--only ${ROWS.map((r) => r.name).join("|")}[,...]]`)
   process.exit(2)
 }
 
@@ -65,7 +68,8 @@ const ROWS: ReadonlyArray<RowSpec> = [
     runs: (n) => Math.min(n, SESSION_RUNS),
     run: manySessions
   },
-  { name: "connect", figure: "warm `run --connect`", goal: "<= 1.10x", runs: (n) => Math.min(n, LIGHT), run: connectTurn }
+  { name: "connect", figure: "warm `run --connect`", goal: "<= 1.10x", runs: (n) => Math.min(n, LIGHT), run: connectTurn },
+  { name: "hot", figure: "hot path (CPU, warm, tools, serve)", goal: "see rows", runs: (n) => Math.min(n, LIGHT), run: hotPath }
 ]
 
 const options = () => {
@@ -83,6 +87,8 @@ const options = () => {
       only = value().split(",").filter((x) => x !== "")
       const unknown = only.filter((name) => !ROWS.some((r) => r.name === name))
       if (unknown.length > 0) usage(`no row named ${unknown.join(", ")}`)
+    } else if (flag === "--bin") {
+      Ctx.useCliBin(value())
     } else usage(`unknown option ${argv[i]}`)
   }
   return { runs, rows: ROWS.filter((r) => only === undefined || only.includes(r.name)) }
@@ -128,6 +134,7 @@ const program = Effect.gen(function* () {
   const ctx = Ctx.make(model)
   yield* Effect.addFinalizer(() =>
     Effect.sync(() => {
+      busyLoops.killAll()
       for (const pid of marked()) {
         try {
           process.kill(pid, "SIGKILL")
@@ -158,7 +165,7 @@ const program = Effect.gen(function* () {
     `figures: ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC; ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? "?"}), ` +
     `Node ${process.version}, codex ${codexVersion()}; instant scripted model; median [min-max] of ` +
     chosen.map((r) => `${r.name} ${r.runs(runs)}`).join(", ") + " runs",
-    `CLI build: ${cliBuild()}; ` +
+    `CLI build: ${cliBuild()} (bin ${Ctx.cliBin}); ` +
     `every process runs with HOME empty: a login shell (bash -lc true) takes ${loginShell(ctx.env)} so, ` +
     `${loginShell({})} with this HOME`,
     "",

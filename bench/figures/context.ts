@@ -21,7 +21,11 @@ export const MODEL = CodexArgs.defaultLocalModel
 
 const here = path.dirname(fileURLToPath(import.meta.url)) // dist/bench/figures
 export const repoRoot = path.resolve(here, "../../..")
-export const cliBin = path.join(repoRoot, "bin", "codex-harness.js")
+export let cliBin = path.join(repoRoot, "bin", "codex-harness.js")
+/** --bin: another checkout's bin/codex-harness.js (a before/after comparison in one run) */
+export const useCliBin = (bin: string) => {
+  cliBin = path.resolve(bin)
+}
 export const rawClient = path.resolve(here, "../floor/raw-client.js")
 export const harnessSessions = path.join(here, "harness-sessions.js")
 

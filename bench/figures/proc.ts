@@ -128,10 +128,28 @@ export interface Timed {
   readonly peakKb: number | undefined
   /** when each stdout line equal to NodeRun.watchLine arrived, ms after spawn() */
   readonly lineTimes: ReadonlyArray<number>
+  /** process.cpuUsage() of the process as it exited (user + system, ms), when it ran with NodeRun.cpu */
+  readonly cpuMs: number | undefined
 }
 
 let preloadPath: string | undefined
+let cpuPreloadPath: string | undefined
 let peakCounter = 0
+
+/**
+ * A CommonJS preload that writes the process's own CPU time (process.cpuUsage(): this Node process's threads, not its
+ * children, so not the app-server's) as `user system` microseconds to $FIGURES_CPU_FILE as it exits.
+ */
+const cpuPreload = (dir: string): string => {
+  if (cpuPreloadPath !== undefined) return cpuPreloadPath
+  cpuPreloadPath = path.join(dir, "cpu-preload.cjs")
+  fs.writeFileSync(
+    cpuPreloadPath,
+    `"use strict";const fs=require("fs");const out=process.env.FIGURES_CPU_FILE;` +
+      `if(out)process.on("exit",()=>{try{const u=process.cpuUsage();fs.writeFileSync(out,u.user+" "+u.system)}catch{}});`
+  )
+  return cpuPreloadPath
+}
 
 /** a CommonJS preload that writes the process's VmHWM to $FIGURES_PEAK_FILE as it exits */
 const preload = (dir: string): string => {
@@ -157,6 +175,8 @@ export interface NodeRun {
   readonly peakDir?: string
   /** a stdout line whose arrival times are wanted (a reply) */
   readonly watchLine?: string
+  /** with a directory, the process runs with the CPU preload (kept there) and reports its own CPU time at exit */
+  readonly cpuDir?: string
   /** called with the pid once the process has been spawned */
   readonly onSpawn?: (pid: number) => void
   readonly timeoutMs?: number
@@ -169,8 +189,18 @@ export interface NodeRun {
 export const timedNode = (run: NodeRun): Promise<Timed> =>
   new Promise((resolve, reject) => {
     const peakFile = run.peakDir !== undefined ? path.join(run.peakDir, `peak-${peakCounter++}`) : undefined
-    const args = peakFile !== undefined ? ["--require", preload(run.peakDir!), ...run.args] : [...run.args]
-    const env = { ...process.env, ...run.env, ...(peakFile !== undefined ? { FIGURES_PEAK_FILE: peakFile } : {}) }
+    const cpuFile = run.cpuDir !== undefined ? path.join(run.cpuDir, `cpu-${peakCounter++}`) : undefined
+    const args = [
+      ...(peakFile !== undefined ? ["--require", preload(run.peakDir!)] : []),
+      ...(cpuFile !== undefined ? ["--require", cpuPreload(run.cpuDir!)] : []),
+      ...run.args
+    ]
+    const env = {
+      ...process.env,
+      ...run.env,
+      ...(peakFile !== undefined ? { FIGURES_PEAK_FILE: peakFile } : {}),
+      ...(cpuFile !== undefined ? { FIGURES_CPU_FILE: cpuFile } : {})
+    }
     let stdout = ""
     let stderr = ""
     let scanned = 0
@@ -208,9 +238,16 @@ export const timedNode = (run: NodeRun): Promise<Timed> =>
           peakKb = Number(fs.readFileSync(peakFile, "utf8"))
         } catch {}
       }
+      let cpuMs: number | undefined
+      if (cpuFile !== undefined) {
+        try {
+          const [user, system] = fs.readFileSync(cpuFile, "utf8").split(" ").map(Number)
+          if (Number.isFinite(user) && Number.isFinite(system)) cpuMs = (user! + system!) / 1000
+        } catch {}
+      }
       // the rest of its output, but never long: a grandchild that inherited a pipe may hold it open
       let open = 2
-      const done = () => resolve({ ms, code, signal, stdout, stderr, peakKb, lineTimes })
+      const done = () => resolve({ ms, code, signal, stdout, stderr, peakKb, lineTimes, cpuMs })
       const late = setTimeout(done, 1_500)
       const closed = () => {
         if (--open === 0) {
@@ -236,4 +273,68 @@ export const nodeBaselineKb = async (): Promise<{ readonly rss: number; readonly
   child.kill("SIGKILL")
   await gone
   return mem
+}
+
+/** CPU time (user + system) of a live process from /proc/PID/stat, ms (clock-tick resolution); undefined once gone */
+export const cpuOfPid = (pid: number): number | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    // fields from index 0 = state (field 3); utime is field 14, stime field 15
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
+  } catch {
+    return undefined
+  }
+}
+/** USER_HZ: 100 on every Linux Node runs on in practice */
+const clockTicks = 100
+
+/**
+ * Two busy loops (`node -e "for(;;){}"`), the "loaded" condition of the hot-path row: started without the run's mark
+ * (they are no leftovers of a measurement), SIGKILLed and reaped by `stop`. `running` lists them for a finalizer.
+ */
+export const busyLoops = {
+  running: new Set<number>(),
+  start: async (count = 2): Promise<{ readonly pids: ReadonlyArray<number>; readonly stop: () => Promise<void> }> => {
+    const env: Record<string, string | undefined> = { ...process.env }
+    delete env[MARK_ENV]
+    const children = await Promise.all(Array.from({ length: count }, () =>
+      new Promise<import("node:child_process").ChildProcess>((resolve, reject) => {
+        const child = spawn(process.execPath, ["-e", "for(;;){}"], { stdio: "ignore", env })
+        child.once("error", reject)
+        child.once("spawn", () => {
+          busyLoops.running.add(child.pid!)
+          resolve(child)
+        })
+      })
+    ))
+    const stop = async () => {
+      await Promise.all(children.map((child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve()
+          child.once("exit", () => resolve())
+          child.kill("SIGKILL")
+        }).then(() => void busyLoops.running.delete(child.pid!))
+      ))
+      const alive = children.filter((c) => {
+        try {
+          process.kill(c.pid!, 0)
+          return true
+        } catch {
+          return false
+        }
+      })
+      if (alive.length > 0) throw new Error(`busy loops still alive after SIGKILL: ${alive.map((c) => c.pid).join(", ")}`)
+    }
+    return { pids: children.map((c) => c.pid!), stop }
+  },
+  /** for a finalizer (Ctrl-C): SIGKILL whatever is still running */
+  killAll: () => {
+    for (const pid of busyLoops.running) {
+      try {
+        process.kill(pid, "SIGKILL")
+      } catch {}
+    }
+    busyLoops.running.clear()
+  }
 }

@@ -3,7 +3,7 @@
 // the ApprovalPrompts port and mapped back onto the wire. Only an explicit allow is an allow: a deny, no decision, a
 // prompt that fails or times out, and a request that cannot be decoded all answer an explicit decline. Other
 // elicitations are never matched here (they belong to the question flow).
-import { Duration, Effect, Layer, Option, Stream } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import type {
   CommandApprovalParams,
   CommandApprovalResponse,
@@ -131,8 +131,7 @@ export const makeExtension = (
     const install = (turn: InstalledTurn) =>
       Effect.gen(function* () {
         const changes = new Map<string, ReadonlyArray<FileChange>>()
-        const events = yield* turn.connection.subscribe({ threadId: turn.threadId })
-        yield* Stream.runForEach(events, (n) =>
+        yield* turn.connection.forEachNotification({ threadId: turn.threadId }, (n) =>
           Effect.sync(() => {
             if (n._tag === "ItemCompleted" && n.params.item.type === "fileChange") changes.delete(n.params.item.id)
             else if (n._tag === "ItemStarted" && n.params.item.type === "fileChange") {
@@ -143,7 +142,7 @@ export const makeExtension = (
               }
             }
           })
-        ).pipe(Effect.forkScoped)
+        )
 
         // item/started precedes the request on the wire; give the observer a moment to have read it
         const changesFor = (itemId: string) =>

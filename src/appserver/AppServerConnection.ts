@@ -3,7 +3,7 @@
 // notifications decoded once into a tagged union and fanned out to subscribers, and a once-only termination that fails
 // every pending request. It is the only code that reads or writes the wire; above it nothing parses a message or
 // matches a method name. It never interprets turns or threads beyond routing by threadId.
-import { Cause, Deferred, Duration, Effect, Exit, Option, PubSub, type Queue, Schema, Scope, Stream } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Option, Queue, Schema, Scope, Stream } from "effect"
 import type { ParseOptions } from "effect/SchemaAST"
 import { ErrorCodes, type RequestId, type RequestMessage } from "../../schemas/jsonrpc.js"
 import {
@@ -84,6 +84,30 @@ export interface AppServerConnection {
    * is reported only after the output published before it has been taken). Same backpressure; ends with the scope.
    */
   readonly subscribeQueue: Effect.Effect<Queue.Dequeue<ServerNotification>, never, Scope.Scope>
+  /**
+   * `subscribe` as a queue (no stream stages between the reader and the consumer), optionally only one thread's
+   * notifications (and every DroppedLine). Shut down when the connection ends, so a take is interrupted then.
+   */
+  readonly subscribeQueueFor: (
+    filter?: { readonly threadId?: string | undefined }
+  ) => Effect.Effect<Queue.Dequeue<ServerNotification>, never, Scope.Scope>
+  /**
+   * `subscribeQueueFor` into a queue of the caller's (bounded, for backpressure), which may also carry its own
+   * messages (a turn's silence check); shut down with the subscription's scope or the connection
+   */
+  readonly subscribeInto: <A>(
+    queue: Queue.Queue<A | ServerNotification>,
+    filter?: { readonly threadId?: string | undefined }
+  ) => Effect.Effect<void, never, Scope.Scope>
+  /**
+   * Subscribes now and runs `f` on each notification (of one thread, with a filter), one after the other, in a fiber of
+   * the current Scope, until the scope or the connection ends. The cheap way to watch: no stream between the reader
+   * and `f`. Same backpressure as `subscribe`: `f` must not wait long.
+   */
+  readonly forEachNotification: (
+    filter: { readonly threadId?: string | undefined } | undefined,
+    f: (notification: ServerNotification) => Effect.Effect<void>
+  ) => Effect.Effect<void, never, Scope.Scope>
   /** installs a typed server-request handler for the lifetime of the current Scope; newer routes win */
   readonly handle: <M extends ServerRequestMethod>(method: M, route: ServerRequestRoute<M>) => Effect.Effect<void, never, Scope.Scope>
   /** waits until the connection ends and yields why */
@@ -132,8 +156,64 @@ export const make = (
     let cause: ConnectionClosed | undefined
     const counters = { malformedLines: 0, oversizedLines: 0, unmatchedResponses: 0, undecodedNotifications: 0 }
     const terminatedDeferred = yield* Deferred.make<ConnectionClosed>()
-    const notifications = yield* PubSub.bounded<ServerNotification>(options.notificationBuffer ?? defaults.notificationBuffer)
-    yield* Scope.addFinalizer(scope, PubSub.shutdown(notifications))
+    // Subscribers, routed by thread at the reader: a notification is offered only to the subscribers that want it (no
+    // per-subscriber filtering of every message), straight into each one's bounded queue (no PubSub between). A full
+    // queue holds up the reader until it has room (backpressure, as documented on `subscribe`).
+    const buffer = options.notificationBuffer ?? defaults.notificationBuffer
+    const everyThread = new Set<Queue.Enqueue<ServerNotification>>()
+    const byThread = new Map<string, Set<Queue.Enqueue<ServerNotification>>>()
+    let subscriptionsClosed = false
+    yield* Scope.addFinalizer(
+      scope,
+      Effect.suspend(() => {
+        subscriptionsClosed = true
+        const all = [...everyThread, ...[...byThread.values()].flatMap((set) => [...set])]
+        everyThread.clear()
+        byThread.clear()
+        return Effect.forEach(all, Queue.shutdown, { discard: true })
+      })
+    )
+    const subscribeInto = <A>(queue: Queue.Queue<A | ServerNotification>, filter?: { readonly threadId?: string | undefined }) =>
+      Effect.acquireRelease(
+        Effect.suspend(() => {
+          if (subscriptionsClosed) return Queue.shutdown(queue)
+          const threadId = filter?.threadId
+          if (threadId === undefined) everyThread.add(queue)
+          else {
+            const set = byThread.get(threadId)
+            if (set === undefined) byThread.set(threadId, new Set([queue]))
+            else set.add(queue)
+          }
+          return Effect.void
+        }),
+        () =>
+          Effect.suspend(() => {
+            if (!everyThread.delete(queue) && filter?.threadId !== undefined) {
+              const set = byThread.get(filter.threadId)
+              if (set !== undefined && set.delete(queue) && set.size === 0) byThread.delete(filter.threadId)
+            }
+            return Queue.shutdown(queue)
+          })
+      )
+    const subscribeQueueFor = (filter?: { readonly threadId?: string | undefined }) =>
+      Effect.flatMap(Queue.bounded<ServerNotification>(buffer), (queue) => Effect.as(subscribeInto(queue, filter), queue)) as Effect.Effect<
+        Queue.Dequeue<ServerNotification>,
+        never,
+        Scope.Scope
+      >
+    /** offered to each subscriber that wants it, in turn; a full queue is waited on before the next message is read */
+    const publish = (n: ServerNotification): Effect.Effect<void> => {
+      const targets: Array<Queue.Enqueue<ServerNotification>> = [...everyThread]
+      if (n._tag === "DroppedLine") byThread.forEach((set) => targets.push(...set))
+      else {
+        const threadId = Notifications.threadIdOf(n)
+        const set = threadId === undefined ? undefined : byThread.get(threadId)
+        if (set !== undefined) targets.push(...set)
+      }
+      if (targets.length === 0) return Effect.void
+      if (targets.length === 1) return Effect.asVoid(Queue.offer(targets[0]!, n))
+      return Effect.forEach(targets, (queue) => Queue.offer(queue, n), { discard: true })
+    }
 
     const terminate = (why: ConnectionClosed) =>
       Effect.suspend(() => {
@@ -168,7 +248,8 @@ export const make = (
       router.answer({ id: request.id, method: request.method, params: request.params }).pipe(
         Effect.exit,
         Effect.flatMap((exit) => reply(request.id, exit)),
-        Effect.withSpan("AppServer.serverRequest", { attributes: { method: request.method } }),
+        // no stack trace captured per span: it cost more than the rest of the span on every message
+        Effect.withSpan("AppServer.serverRequest", { attributes: { method: request.method }, captureStackTrace: false }),
         Effect.forkIn(scope),
         Effect.asVoid
       )
@@ -211,7 +292,7 @@ export const make = (
         counters.oversizedLines++
         // the turn it belonged to must learn at once that it lost a message, not go silent
         return Effect.logWarning(`dropped an oversized line from the app-server (${line.bytes} bytes)`).pipe(
-          Effect.zipRight(PubSub.publish(notifications, Notifications.droppedLine(line.bytes)))
+          Effect.zipRight(publish(Notifications.droppedLine(line.bytes)))
         )
       }
       let message: unknown
@@ -238,10 +319,10 @@ export const make = (
         if (decoded._tag === "Unknown" && decoded.problem !== undefined) {
           counters.undecodedNotifications++
           return Effect.logDebug(`passing on an undecodable ${method} as Unknown: ${decoded.problem}`).pipe(
-            Effect.zipRight(PubSub.publish(notifications, decoded))
+            Effect.zipRight(publish(decoded))
           )
         }
-        return PubSub.publish(notifications, decoded)
+        return publish(decoded)
       }
       if ("id" in message && ("result" in message || "error" in message)) return settleResponse(message)
       counters.malformedLines++
@@ -306,7 +387,7 @@ export const make = (
     const request = <M extends ClientMethod>(method: M, params: Params<M>, requestOptions?: RequestOptions) =>
       requestRaw(method, params, requestOptions).pipe(
         Effect.flatMap((u) => resultDecoders.get(method)!(u)),
-        Effect.withSpan("AppServer.request", { attributes: { method } })
+        Effect.withSpan("AppServer.request", { attributes: { method }, captureStackTrace: false })
       ) as Effect.Effect<Result<M>, RequestError>
 
     const notify = (method: string, params?: unknown) =>
@@ -331,16 +412,15 @@ export const make = (
       request,
       requestRaw,
       notify,
-      subscribe: (filter) =>
-        Effect.gen(function* () {
-          const dequeue = yield* PubSub.subscribe(notifications)
-          const threadId = filter?.threadId
-          const all = Stream.fromQueue(dequeue)
-          return threadId === undefined
-            ? all
-            : Stream.filter(all, (n) => n._tag === "DroppedLine" || Notifications.threadIdOf(n) === threadId)
+      subscribe: (filter) => Effect.map(subscribeQueueFor(filter), (queue) => Stream.fromQueue(queue)),
+      subscribeQueue: subscribeQueueFor(),
+      subscribeQueueFor,
+      subscribeInto,
+      forEachNotification: (filter, f) =>
+        Effect.flatMap(subscribeQueueFor(filter), (queue) => {
+          const loop: Effect.Effect<void> = Effect.flatMap(Queue.take(queue), (n) => Effect.flatMap(f(n), () => loop))
+          return Effect.asVoid(Effect.forkScoped(loop))
         }),
-      subscribeQueue: PubSub.subscribe(notifications),
       handle: router.install,
       terminated: Deferred.await(terminatedDeferred),
       terminationCause: Effect.sync(() => Option.fromNullable(cause)),

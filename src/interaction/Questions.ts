@@ -3,7 +3,7 @@
 // wire. A request that cannot be mapped is an explicit decline, told to the operator when the reason matters to them.
 // Plain-text replies reach the queue through the extension's `answer` hook (CodexHarness.answer). Nothing here writes
 // an answer to a log or a durable record: answers can be secrets (S34).
-import { Duration, Effect, Either, Layer, Option, Stream } from "effect"
+import { Duration, Effect, Either, Layer, Option } from "effect"
 import type { RequestId } from "../../schemas/jsonrpc.js"
 import type { ElicitationRequestParams, UserInputRequestParams } from "../../schemas/protocol.js"
 import { isMcpToolApproval } from "../approvals/Approvals.js"
@@ -200,10 +200,9 @@ export const makeExtension = (
           Effect.sync(() => void queues.set(turn.sessionId, queue)),
           () => Effect.sync(() => void (queues.get(turn.sessionId) === queue && queues.delete(turn.sessionId)))
         )
-        const events = yield* turn.connection.subscribe({ threadId: turn.threadId })
-        yield* Stream.runForEach(events, (n) =>
+        yield* turn.connection.forEachNotification({ threadId: turn.threadId }, (n) =>
           n._tag === "ServerRequestResolved" ? queue.resolved(n.params.requestId) : Effect.void
-        ).pipe(Effect.forkScoped)
+        )
 
         yield* turn.connection.handle("item/tool/requestUserInput", {
           threadId: turn.threadId,

@@ -5,7 +5,7 @@
 // is held until that tool use's PostToolUse hook run completes, or the turn ends (see ToolUseLedger).
 // Telemetry only: the consumer never holds up the connection (it keeps reading and hands events to the harness's
 // `observe`, which queues them for the observers) and an observer can never block, delay or alter the call. Dynamic tool calls are left out: they run in the harness.
-import { Effect, type Scope, Stream } from "effect"
+import { Effect, type Scope } from "effect"
 import type { ToolUseLedger } from "../turn/ToolUseLedger.js"
 import type { ServerNotification, ThreadItem } from "../../schemas/protocol.js"
 import { wireItem } from "../appserver/Notifications.js"
@@ -126,8 +126,7 @@ export const make = (options: ToolObservationsOptions = {}): Effect.Effect<TurnE
         })
         // a turn that ends (or is interrupted) first still reports what it held
         yield* Effect.addFinalizer(() => settleAll)
-        const notifications = yield* turn.connection.subscribe({ threadId: turn.threadId })
-        yield* Stream.runForEach(notifications, (notification) => {
+        yield* turn.connection.forEachNotification({ threadId: turn.threadId }, (notification) => {
           if (notification._tag === "TurnCompleted") return settleAll
           const run = postToolUseRunOf(notification)
           if (run !== undefined) {
@@ -149,7 +148,7 @@ export const make = (options: ToolObservationsOptions = {}): Effect.Effect<TurnE
           if (oldest === undefined || oldest.done === true) return Effect.void
           held.delete(oldest.value.toolUseId)
           return settle(oldest.value)
-        }).pipe(Effect.forkScoped)
+        })
       })
 
     return { name: "tool-observations", install }

@@ -1,7 +1,7 @@
 // One turn on one thread: open the thread (start, or resume a bound one), subscribe to its notifications before
 // `turn/start`, follow the turn to `turn/completed`, and collect the final assistant text. It owns no state between
 // turns; bindings and the transcript belong to the session room.
-import { Clock, Duration, Effect, Fiber, Option, Stream } from "effect"
+import { Chunk, Clock, Duration, Effect, Fiber, Option, Queue, Stream } from "effect"
 import type {
   AskForApproval,
   CollaborationMode,
@@ -9,6 +9,7 @@ import type {
   SandboxMode,
   SandboxPolicy,
   TurnEnvironment,
+  ServerNotification,
   UserInput
 } from "../../schemas/protocol.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
@@ -198,6 +199,15 @@ const threadStatus = (connection: AppServerConnection, threadId: string) =>
     )
   )
 
+/** A turn's own message in its queue: wait `seq` ended with nothing of the turn heard (TurnRunner.runTurn's watchdog). */
+interface Silence {
+  readonly _tag: typeof silenceTag
+  readonly seq: number
+}
+const silenceTag = "codex-harness/TurnSilence" as const
+/** the turn's queue, as large as the connection's default subscription buffer */
+const inboxSize = 4_096
+
 /** Runs one turn to its end. Interrupting the caller sends `turn/interrupt` (best effort). */
 export const runTurn = (
   connection: AppServerConnection,
@@ -209,8 +219,10 @@ export const runTurn = (
 ): Effect.Effect<TurnOutcome, RequestError> =>
   Effect.scoped(
     Effect.gen(function* () {
-      // subscribe first: the turn's first notifications can arrive before the turn/start response
-      const events = yield* connection.subscribe({ threadId })
+      // subscribe first: the turn's first notifications can arrive before the turn/start response. Into the turn's own
+      // queue, read directly, which also carries the turn's silence checks (see `follow`)
+      const events = yield* Queue.bounded<ServerNotification | Silence>(inboxSize)
+      yield* connection.subscribeInto(events, { threadId })
       const interruptTurn = (turnId: string) =>
         connection.request("turn/interrupt", { threadId, turnId }, { timeout: "2 seconds" }).pipe(Effect.ignore)
       // interrupted while turn/start is in flight: the turn still starts on the server, so once its id is known it is
@@ -228,43 +240,82 @@ export const runTurn = (
       // checked often enough to end a silent provider within a quarter of its limit past it
       const stallCheckMs = Math.min(Duration.toMillis(settings.stallCheckAfter ?? defaultStallCheckAfter), providerSilenceMs / 4)
       const deadlineMs = settings.deadline !== undefined ? Duration.toMillis(settings.deadline) : Number.POSITIVE_INFINITY
-      // follow the turn; when it goes quiet, ask the app-server (a passive status read) instead of waiting blindly
+      // Follow the turn; when it goes quiet, ask the app-server (a passive status read) instead of waiting blindly. A
+      // wait ends after stallCheckMs (or at the deadline) with nothing of this turn: one watchdog fiber for the whole
+      // turn puts a Silence for that wait into the turn's queue, so a wait costs no timer and no fiber of its own.
       const follow = Effect.gen(function* () {
-        const pull = yield* Stream.toPull(events.pipe(Stream.filter((n) => n._tag === "DroppedLine" || turnIdOf(n) === turnId)))
+        const ours = (n: ServerNotification) => n._tag === "DroppedLine" || turnIdOf(n) === turnId
+        // the subscription only ends with the connection (its queue is shut down, a take interrupted): then the
+        // connection's cause is the turn's failure
+        const ended = Effect.flatMap(connection.terminated, Effect.fail)
+        const take: Effect.Effect<Chunk.Chunk<ServerNotification | Silence>, RequestError> = Queue.takeAll(events).pipe(
+          Effect.flatMap((there) => (Chunk.isNonEmpty(there) ? Effect.succeed(there) : Effect.map(Queue.take(events), Chunk.of))),
+          Effect.catchAllCause(() => ended)
+        )
         const progress = TurnProgress.initial()
         const startedAt = yield* Clock.currentTimeMillis
+        const endsAt = startedAt + deadlineMs
         let heardAt = startedAt
+        // the current wait: its number and when it ends; a new one begins after something of this turn was heard or a
+        // silence was checked (another turn's notification on the thread neither ends a wait nor counts as heard)
+        const wait = { seq: 0, until: Math.min(startedAt + stallCheckMs, endsAt), open: true }
+        const watchdog = Effect.gen(function* () {
+          let fired = -1
+          while (true) {
+            const now = yield* Clock.currentTimeMillis
+            if (wait.seq !== fired && now >= wait.until) {
+              fired = wait.seq
+              yield* Queue.offer(events, { _tag: silenceTag, seq: wait.seq })
+              continue
+            }
+            // the next wait ends no sooner than stallCheckMs (or the deadline) from now
+            const next = wait.seq !== fired ? wait.until : now >= endsAt ? now + stallCheckMs : Math.min(now + stallCheckMs, endsAt)
+            yield* Effect.sleep(Math.max(1, next - now))
+          }
+        })
+        yield* Effect.forkScoped(watchdog)
+        const newWait = Effect.map(Clock.currentTimeMillis, (now) => {
+          wait.seq++
+          wait.until = Math.min(now + stallCheckMs, endsAt)
+          wait.open = true
+          return now
+        })
         while (!TurnProgress.done(progress)) {
           const now = yield* Clock.currentTimeMillis
           if (now - startedAt >= deadlineMs) {
             TurnProgress.pastDeadline(progress, deadlineMs)
             break
           }
-          // the subscription only ends with the connection: then the connection's cause is the turn's failure
-          const next = yield* pull.pipe(
-            Effect.timeoutOption(Math.min(stallCheckMs, deadlineMs - (now - startedAt))),
-            Effect.catchAll(() => Effect.flatMap(connection.terminated, Effect.fail))
-          )
-          if (Option.isNone(next)) {
-            const after = yield* Clock.currentTimeMillis
-            if (after - startedAt >= deadlineMs) continue
-            const status = yield* threadStatus(connection, threadId)
-            const counts = TurnProgress.afterSilence(
-              progress,
-              {
-                status: status?.type,
-                activeFlags: status?.type === "active" ? status.activeFlags : [],
-                silentMs: after - heardAt
-              },
-              providerSilenceMs
-            )
-            if (!counts) heardAt = after
-            continue
-          }
-          heardAt = yield* Clock.currentTimeMillis
-          for (const notification of next.value) {
-            yield* onEvent(TurnEvent.Notification({ notification }))
-            TurnProgress.absorb(turnId, maxReconnects, progress, notification)
+          if (!wait.open) yield* newWait
+          const next = yield* take
+          for (const item of next) {
+            if (item._tag === silenceTag) {
+              if (item.seq !== wait.seq || !wait.open) continue // an earlier wait's, already ended by what was heard
+              wait.open = false
+              const after = yield* Clock.currentTimeMillis
+              if (after - startedAt >= deadlineMs) break
+              const status = yield* threadStatus(connection, threadId)
+              const counts = TurnProgress.afterSilence(
+                progress,
+                {
+                  status: status?.type,
+                  activeFlags: status?.type === "active" ? status.activeFlags : [],
+                  silentMs: after - heardAt
+                },
+                providerSilenceMs
+              )
+              if (!counts) heardAt = after
+              if (TurnProgress.done(progress)) break
+              continue
+            }
+            if (!ours(item)) continue
+            if (wait.open) {
+              wait.open = false
+              wait.seq++ // a Silence of the wait that just ended is stale
+              heardAt = yield* Clock.currentTimeMillis
+            }
+            yield* onEvent(TurnEvent.Notification({ notification: item }))
+            TurnProgress.absorb(turnId, maxReconnects, progress, item)
             if (TurnProgress.done(progress)) break
           }
         }
