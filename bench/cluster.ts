@@ -18,7 +18,7 @@
 // (the front serve, the other runners, the app-servers below them, PostgreSQL, this process: client and model).
 // Database stats are read over the superuser's socket from the `postgres` database (never the measured one):
 // pg_stat_statements (the harness role's statements only) around each phase, pg_stat_database once over all measured
-// turns, 11 s after the warm-up and after the last phase (PostgreSQL 15 may hold a backend's counters up to 10 s before
+// turns, 11 s after the warm-up and after the last phase (PostgreSQL 15 and later may hold a backend's counters up to 10 s before
 // it reports them; what is left of that lag shows as about +-15% in the tup_* columns, never in the statement counts).
 // Notes give, per phase, the turns on the front runner and the routed ones apart (p50, p90, when session.selected and
 // turn.started arrived, the slowest turn), the connections each process had open, rows and bytes per turn by table, the
@@ -383,7 +383,7 @@ const measureSetup = (ctx: Ctx.Context, o: Options, runners: number, pg: Postgre
       db === undefined || pg === undefined ? {} : JSON.parse(await pg.psql(`SELECT coalesce(json_object_agg(relname,
         json_build_array(pg_total_relation_size(relid), n_tup_ins, n_tup_upd, n_tup_del)), '{}') FROM pg_stat_user_tables`, db)) as Record<string, [number, number, number, number]>
 
-    // PostgreSQL 15 reports a backend's counters to pg_stat_database at most once a second, and one that goes idle within
+    // PostgreSQL (15 and later) reports a backend's counters to pg_stat_database at most once a second, and one that goes idle within
     // that second only at its idle timeout, up to 10 s later (PGSTAT_MIN_INTERVAL, PGSTAT_IDLE_INTERVAL): so FLUSH_MS of
     // quiet after the warm-up and after the last phase, and pg_stat_database is read once over all measured turns.
     // pg_stat_statements counts as each statement ends, so it is read around each phase.
@@ -625,7 +625,7 @@ const program = Effect.gen(function* () {
   const out = [
     `cluster bench: ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC; ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? "?"}), Node ${process.version}; ` +
       `instant scripted model; ${o.sessions} sessions x ${o.turns} turns per phase after ${o.warmup} warm-up turn(s) per session; ` +
-      `PostgreSQL 15 (fsync off) started in ${(pgStartMs / 1000).toFixed(2)} s${pg.statements ? ", pg_stat_statements on" : ""}`,
+      `PostgreSQL ${pg.version} (${pg.source === "npm" ? "npm's" : pg.source}, fsync off) started in ${(pgStartMs / 1000).toFixed(2)} s${pg.statements ? ", pg_stat_statements on" : ""}`,
     `at the start: ${loadStart}`,
     "",
     ...markdown(

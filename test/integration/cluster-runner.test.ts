@@ -24,7 +24,7 @@ import * as ClusterStatus from "../../src/cluster/ClusterStatus.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import { fixture, leftBehind } from "../support/harness.js"
-import { withPostgres } from "../support/postgres.js"
+import { withPostgres } from "../support/withPostgres.js"
 
 const pg = withPostgres()
 

