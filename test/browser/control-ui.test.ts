@@ -323,4 +323,53 @@ describe("the Control UI in headless Chromium", () => {
 
       yield* shutDown(f, served)
     }), 120_000)
+
+  // The same page with serve's queue in followup mode: a message typed while a turn runs waits for it and is a turn of
+  // its own after it; the page says so, draws the first turn to its end, then the second.
+  it.scopedLive("in followup mode a message sent during a running turn is queued: the page draws that turn's end, then the queued turn", () =>
+    Effect.gen(function* () {
+      const first = "touch the queue file"
+      const second = "then say what you did"
+      const f = yield* fixture({
+        replies: [
+          // waits for approval: the turn certainly runs when the second message is sent
+          reply.steps({ type: "function_call", name: "exec_command", arguments: { cmd: "touch queued.txt" } }),
+          reply.text("Touched queued.txt."),
+          reply.text("I touched a file, as asked.")
+        ]
+      }, { approvalPolicy: "untrusted", sandbox: "workspace-write" })
+      fs.writeFileSync(path.join(f.stateDir, "config.json"), JSON.stringify({ messages: { queue: { mode: "followup" } } }))
+      const served = yield* serveWithUi(f, ["--approval-policy", "untrusted", "--sandbox", "workspace-write"], browserToUse)
+      const { page, problems } = yield* served.open(`${served.ui}#token=${served.token}`)
+      yield* seen(page, `[data-testid="auth-state"][data-state="connected"]`)
+
+      yield* sendPrompt(page, first)
+      const card = `[data-testid="approval-card"]`
+      yield* seen(page, card)
+      yield* sendPrompt(page, second)
+      const queuedLine = `[data-testid="user-prompt"][data-disposition="queue"]`
+      yield* seen(page, queuedLine)
+      expect(yield* step(() => page.textContent(queuedLine))).toContain("queued")
+      expect(yield* step(() => page.getAttribute(queuedLine, "data-mode"))).toBe("followup")
+      yield* step(() => page.click(`${card} [data-testid="approve-once"]`))
+      // the queued message's turn: its reply is the last final one, after the first turn's
+      const last = `[data-testid="agent-text"][data-final="true"]:text-is("I touched a file, as asked.")`
+      yield* seen(page, last)
+      yield* seen(page, `[data-testid="turn-status"][data-state="completed"]`)
+      const replies = (yield* step(() => page.evaluate(repliesShown))) as Shown
+      expect(replies.map(({ final, text }) => ({ text, final }))).toEqual([
+        { text: "Touched queued.txt.", final: "true" },
+        { text: "I touched a file, as asked.", final: "true" }
+      ])
+      // each turn drawn once: one command line, two outcomes
+      expect(yield* step(() => page.locator(`[data-testid="tool-line"]`).count())).toBe(1)
+      // the second message reached the model in a turn of its own, after the first turn's requests
+      const requests = yield* f.model.requests
+      expect(requests).toHaveLength(3)
+      expect(requests[1]!.body).not.toContain(second)
+      expect(requests[2]!.body).toContain(second)
+      expect(requests[2]!.body).toContain("Touched queued.txt.")
+      expect(problems).toEqual([])
+      yield* shutDown(f, served)
+    }), 120_000)
 })

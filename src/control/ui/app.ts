@@ -70,7 +70,8 @@ const live = Live.make({
     Connection.keepSessionInAddress(sessionId)
     updateControls()
   },
-  changed: () => updateControls()
+  changed: () => updateControls(),
+  messageEnded: () => void refreshSessions()
 })
 const prompts = Prompts.make(byId("prompts"), async (payload) =>
   connection === undefined ? { ok: false, error: "not connected" } : connection.call(connection.client.Answer(payload)))

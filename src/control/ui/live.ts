@@ -39,6 +39,8 @@ export interface LiveDeps {
   readonly sessionKnown: (sessionId: string) => void
   /** something started or ended: the page's controls may change */
   readonly changed: () => void
+  /** a message's stream ended (its run's records are written by then: the sessions list can say so) */
+  readonly messageEnded: () => void
 }
 
 export interface Live {
@@ -169,6 +171,7 @@ export const make = (deps: LiveDeps): Live => {
     }
     promote()
     deps.changed()
+    if (s.kind === "message") deps.messageEnded()
   }
 
   const follow = (s: Source, start: (c: Connection) => () => void) => {
