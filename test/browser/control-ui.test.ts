@@ -7,6 +7,9 @@
 // and streams the reply (a reply holding an <img onerror> is shown as text); then the transcript, the thread catalog,
 // a question card (an MCP server's elicitation) answered from the page, an interrupt and a compaction. A screenshot
 // per step goes to test-artifacts/control-ui/. At the end the browser closes, serve gets SIGTERM, and nothing is left.
+// Then the page's part of issue 27, each on a serve of its own: a message typed during a running turn is steered into
+// it (the model's next request carries it) or, in followup mode, queued for a turn of its own; a reload during a turn
+// follows it to its end; session rows open with Enter and Space; the agent's intermediate messages stay in the log.
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
