@@ -142,7 +142,15 @@ const reattach = async () => {
   const health = await connection.call(connection.client.Health())
   if (!health.ok || selected !== sessionId || live.busy()) return
   const running = health.value.active_turns.find((t) => t.session_id === sessionId)
-  if (running !== undefined) live.attach(sessionId, running.turn_id)
+  if (running === undefined) return
+  live.attach(sessionId, running.turn_id)
+  // the turn may have ended between Health's answer and the Watch's start, and its end then never comes: asked again
+  const again = await connection.call(connection.client.Health())
+  if (!again.ok || selected !== sessionId || again.value.active_turns.some((t) => t.session_id === sessionId)) return
+  live.endedUnseen(sessionId)
+  // the transcript read before it ended lacks its outcome
+  const shown = await connection.call(connection.client.ShowSession({ session: sessionId }))
+  if (shown.ok && selected === sessionId) renderTranscript(page.transcript, shown.value.session_id, shown.value.records)
 }
 
 /** what every stream brings that is not the turn log's: cards, and a list to refresh when a turn ends */

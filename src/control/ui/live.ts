@@ -23,6 +23,8 @@ interface Source {
   turnId: string | undefined
   /** its run's outcome (turn.completed or turn.failed) came */
   outcome: boolean
+  /** how many of its events came */
+  seen: number
   ended: boolean
   error: string | undefined
   readonly buffer: Array<ControlEvent>
@@ -56,6 +58,8 @@ export interface Live {
   readonly watching: (sessionId: string) => boolean
   /** the session the feed draws */
   readonly session: () => string | undefined
+  /** serve no longer lists the session's turn: if its Watch has brought nothing, the turn ended before the Watch began */
+  readonly endedUnseen: (sessionId: string) => void
   /** this page asked serve to interrupt the turn it draws (an interrupted turn's stream may end without an outcome) */
   readonly interruptSent: (sent: boolean) => void
 }
@@ -124,6 +128,7 @@ export const make = (deps: LiveDeps): Live => {
 
   const onEvent = (s: Source, e: ControlEvent) => {
     if (!sources.includes(s)) return
+    s.seen++
     deps.shared(e, s.sessionId)
     if (e.type === "session.selected") {
       s.sessionId = e.session_id
@@ -189,6 +194,7 @@ export const make = (deps: LiveDeps): Live => {
     disposition: undefined,
     turnId: undefined,
     outcome: false,
+    seen: 0,
     ended: false,
     error: undefined,
     buffer: [],
@@ -232,6 +238,11 @@ export const make = (deps: LiveDeps): Live => {
     busy: () => deps.view.state() === "running" || sources.some((s) => s.kind === "message"),
     watching,
     session: () => feed?.sessionId ?? sources[0]?.sessionId,
+    endedUnseen: (sessionId) => {
+      const s = feed
+      // an event on its way still draws the turn's real outcome over this
+      if (s?.kind === "watch" && s.sessionId === sessionId && s.seen === 0) deps.view.endedUnseen()
+    },
     interruptSent: (sent) => {
       interrupting = sent
     }

@@ -33,6 +33,8 @@ export interface TurnView {
   /** the page follows a turn it did not start (another client's, or its own before a reload) from here on */
   readonly following: (sessionId: string) => void
   readonly event: (event: ControlEvent) => void
+  /** the turn being followed ended before its events could be followed (its outcome is in the transcript) */
+  readonly endedUnseen: () => void
   /** the stream itself failed (the call was refused, the connection was lost) */
   readonly streamFailed: (error: string) => void
   /** the stream ended before the turn's outcome came; `interruptSent`: this page had asked for an interrupt */
@@ -209,6 +211,11 @@ export const make = (log: HTMLElement, status: HTMLElement): TurnView => {
       setState("running", "turn running…")
     },
     event,
+    endedUnseen: () => {
+      if (state !== "running") return
+      notice("the turn ended before the page could follow it: its outcome is in the session's transcript", "ended-unseen")
+      setState("idle", "no turn running")
+    },
     streamFailed: (error) => {
       scrolled(el("div", { className: "entry error", testid: "turn-error" }, error))
       setState("failed", "turn failed")
