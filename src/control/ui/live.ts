@@ -109,6 +109,15 @@ export const make = (deps: LiveDeps): Live => {
 
   /** the next waiting run, in the order its messages were sent */
   const promote = () => {
+    // a waiting stream whose run has been drawn since (collected into the same turn as the feed's) only says what
+    // became of its message: ended, it is done with
+    for (const s of sources) {
+      if (s.role === "pending" && s.turnId !== undefined && drawn.has(s.turnId)) {
+        s.role = "joined"
+        s.buffer.length = 0
+      }
+    }
+    sources = sources.filter((s) => !(s.role === "joined" && s.ended))
     while (feed === undefined) {
       const next = sources.find((s) => s.role === "pending" && ownRun(s))
       if (next === undefined) return
@@ -166,6 +175,8 @@ export const make = (deps: LiveDeps): Live => {
     s.error = error
     if (s.role === "feed") {
       feedEnded(s)
+    } else if (s.role === "joined") {
+      sources = sources.filter((x) => x !== s)
     } else if (!(s.role === "pending" && ownRun(s))) {
       // refused before serve took it (no disposition), or its run was drawn by another source
       if (error !== undefined && s.disposition === undefined) {
