@@ -7,21 +7,23 @@
 // and streams the reply (a reply holding an <img onerror> is shown as text); then the transcript, the thread catalog,
 // a question card (an MCP server's elicitation) answered from the page, an interrupt and a compaction. A screenshot
 // per step goes to test-artifacts/control-ui/. At the end the browser closes, serve gets SIGTERM, and nothing is left.
+// Then the page's part of issue 27, each on a serve of its own: a message typed during a running turn is steered into
+// it (the model's next request carries it) or, in followup mode, queued for a turn of its own; a reload during a turn
+// follows it to its end; session rows open with Enter and Space; the agent's intermediate messages stay in the log.
 import { beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { type Browser, chromium, type Page } from "playwright-core"
+import type { Page } from "playwright-core"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import { type ChromiumLaunch, findChromium } from "../support/chromium.js"
-import { fixture, leftBehind } from "../support/harness.js"
-import { startBin } from "../support/process.js"
+import { seen, sendPrompt, serveWithUi, shutDown, step } from "../support/controlUi.js"
+import { fixture } from "../support/harness.js"
 
 const mcpServerScript = fileURLToPath(new URL("../support/mcp-elicit-server.mjs", import.meta.url))
 
 const artifacts = path.resolve("test-artifacts/control-ui")
-const listening = /codex-harness serve: listening on (\S+) for /
 
 // what the model says after the command ran: in pieces, with a pause between its two messages (so the page is seen
 // mid-turn), and with markup that must stay text
@@ -29,65 +31,14 @@ const hostile = "Result: <img src=x onerror=\"document.title='pwned'\"> is text.
 const finalText = "All done: the command printed approved-output."
 const prompt = "please run the check"
 
-const step = <A>(run: () => Promise<A>) => Effect.promise(run)
-
 // What runs in the page is written as expressions (strings): this file is Node code, compiled without the DOM's types.
 const storageKept = "({ session: Object.values(sessionStorage), local: localStorage.length })"
 const markupElements = `document.querySelectorAll("img, script:not([src]), iframe, object").length`
 const repliesShown = `[...document.querySelectorAll('[data-testid="agent-text"]')].map((n) =>
-  ({ text: n.textContent, deltas: Number(n.dataset.deltas ?? "0"), final: n.dataset.final ?? null }))`
+  ({ text: n.textContent, deltas: Number(n.dataset.deltas ?? "0"), final: n.dataset.final ?? null, intermediate: n.dataset.intermediate ?? null }))`
+type Shown = ReadonlyArray<{ text: string; deltas: number; final: string | null; intermediate: string | null }>
 const streamingNow = (text: string) => `document.querySelector('[data-testid="turn-status"]')?.dataset.state === "running" &&
   [...document.querySelectorAll('[data-testid="agent-text"]')].some((n) => n.textContent === ${JSON.stringify(text)})`
-
-/** the live processes under `root` (its children, theirs...), from /proc; a zombie is already dead */
-const descendants = (root: number): ReadonlyArray<number> => {
-  const parent = new Map<number, number>()
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      if (fields[0] !== "Z") parent.set(Number(entry), Number(fields[1]))
-    } catch {
-      // gone
-    }
-  }
-  const found: Array<number> = []
-  const walk = (pid: number) => {
-    for (const [child, ppid] of parent) {
-      if (ppid !== pid) continue
-      found.push(child)
-      walk(child)
-    }
-  }
-  walk(root)
-  return found
-}
-const stillAlive = (pids: ReadonlyArray<number>) => pids.filter((pid) => {
-  try {
-    return !fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.startsWith("Z")
-  } catch {
-    return false
-  }
-})
-const cmdline = (pid: number) => {
-  try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8")
-  } catch {
-    return ""
-  }
-}
-
-/** types a prompt and sends it; the page marks its turn running at once (turn-status) */
-const sendPrompt = (page: Page, text: string) =>
-  step(async () => {
-    await page.fill(`[data-testid="prompt"]`, text)
-    await page.click(`[data-testid="send"]`)
-  })
-
-/** waits (playwright's own polling, bounded) for the page to satisfy a selector */
-const seen = (page: Page, selector: string, state: "visible" | "attached" | "detached" = "visible", timeout = 30_000) =>
-  step(() => page.waitForSelector(selector, { state, timeout }))
 
 describe("the Control UI in headless Chromium", () => {
   // npm's Chromium is unpacked into the tests' cache the first time (9-25 s, more on a busy machine), before the test
@@ -128,42 +79,8 @@ describe("the Control UI in headless Chromium", () => {
       }))
 
       // the real serve; the scope stops it (SIGTERM, bounded) should the test fail before it does
-      const serve = yield* startBin([
-        "serve", "--state-dir", f.stateDir, "--cwd", f.workDir, "--provider-url", f.model.url, "--listen", "127.0.0.1:0",
-        "--approval-policy", "untrusted", "--sandbox", "workspace-write",
-        // the thread catalog reads this CODEX_HOME, not the user's own
-        "--supervision-home", path.join(f.stateDir, "supervision-home")
-      ])
-      yield* Effect.addFinalizer(() =>
-        serve.child.exitCode !== null || serve.child.signalCode !== null
-          ? Effect.void
-          : Effect.sync(() => serve.child.kill("SIGTERM")).pipe(Effect.zipRight(serve.exited), Effect.timeout("20 seconds"), Effect.ignore)
-      )
-      expect(yield* serve.waitFor(({ stderr }) => listening.test(stderr)), serve.stderr()).toBe(true)
-      const announced = JSON.parse(fs.readFileSync(path.join(f.stateDir, "serve.json"), "utf8")) as { pid: number; ui?: string }
-      expect(announced.pid).toBe(serve.child.pid)
-      const ui = announced.ui!
-      expect(ui).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/)
-      const token = fs.readFileSync(path.join(f.stateDir, "serve.token"), "utf8").trim()
-
-      const browser: Browser = yield* Effect.acquireRelease(
-        step(() => chromium.launch({ executablePath: browserToUse.executablePath, args: [...browserToUse.args], ...(browserToUse.env === undefined ? {} : { env: browserToUse.env }) })),
-        (b) => Effect.promise(() => b.close())
-      )
-      /** a fresh tab in a context of its own (its own sessionStorage), with what the page threw or refused recorded */
-      const open = (url: string) =>
-        Effect.gen(function* () {
-          const context = yield* step(() => browser.newContext({ viewport: { width: 1280, height: 860 } }))
-          const page = yield* step(() => context.newPage())
-          const problems: Array<string> = []
-          page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`))
-          page.on("console", (m) => {
-            // the token check's refused POST is the one error a browser logs by itself for a wrong token
-            if (m.type() === "error" && !/status of 401/.test(m.text())) problems.push(`console: ${m.text()}`)
-          })
-          yield* step(() => page.goto(url))
-          return { page, problems, close: () => step(() => context.close()) }
-        })
+      const served = yield* serveWithUi(f, ["--approval-policy", "untrusted", "--sandbox", "workspace-write"], browserToUse)
+      const { open, token, ui } = served
 
       // 1. no token: unauthorized, and the token form
       const bare = yield* open(ui)
@@ -233,10 +150,11 @@ describe("the Control UI in headless Chromium", () => {
       yield* step(() => page.waitForFunction(streamingNow(hostile), undefined, { timeout: 30_000 }))
       yield* shot(page, "reply-streaming")
       yield* seen(page, `[data-testid="turn-status"][data-state="completed"]`)
-      const replies = (yield* step(() => page.evaluate(repliesShown))) as ReadonlyArray<{ text: string; deltas: number; final: string | null }>
+      const replies = (yield* step(() => page.evaluate(repliesShown))) as Shown
+      // the first message stays, marked as one the agent said on the way to its final reply
       expect(replies).toEqual([
-        { text: hostile, deltas: expect.any(Number), final: null },
-        { text: finalText, deltas: expect.any(Number), final: "true" }
+        { text: hostile, deltas: expect.any(Number), final: null, intermediate: "true" },
+        { text: finalText, deltas: expect.any(Number), final: "true", intermediate: null }
       ])
       expect(replies.every((r) => r.deltas > 1), JSON.stringify(replies)).toBe(true)
       // the model's <img onerror> made no element and ran nothing
@@ -297,18 +215,164 @@ describe("the Control UI in headless Chromium", () => {
       expect(problems).toEqual([])
 
       // the end: the browser closes, serve stops on SIGTERM and takes its app-servers with it
-      const chromiums = descendants(process.pid).filter((pid) => cmdline(pid).includes("chromium"))
-      expect(chromiums.length).toBeGreaterThan(0)
-      yield* step(() => browser.close())
-      expect(stillAlive(chromiums)).toEqual([])
-      serve.child.kill("SIGTERM")
-      const exit = yield* serve.exited.pipe(Effect.timeout("30 seconds"))
-      // 128 + SIGTERM: stopped by the signal, after its own shutdown (the files it wrote are gone)
-      expect(exit, serve.stderr()).toEqual({ code: 143, signal: null })
-      expect(serve.stderr()).toContain("codex-harness serve: stopping")
-      expect(fs.existsSync(path.join(f.stateDir, "serve.json"))).toBe(false)
-      expect(yield* leftBehind(f.stateDir)).toEqual([])
+      yield* shutDown(f, served)
       expect(shots).toHaveLength(12)
       for (const name of fs.readdirSync(artifacts)) expect(fs.statSync(path.join(artifacts, name)).size).toBeGreaterThan(1000)
+    }), 120_000)
+
+  // Issue 27: the page owns no turn. A message typed while a turn runs is sent like any other and serve steers it into
+  // that turn (the model's next request carries it); a reload during a turn follows it again (Watch) instead of
+  // stopping it; session rows open from the keyboard; the agent's messages before its final reply stay in the log.
+  it.scopedLive("a message sent during a running turn is steered into it; a reload follows the running turn to its end; rows open with Enter and Space; intermediate messages shown", () =>
+    Effect.gen(function* () {
+      const shotsDir = path.resolve("test-artifacts/control-ui-live")
+      fs.rmSync(shotsDir, { recursive: true, force: true })
+      fs.mkdirSync(shotsDir, { recursive: true })
+      const shot = (page: Page, name: string) => step(() => page.screenshot({ path: path.join(shotsDir, `${name}.png`), fullPage: true }))
+
+      const first = "write a long essay"
+      const second = "actually, keep it short"
+      const third = "touch the file"
+      const onTheWay = "Thinking about the essay first."
+      const steered = "Short it is."
+      const beforeCommand = "Checking the workspace before I touch anything."
+      const afterReload = "Touched reloaded.txt."
+      const f = yield* fixture({
+        replies: [
+          // a message, then a long pause: the steered message lands in it (Codex drops this stream and asks again)
+          reply.steps({ type: "message", text: onTheWay, chunk: 6 }, { type: "pause", ms: 60_000 }, { type: "message", text: "never sent" }),
+          reply.text(steered),
+          // a command that waits for approval: the turn is certainly still running while the page reloads
+          reply.steps(
+            { type: "message", text: beforeCommand },
+            { type: "function_call", name: "exec_command", arguments: { cmd: "touch reloaded.txt" } }
+          ),
+          reply.text(afterReload)
+        ]
+      }, { approvalPolicy: "untrusted", sandbox: "workspace-write" })
+      const served = yield* serveWithUi(f, ["--approval-policy", "untrusted", "--sandbox", "workspace-write"], browserToUse)
+      const { page, problems } = yield* served.open(`${served.ui}#token=${served.token}`)
+      yield* seen(page, `[data-testid="auth-state"][data-state="connected"]`)
+      const status = (state: string) => `[data-testid="turn-status"][data-state="${state}"]`
+      const reply$ = (text: string) => `[data-testid="agent-text"]:text-is(${JSON.stringify(text)})`
+
+      // 1. a turn whose model says something, then pauses; its first message is on the page while it runs
+      yield* sendPrompt(page, first)
+      yield* seen(page, `[data-testid="user-prompt"][data-disposition="start"]`)
+      yield* seen(page, `${reply$(onTheWay)}[data-streaming="false"]`)
+      expect(yield* step(() => page.getAttribute(`[data-testid="turn-status"]`, "data-state"))).toBe("running")
+      // 2. Send stays enabled: a second message goes to serve, which steers it into the running turn
+      expect(yield* step(() => page.isEnabled(`[data-testid="send"]`))).toBe(true)
+      yield* sendPrompt(page, second)
+      const steeredLine = `[data-testid="user-prompt"][data-disposition="steer"]`
+      yield* seen(page, steeredLine)
+      expect(yield* step(() => page.textContent(steeredLine))).toContain("steered into the running turn")
+      yield* shot(page, "01-steered")
+      // its effect reaches the model: the turn's next request carries it (the first one did not)
+      const requests = yield* f.model.waitForRequests(2).pipe(Effect.timeout("30 seconds"))
+      expect(requests[0]!.body).not.toContain(second)
+      expect(requests[1]!.body).toContain(first)
+      expect(requests[1]!.body).toContain(second)
+      // one turn, drawn once: the intermediate message, then the reply to the steered message as the final one
+      yield* seen(page, status("completed"))
+      const replies = (yield* step(() => page.evaluate(repliesShown))) as Shown
+      expect(replies.map(({ final, intermediate, text }) => ({ text, final, intermediate }))).toEqual([
+        { text: onTheWay, final: null, intermediate: "true" },
+        { text: steered, final: "true", intermediate: null }
+      ])
+      yield* shot(page, "02-steered-turn-completed")
+
+      // 3. the session's row opens with Enter, and with Space (focusable, announced as a button)
+      const row = `[data-testid="session-row"]`
+      yield* seen(page, row)
+      const sessionId = (yield* step(() => page.getAttribute(row, "data-session-id")))!
+      expect(yield* step(() => page.getAttribute(row, "role"))).toBe("button")
+      expect(yield* step(() => page.getAttribute(row, "tabindex"))).toBe("0")
+      for (const key of ["Enter", "Space"]) {
+        yield* step(() => page.click(`[data-testid="new-session"]`))
+        expect(yield* step(() => page.textContent(`[data-testid="selected-session"]`))).toBe("new session")
+        yield* step(() => page.focus(row))
+        yield* step(() => page.keyboard.press(key))
+        yield* seen(page, `[data-testid="selected-session"]:text-is("${sessionId}")`)
+        yield* seen(page, `[data-testid="transcript"][data-session="${sessionId}"]`)
+        expect(yield* step(() => page.getAttribute(row, "aria-current"))).toBe("true")
+      }
+
+      // 4. a turn that waits for an approval; the page reloads meanwhile: the turn goes on, and the page follows it
+      yield* sendPrompt(page, third)
+      const card = `[data-testid="approval-card"]`
+      yield* seen(page, card)
+      yield* seen(page, reply$(beforeCommand))
+      expect(page.url()).toBe(`${served.ui}#session=${sessionId}`)
+      yield* step(() => page.reload())
+      yield* seen(page, `[data-testid="auth-state"][data-state="connected"]`)
+      // the same session, its running turn followed (Health listed it), its approval still waiting
+      yield* seen(page, `[data-testid="following"]`)
+      expect(yield* step(() => page.textContent(`[data-testid="selected-session"]`))).toBe(sessionId)
+      expect(yield* step(() => page.getAttribute(`[data-testid="turn-status"]`, "data-state"))).toBe("running")
+      yield* seen(page, card)
+      expect(yield* step(() => page.textContent(`${card} [data-testid="approval-subject"]`))).toContain("touch reloaded.txt")
+      expect(fs.existsSync(path.join(f.workDir, "reloaded.txt"))).toBe(false)
+      yield* shot(page, "03-reloaded-following")
+      // approved from the reloaded page: the command runs, and the page shows the turn's end
+      yield* step(() => page.click(`${card} [data-testid="approve-once"]`))
+      yield* seen(page, status("completed"))
+      expect(yield* step(() => page.textContent(`[data-testid="agent-text"][data-final="true"]`))).toBe(afterReload)
+      expect(fs.existsSync(path.join(f.workDir, "reloaded.txt"))).toBe(true)
+      // the model saw every request of the turn (nothing interrupted it): the command's approval, then its result
+      expect((yield* f.model.requests)).toHaveLength(4)
+      yield* shot(page, "04-reloaded-turn-completed")
+      expect(problems).toEqual([])
+
+      yield* shutDown(f, served)
+    }), 120_000)
+
+  // The same page with serve's queue in followup mode: a message typed while a turn runs waits for it and is a turn of
+  // its own after it; the page says so, draws the first turn to its end, then the second.
+  it.scopedLive("in followup mode a message sent during a running turn is queued: the page draws that turn's end, then the queued turn", () =>
+    Effect.gen(function* () {
+      const first = "touch the queue file"
+      const second = "then say what you did"
+      const f = yield* fixture({
+        replies: [
+          // waits for approval: the turn certainly runs when the second message is sent
+          reply.steps({ type: "function_call", name: "exec_command", arguments: { cmd: "touch queued.txt" } }),
+          reply.text("Touched queued.txt."),
+          reply.text("I touched a file, as asked.")
+        ]
+      }, { approvalPolicy: "untrusted", sandbox: "workspace-write" })
+      fs.writeFileSync(path.join(f.stateDir, "config.json"), JSON.stringify({ messages: { queue: { mode: "followup" } } }))
+      const served = yield* serveWithUi(f, ["--approval-policy", "untrusted", "--sandbox", "workspace-write"], browserToUse)
+      const { page, problems } = yield* served.open(`${served.ui}#token=${served.token}`)
+      yield* seen(page, `[data-testid="auth-state"][data-state="connected"]`)
+
+      yield* sendPrompt(page, first)
+      const card = `[data-testid="approval-card"]`
+      yield* seen(page, card)
+      yield* sendPrompt(page, second)
+      const queuedLine = `[data-testid="user-prompt"][data-disposition="queue"]`
+      yield* seen(page, queuedLine)
+      expect(yield* step(() => page.textContent(queuedLine))).toContain("queued")
+      expect(yield* step(() => page.getAttribute(queuedLine, "data-mode"))).toBe("followup")
+      yield* step(() => page.click(`${card} [data-testid="approve-once"]`))
+      // the queued message's turn: its reply is the last final one, after the first turn's
+      const last = `[data-testid="agent-text"][data-final="true"]:text-is("I touched a file, as asked.")`
+      yield* seen(page, last)
+      yield* seen(page, `[data-testid="turn-status"][data-state="completed"]`)
+      const replies = (yield* step(() => page.evaluate(repliesShown))) as Shown
+      expect(replies.map(({ final, text }) => ({ text, final }))).toEqual([
+        { text: "Touched queued.txt.", final: "true" },
+        { text: "I touched a file, as asked.", final: "true" }
+      ])
+      // each turn drawn once: one command line, two outcomes
+      expect(yield* step(() => page.locator(`[data-testid="tool-line"]`).count())).toBe(1)
+      // the second message reached the model in a turn of its own, after the first turn's requests
+      const requests = yield* f.model.requests
+      expect(requests).toHaveLength(3)
+      expect(requests[1]!.body).not.toContain(second)
+      expect(requests[2]!.body).toContain(second)
+      expect(requests[2]!.body).toContain("Touched queued.txt.")
+      expect(problems).toEqual([])
+      yield* shutDown(f, served)
     }), 120_000)
 })

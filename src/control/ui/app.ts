@@ -1,13 +1,18 @@
 // The Control UI's script (bundled to /ui.js; the page is index.html): a person at a browser drives `serve` through
 // the same control API as the CLI. It checks the token, then keeps one WebSocket to /rpc:
 //   - Watch (all sessions) for the approvals and questions waiting for any client, and to refresh the sessions list
-//     when someone else's turn ends; Pending when it (re)subscribes, to drop cards closed while it was away
-//   - StartTurn for this page's turn, drawn as it streams (turnView.ts), its prompts as cards (prompts.ts)
-//   - the one-shot calls: ListSessions, ShowSession, Interrupt, Compact, ListThreads, Answer
+//     when a turn ends; Pending when it (re)subscribes, to drop cards closed while it was away
+//   - StartTurn for every message typed, a turn running or not (serve starts, steers or queues it), and Watch for the
+//     selected session when a turn runs there that the page is not following (after a reload): live.ts, drawn as
+//     they stream (turnView.ts), their prompts as cards (prompts.ts)
+//   - the one-shot calls: Health, ListSessions, ShowSession, Interrupt, Compact, ListThreads, Answer
+// The page owns no turn: closing or reloading it stops nothing (no unload handler); only Interrupt stops a turn. The
+// selected session is kept in the address's fragment, so a reload comes back to it and follows its running turn.
 // No framework: the page is small and everything untrusted goes in as text (dom.ts).
 import type { ControlEvent } from "../../../schemas/control.js"
 import * as Connection from "./connection.js"
 import { byId } from "./dom.js"
+import * as Live from "./live.js"
 import { renderSessions, renderThreads, renderTranscript } from "./panels.js"
 import * as Prompts from "./prompts.js"
 import * as TurnView from "./turnView.js"
@@ -44,13 +49,30 @@ const page = {
 let connection: Connection.Connection | undefined
 /** the session the next prompt goes to; undefined: a new one */
 let selected: string | undefined
-/** this page's running turn */
-let turn: { session: string | undefined; interruptSent: boolean; readonly stop: () => void } | undefined
 let stopWatch: (() => void) | undefined
 /** bumped on every (re)connect, so a stale retry or stream end does nothing */
 let generation = 0
 
 const view = TurnView.make(byId("turn-log"), byId("turn-status"))
+const live = Live.make({
+  connection: () => connection,
+  view,
+  shared: (event, sessionId) => {
+    onShared(event, sessionId)
+    // a new session is in the list once its turn has started (its file is written by then)
+    if (event.type === "turn.started" && page.sessions.querySelector(`[data-session-id="${CSS.escape(event.session_id)}"]`) === null) {
+      void refreshSessions()
+    }
+  },
+  sessionKnown: (sessionId) => {
+    if (selected === sessionId) return
+    selected = sessionId
+    Connection.keepSessionInAddress(sessionId)
+    updateControls()
+  },
+  changed: () => updateControls(),
+  messageEnded: () => void refreshSessions()
+})
 const prompts = Prompts.make(byId("prompts"), async (payload) =>
   connection === undefined ? { ok: false, error: "not connected" } : connection.call(connection.client.Answer(payload)))
 
@@ -66,11 +88,13 @@ const say = (text: string, result: "ok" | "error") => {
 
 const updateControls = () => {
   page.selected.textContent = selected ?? "new session"
-  page.interrupt.disabled = selected === undefined && turn === undefined
-  page.compact.disabled = selected === undefined || turn !== undefined
-  page.send.disabled = turn !== undefined || connection === undefined
+  page.interrupt.disabled = selected === undefined && live.session() === undefined
+  page.compact.disabled = selected === undefined || live.busy()
+  // a message typed while a turn runs is sent like any other: serve steers or queues it
+  page.send.disabled = connection === undefined
   for (const row of page.sessions.querySelectorAll<HTMLElement>(`[data-testid="session-row"]`)) {
     row.classList.toggle("selected", row.dataset.sessionId === selected)
+    row.setAttribute("aria-current", String(row.dataset.sessionId === selected))
   }
 }
 
@@ -90,9 +114,14 @@ const refreshSessions = async () => {
   updateControls()
 }
 
+/** shows a session: its transcript, and its running turn followed from here on. Whatever was followed before goes on
+ * running in serve (the page stops following it, nothing more) */
 const select = async (sessionId: string | undefined) => {
-  if (turn !== undefined) return say("a turn is running: wait for it or interrupt it before switching sessions", "error")
+  // the session already shown, with its turn followed: nothing to redo
+  if (sessionId !== undefined && sessionId === selected && live.busy()) return
+  live.detach()
   selected = sessionId
+  Connection.keepSessionInAddress(sessionId)
   view.clear()
   page.actionStatus.textContent = ""
   updateControls()
@@ -100,8 +129,28 @@ const select = async (sessionId: string | undefined) => {
   page.transcript.replaceChildren()
   if (sessionId === undefined || connection === undefined) return
   const result = await connection.call(connection.client.ShowSession({ session: sessionId }))
+  if (selected !== sessionId) return
   if (!result.ok) return say(`transcript: ${result.error}`, "error")
-  if (selected === sessionId) renderTranscript(page.transcript, result.value.session_id, result.value.records)
+  renderTranscript(page.transcript, result.value.session_id, result.value.records)
+  await reattach()
+}
+
+/** follows the selected session's running turn (serve's Health lists it) when the page follows nothing there yet */
+const reattach = async () => {
+  const sessionId = selected
+  if (connection === undefined || sessionId === undefined || live.busy() || live.watching(sessionId)) return
+  const health = await connection.call(connection.client.Health())
+  if (!health.ok || selected !== sessionId || live.busy()) return
+  const running = health.value.active_turns.find((t) => t.session_id === sessionId)
+  if (running === undefined) return
+  live.attach(sessionId, running.turn_id)
+  // the turn may have ended between Health's answer and the Watch's start, and its end then never comes: asked again
+  const again = await connection.call(connection.client.Health())
+  if (!again.ok || selected !== sessionId || again.value.active_turns.some((t) => t.session_id === sessionId)) return
+  live.endedUnseen(sessionId)
+  // the transcript read before it ended lacks its outcome
+  const shown = await connection.call(connection.client.ShowSession({ session: sessionId }))
+  if (shown.ok && selected === sessionId) renderTranscript(page.transcript, shown.value.session_id, shown.value.records)
 }
 
 /** what every stream brings that is not the turn log's: cards, and a list to refresh when a turn ends */
@@ -118,49 +167,25 @@ const onShared = (event: ControlEvent, sessionOfTurn: string | undefined) => {
   }
 }
 
+/** sends the typed message, a turn running or not: serve starts a turn with it, steers it in or queues it */
 const sendPrompt = () => {
   const text = page.prompt.value
   if (connection === undefined || text.trim() === "") return
-  if (turn !== undefined) return say("a turn is already running", "error")
-  page.transcript.hidden = true
-  view.begin(text)
+  // a new turn's log replaces the transcript; a message into a followed turn joins the log under it
+  if (!live.busy()) page.transcript.hidden = true
   page.prompt.value = ""
-  const current: { session: string | undefined; interruptSent: boolean; stop: () => void } = { session: selected, interruptSent: false, stop: () => {} }
-  turn = current
-  updateControls()
-  current.stop = connection.follow(
-    connection.client.StartTurn(selected === undefined ? { prompt: text } : { session: selected, prompt: text }),
-    (event) => {
-      if (event.type === "session.selected") {
-        current.session = event.session_id
-        selected = event.session_id
-        updateControls()
-      }
-      // a new session is in the list once its turn has started (its file is written by then)
-      if (event.type === "turn.started" && page.sessions.querySelector(`[data-session-id="${CSS.escape(event.session_id)}"]`) === null) {
-        void refreshSessions()
-      }
-      onShared(event, current.session)
-      view.event(event)
-    },
-    (error) => {
-      if (turn === current) turn = undefined
-      if (error !== undefined) view.streamFailed(error)
-      else view.endedWithoutOutcome(current.interruptSent)
-      updateControls()
-      void refreshSessions()
-    }
-  )
+  live.send(text, selected)
 }
 
+/** the one way the page stops a turn */
 const interrupt = async () => {
-  const session = turn?.session ?? selected
+  const session = live.session() ?? selected
   if (connection === undefined || session === undefined) return
   // marked before the call: the turn's stream can end before the call's answer arrives
-  const mine = turn !== undefined && turn.session === session ? turn : undefined
-  if (mine !== undefined) mine.interruptSent = true
+  const drawn = live.session() === session
+  if (drawn) live.interruptSent(true)
   const result = await connection.call(connection.client.Interrupt({ session }))
-  if (mine !== undefined && (!result.ok || !result.value.interrupted)) mine.interruptSent = false
+  if (drawn && (!result.ok || !result.value.interrupted)) live.interruptSent(false)
   if (!result.ok) return say(`interrupt: ${result.error}`, "error")
   say(result.value.interrupted ? "interrupt sent" : "no turn was running in this session", "ok")
 }
@@ -210,7 +235,8 @@ const watch = (token: string, mine: number) => {
     (event) => {
       setAuth("connected", "connected")
       onShared(event, undefined)
-      if ((event.type === "turn.completed" || event.type === "turn.failed") && event.session_id !== turn?.session) void refreshSessions()
+      // any session's turn that ends changes the list (its turn count, its time)
+      if (event.type === "turn.completed" || event.type === "turn.failed") void refreshSessions()
     },
     (error) => {
       if (mine !== generation) return
@@ -231,13 +257,14 @@ const retry = async (token: string, mine: number) => {
   setAuth("connected", "connected")
   watch(token, mine)
   void refreshSessions()
+  // the streams the page followed ended with the connection: the selected session's turn may still run
+  void reattach()
 }
 
 const disconnect = async () => {
   generation++
   stopWatch?.()
-  turn?.stop()
-  turn = undefined
+  live.detach()
   const old = connection
   connection = undefined
   await old?.close()
@@ -273,6 +300,9 @@ const start = async (token: string | undefined) => {
   watch(token, mine)
   await refreshSessions()
   updateControls()
+  // a reload comes back to the session it showed, and follows its running turn
+  const remembered = Connection.sessionInAddress()
+  if (remembered !== undefined && selected === undefined) await select(remembered)
 }
 
 page.tokenForm.addEventListener("submit", (e) => {

@@ -12,18 +12,37 @@ import * as ControlClient from "../ControlClient.js"
 
 const storageKey = "codex-harness.token"
 
+const fragment = () => new URLSearchParams(location.hash.replace(/^#/, ""))
+
+/** the address with this fragment, in place (no history entry) */
+const replaceFragment = (params: URLSearchParams) => {
+  const rest = params.toString()
+  history.replaceState(null, "", `${location.pathname}${location.search}${rest === "" ? "" : `#${rest}`}`)
+}
+
 /** the token from the fragment (moved to sessionStorage, the fragment cleared) or from sessionStorage */
 export const takeToken = (): string | undefined => {
-  const fragment = new URLSearchParams(location.hash.replace(/^#/, ""))
-  const given = fragment.get("token")
+  const params = fragment()
+  const given = params.get("token")
   if (given !== null) {
-    fragment.delete("token")
-    const rest = fragment.toString()
+    params.delete("token")
     // the token leaves the address bar (and the history entry) before anything else runs
-    history.replaceState(null, "", `${location.pathname}${location.search}${rest === "" ? "" : `#${rest}`}`)
+    replaceFragment(params)
     if (given.trim() !== "") sessionStorage.setItem(storageKey, given.trim())
   }
   return sessionStorage.getItem(storageKey) ?? undefined
+}
+
+/**
+ * The selected session, kept in the fragment (`#session=ID`): a reload (or the address copied to another tab) comes
+ * back to it, and to its running turn. A session id is no secret (every client of this serve lists them).
+ */
+export const sessionInAddress = (): string | undefined => fragment().get("session") ?? undefined
+export const keepSessionInAddress = (sessionId: string | undefined) => {
+  const params = fragment()
+  if (sessionId === undefined) params.delete("session")
+  else params.set("session", sessionId)
+  replaceFragment(params)
 }
 
 export const storeToken = (token: string) => sessionStorage.setItem(storageKey, token.trim())

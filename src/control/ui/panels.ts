@@ -17,25 +17,37 @@ export const renderSessions = (
   onSelect: (sessionId: string) => void
 ) => {
   const sorted = [...rows].sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))
+  // the list is redrawn whenever a turn ends: a row that had the keyboard's focus keeps it
+  const focused = list.contains(document.activeElement) ? (document.activeElement as HTMLElement).dataset.sessionId : undefined
   list.dataset.count = String(sorted.length)
   if (sorted.length === 0) return replace(list, el("li", { className: "empty", testid: "sessions-empty" }, "no sessions yet: send a prompt to start one"))
   replace(
     list,
-    ...sorted.map((row) =>
-      el(
+    ...sorted.map((row) => {
+      const item = el(
         "li",
         {
           className: row.sessionId === selected ? "session selected" : "session",
           testid: "session-row",
           data: { sessionId: row.sessionId },
-          attrs: { tabindex: "0", role: "button" },
+          // a row is a button to a keyboard and a screen reader too: focusable, announced as one, and opened by the
+          // keys that press a button (Enter, Space)
+          attrs: { tabindex: "0", role: "button", "aria-current": String(row.sessionId === selected) },
           onClick: () => onSelect(row.sessionId)
         },
         el("div", { className: "title" }, row.title ?? "(untitled)"),
         el("div", { className: "meta" }, `${row.sessionId.slice(0, 8)} · ${row.turns} turn${row.turns === 1 ? "" : "s"} · ${when(row.updatedAt)}`)
       )
-    )
+      item.addEventListener("keydown", (e) => {
+        if (e.key !== "Enter" && e.key !== " ") return
+        // Space would otherwise scroll the list
+        e.preventDefault()
+        onSelect(row.sessionId)
+      })
+      return item
+    })
   )
+  if (focused !== undefined) list.querySelector<HTMLElement>(`[data-session-id="${CSS.escape(focused)}"]`)?.focus()
 }
 
 /** one line per record a person reads; the bookkeeping records (bindings, probes) are left out */

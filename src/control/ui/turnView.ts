@@ -1,17 +1,40 @@
-// The live turn: the events of a StartTurn stream drawn into the log as they come. The agent's reply grows with each
-// `item.delta` and is replaced by the item's whole text at `item.completed` (the deltas are a preview; the completed
-// item is what Codex kept). Commands, tool calls and file changes are one line each, updated in place from started to
-// completed. All of it is text nodes (dom.ts): model and tool output never becomes markup.
+// The live turn: the events of the run the page follows (live.ts) drawn into the log as they come. The agent's reply
+// grows with each `item.delta` and is replaced by the item's whole text at `item.completed` (the deltas are a preview;
+// the completed item is what Codex kept). Every agent message stays in the log, not only the final reply: those that
+// completed before it are marked intermediate when the turn ends. Commands, tool calls and file changes are one line
+// each, updated in place from started to completed. The messages the page sent are lines of their own, each saying
+// what serve did with it (a turn of its own, steered into the running turn, queued after it). All of it is text nodes
+// (dom.ts): model and tool output never becomes markup.
 import type { ControlEvent } from "../../../schemas/control.js"
 import type { EventItem } from "../../../schemas/events.js"
 import { clip, el } from "./dom.js"
 
 export type TurnState = "idle" | "running" | "completed" | "failed" | "interrupted"
 
+export type Disposition = "start" | "steer" | "queue" | "answer"
+
+/** A message's line in the log, told later what became of the message. */
+export interface SentMessage {
+  readonly accepted: (disposition: Disposition, mode: string) => void
+  /** serve refused it, or it was withdrawn before a turn carried it */
+  readonly refused: (error: string) => void
+}
+
+const dispositionText: Record<Disposition, string> = {
+  start: "",
+  steer: "steered into the running turn",
+  queue: "queued: runs after the running turn",
+  answer: "taken as the answer to the turn's question"
+}
+
 export interface TurnView {
-  /** a new turn: the prompt as sent */
-  readonly begin: (prompt: string) => void
+  /** a message as sent (a new turn's prompt, or one sent while a turn runs) */
+  readonly sent: (prompt: string) => SentMessage
+  /** the page follows a turn it did not start (another client's, or its own before a reload) from here on */
+  readonly following: (sessionId: string) => void
   readonly event: (event: ControlEvent) => void
+  /** the turn being followed ended before its events could be followed (its outcome is in the transcript) */
+  readonly endedUnseen: () => void
   /** the stream itself failed (the call was refused, the connection was lost) */
   readonly streamFailed: (error: string) => void
   /** the stream ended before the turn's outcome came; `interruptSent`: this page had asked for an interrupt */
@@ -46,9 +69,13 @@ export const make = (log: HTMLElement, status: HTMLElement): TurnView => {
   const notice = (text: string, testid = "notice") => scrolled(el("div", { className: "entry notice", testid }, text))
 
   /** the reply being streamed for this item (made on its first delta or its start) */
-  const agentText = (itemId: string): HTMLElement =>
-    find("agent-text", itemId) ??
-      scrolled(el("div", { className: "entry agent", testid: "agent-text", data: { itemId, streaming: "true" } }))
+  const agentText = (itemId: string): HTMLElement => {
+    const found = find("agent-text", itemId)
+    if (found !== null) return found
+    const node = scrolled(el("div", { className: "entry agent", testid: "agent-text", data: { itemId, streaming: "true" } }))
+    turnReplies.push(node)
+    return node
+  }
 
   const toolLine = (item: EventItem, done: boolean) => {
     const line = find("tool-line", item.id) ??
@@ -97,21 +124,28 @@ export const make = (log: HTMLElement, status: HTMLElement): TurnView => {
         if (done && i.text !== undefined && i.text !== "") scrolled(el("div", { className: "entry plan", testid: "plan" }, `plan: ${i.text}`))
         return
       default:
-        // the user's own message is drawn by begin(); other kinds carry nothing to read
+        // the messages the page sent are drawn by sent(); other kinds carry nothing to read
         return
     }
   }
 
+  /** the agent messages of the turn under way (from its start): all but the final one are intermediate at its end */
+  let turnReplies: Array<HTMLElement> = []
+
   const finished = (finalText: string | null) => {
-    const replies = [...log.querySelectorAll<HTMLElement>(`[data-testid="agent-text"]`)]
-    const last = replies.at(-1)
-    if (finalText === null) return
-    if (last !== undefined && last.textContent === finalText) {
-      last.dataset.final = "true"
-      return
+    const replies = turnReplies.filter((node) => node.isConnected)
+    turnReplies = []
+    let last = replies.at(-1)
+    if (finalText !== null && (last === undefined || last.textContent !== finalText)) {
+      // no delta or item reached the page (a reply Codex sent whole): the final text is still shown
+      last = scrolled(el("div", { className: "entry agent", testid: "agent-text", data: { streaming: "false" } }, finalText))
+      replies.push(last)
     }
-    // no delta or item reached the page (a reply Codex sent whole): the final text is still shown
-    scrolled(el("div", { className: "entry agent", testid: "agent-text", data: { final: "true", streaming: "false" } }, finalText))
+    for (const node of replies) {
+      node.dataset.streaming = "false"
+      if (finalText !== null && node === last) node.dataset.final = "true"
+      else node.dataset.intermediate = "true"
+    }
   }
 
   const event = (e: ControlEvent) => {
@@ -121,6 +155,7 @@ export const make = (log: HTMLElement, status: HTMLElement): TurnView => {
       case "thread.started":
         return void notice(`thread ${e.thread_id} · ${e.model} (${e.model_provider})${e.resumed ? " resumed" : ""}`)
       case "turn.started":
+        turnReplies = []
         return setState("running", `turn ${e.turn_id} running…`)
       case "item.started":
       case "item.completed":
@@ -155,11 +190,32 @@ export const make = (log: HTMLElement, status: HTMLElement): TurnView => {
   }
 
   return {
-    begin: (prompt) => {
-      scrolled(el("div", { className: "entry user", testid: "user-prompt" }, prompt))
-      setState("running", "starting…")
+    sent: (prompt) => {
+      const line = scrolled(el("div", { className: "entry user", testid: "user-prompt" }, prompt))
+      // a message sent while a turn runs does not restart the status: it says what became of it on its own line
+      if (state !== "running") setState("running", "starting…")
+      return {
+        accepted: (disposition, mode) => {
+          line.dataset.disposition = disposition
+          line.dataset.mode = mode
+          if (disposition !== "start") line.append(el("span", { className: "badge", testid: "disposition" }, ` (${dispositionText[disposition]})`))
+        },
+        refused: (error) => {
+          line.dataset.disposition = "refused"
+          line.append(el("span", { className: "badge error", testid: "disposition" }, ` (not taken: ${error})`))
+        }
+      }
+    },
+    following: (sessionId) => {
+      notice(`following the turn running in session ${sessionId} (its earlier events are in the transcript above)`, "following")
+      setState("running", "turn running…")
     },
     event,
+    endedUnseen: () => {
+      if (state !== "running") return
+      notice("the turn ended before the page could follow it: its outcome is in the session's transcript", "ended-unseen")
+      setState("idle", "no turn running")
+    },
     streamFailed: (error) => {
       scrolled(el("div", { className: "entry error", testid: "turn-error" }, error))
       setState("failed", "turn failed")
@@ -176,7 +232,8 @@ export const make = (log: HTMLElement, status: HTMLElement): TurnView => {
     },
     clear: () => {
       log.replaceChildren()
-      if (state !== "running") setState("idle", "no turn running")
+      turnReplies = []
+      setState("idle", "no turn running")
     },
     state: () => state
   }
