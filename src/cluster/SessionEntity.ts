@@ -12,8 +12,8 @@
 //
 // The entity runs its messages concurrently (a Steer, Interrupt or Answer must reach a running Turn); a second Turn while
 // one runs is steered into it or queued for after it by the runner's session work registry, as in `serve` and `chat`.
-// A caller that goes away interrupts the turn its message started, as before the registry: the ledger records the
-// outcome when the stream ends, so the turn must not outlive its stream.
+// A caller that goes away (a stream the cluster stopped under a moving shard) leaves the turn running, and the registry
+// tells the ledger its outcome when it ends, which a retry of the message then replays.
 import * as Entity from "@effect/cluster/Entity"
 import { Rpc } from "@effect/rpc"
 import { Effect, Schedule, Schema, Stream } from "effect"
@@ -154,8 +154,7 @@ export const layer = Session.toLayer(
             approvals: payload.approvals,
             onStarted: (threadId, turnId) => ledger.started(payload.messageId, threadId, turnId),
             // recorded before the stream ends, so a redelivery after this stream replays it
-            onFinished: (outcome) => ledger.finish(payload.messageId, outcome),
-            interruptOnLeave: true
+            onFinished: (outcome) => ledger.finish(payload.messageId, outcome)
           })
           // the turn's fiber records its outcome now, however it ends
           handedOver = true

@@ -5,10 +5,10 @@
 // carries the message, as HubObserver publishes them (the turn's own events, its deltas, replies, approvals and
 // questions), up to that run's end mark. The run belongs to the registry, not to the stream: a client that goes away
 // (a reloaded page, a dropped connection) leaves it running; `Interrupt` stops it.
-import { Effect, ExecutionStrategy, Exit, Mailbox, Queue, Scope, type Stream } from "effect"
+import { Cause, Deferred, Effect, ExecutionStrategy, Exit, Mailbox, Queue, Scope, type Stream } from "effect"
 import { type ControlEvent, ControlFailure } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
-import type { SteerOutcome } from "../harness/CodexHarness.js"
+import type { HarnessError, SteerOutcome, TurnResult } from "../harness/CodexHarness.js"
 import { type Carried, SessionWork } from "../harness/SessionWork.js"
 import type { TurnKind } from "../../schemas/turnEvents.js"
 import { EventHub } from "./EventHub.js"
@@ -22,11 +22,9 @@ export interface TurnStreamOptions {
   readonly approvals?: "ask" | "allow" | "deny" | undefined
   /** told when Codex starts the turn that carries the message (the cluster's ledger records it) */
   readonly onStarted?: ((threadId: string | undefined, turnId: string) => Effect.Effect<void>) | undefined
-  /** the outcome (the run's replies and its one terminal event), before the stream ends, however the run ended */
+  /** the outcome (the run's replies and its one terminal event) once the run that carried the message has ended,
+   * however the run and the caller fared: told by the registry, so a caller that went away still gets it recorded */
   readonly onFinished?: ((outcome: ReadonlyArray<ControlEvent>) => Effect.Effect<void>) | undefined
-  /** the caller going away interrupts the turn this message started (a cluster entity: its ledger records the turn's
-   * outcome when its stream ends, so the turn must not outlive it); by default the turn goes on without the caller */
-  readonly interruptOnLeave?: boolean | undefined
 }
 
 /** What a steer did, as the control API says it. */
@@ -42,6 +40,27 @@ export const steerResult = (outcome: SteerOutcome) => {
 }
 
 const isTerminal = (event: ControlEvent) => event.type === "turn.completed" || event.type === "turn.failed"
+
+/** the terminal event of a run the following did not see end (its caller went away), from the run's own result */
+const terminalOf = (sessionId: string, exit: Exit.Exit<TurnResult, HarnessError>): ControlEvent => {
+  if (Exit.isFailure(exit)) {
+    const interrupted = Cause.isInterruptedOnly(exit.cause)
+    return {
+      type: "turn.failed",
+      version: eventsVersion,
+      session_id: sessionId,
+      status: interrupted ? "interrupted" : "error",
+      error: interrupted ? "interrupted" : failureOf(exit.cause).message,
+      final_text: null,
+      usage: null
+    }
+  }
+  const r = exit.value
+  const ids = { session_id: sessionId, thread_id: r.threadId, turn_id: r.turnId, final_text: r.finalText ?? null, usage: null }
+  return r.status === "completed"
+    ? { type: "turn.completed", version: eventsVersion, ...ids }
+    : { type: "turn.failed", version: eventsVersion, ...ids, status: r.status === "interrupted" ? "interrupted" : "failed", error: r.error ?? `the turn ended ${r.status}` }
+}
 
 /** a message the registry withdrew before a run carried it (a drain, a cancel): its stream still ends with an outcome */
 const withdrawn = (sessionId: string): ControlEvent => ({
@@ -70,12 +89,27 @@ export const start = (
     const followScope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
     // subscribed before the message is submitted, so nothing the run that carries it publishes is missed
     const subscription = yield* Scope.extend(hub.subscribe, followScope)
+    const outcome: Array<ControlEvent> = []
+    // done when the following has seen the run's end (or stopped): the outcome is then as complete as it gets
+    const followed = yield* Deferred.make<void>()
+    const onFinished = options.onFinished
     const submitted = yield* work
-      .submit(sessionId, options.prompt, { model: options.model, kind: options.kind, approvals: options.approvals })
+      .submit(sessionId, options.prompt, {
+        model: options.model,
+        kind: options.kind,
+        approvals: options.approvals,
+        ...(onFinished === undefined ? {} : {
+          onEnded: (exit: Exit.Exit<TurnResult, HarnessError>) =>
+            Deferred.await(followed).pipe(
+              Effect.interruptible,
+              Effect.timeoutOption("5 seconds"),
+              Effect.zipRight(Effect.suspend(() => onFinished(outcome.some(isTerminal) ? outcome : [...outcome, terminalOf(sessionId, exit)])))
+            )
+        })
+      })
       .pipe(Effect.catchAllCause((cause) => Effect.zipRight(Scope.close(followScope, Exit.void), Effect.fail(failureOf(cause)))))
     const mailbox = yield* Mailbox.make<ControlEvent, ControlFailure>({ capacity: 1024 })
     yield* mailbox.offer({ type: "message.accepted", version: eventsVersion, session_id: sessionId, disposition: submitted.disposition, mode: submitted.mode })
-    const outcome: Array<ControlEvent> = []
 
     const follow = (carried: Carried) =>
       Effect.gen(function* () {
@@ -104,19 +138,16 @@ export const start = (
         }
       })
 
-    let started: number | undefined
     yield* submitted.carried.pipe(
-      Effect.tap((carried) => Effect.sync(() => void (started = carried._tag === "Turn" ? carried.runId : undefined))),
       Effect.flatMap(follow),
-      Effect.onInterrupt(() =>
-        options.interruptOnLeave === true && started !== undefined ? Effect.asVoid(work.interrupt(sessionId)) : Effect.void
-      ),
       Effect.ensuring(
-        Effect.suspend(() =>
-          options.onFinished === undefined
-            ? Effect.void
-            : options.onFinished(outcome.some(isTerminal) ? outcome : [...outcome, withdrawn(sessionId)])
-        ).pipe(
+        Deferred.succeed(followed, undefined).pipe(
+          // an answer to the running turn's question is no message of the queue: its outcome is the one followed here
+          Effect.zipRight(Effect.suspend(() =>
+            onFinished === undefined || submitted.disposition !== "answer"
+              ? Effect.void
+              : onFinished(outcome.some(isTerminal) ? outcome : [...outcome, withdrawn(sessionId)])
+          )),
           Effect.zipRight(Effect.suspend(() => (outcome.some(isTerminal) ? Effect.void : Effect.asVoid(mailbox.offer(withdrawn(sessionId)))))),
           Effect.zipRight(mailbox.end),
           Effect.zipRight(Scope.close(followScope, Exit.void))

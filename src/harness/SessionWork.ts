@@ -9,7 +9,7 @@
 // refuses steering keeps its messages for ONE next turn. State exists only for sessions with a run or a queue; every
 // fiber belongs to the layer's scope (FiberMaps for each session's driver, run and quiet-window timer, a FiberSet for
 // flushes), and every waiter is a Deferred completed through Effect.
-import { Deferred, Duration, Effect, Exit, Fiber, FiberMap, FiberSet, Layer, Option } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, FiberId, FiberMap, FiberSet, Layer, Option } from "effect"
 import type { QueueMode } from "../../schemas/config.js"
 import { Compaction, type CompactionError, type CompactionResult, type CompactOptions } from "../compaction/Compaction.js"
 import { NewThreadRefused } from "../session/errors.js"
@@ -70,8 +70,8 @@ interface SessionState {
 
 const joinTexts = (messages: ReadonlyArray<Message>) => messages.map((m) => m.text).join("\n\n")
 const bySeq = (a: Message, b: Message) => a.seq - b.seq
-const interruptMessage = (message: Message) =>
-  Deferred.interrupt(message.reply).pipe(Effect.zipRight(Deferred.interrupt(message.carried)), Effect.asVoid)
+/** a message's end, told to its sender's `onEnded` on a fiber of its own (the registry never waits on a sender) */
+type Ended = (message: Message, exit: Exit.Exit<TurnResult, HarnessError>) => Effect.Effect<void>
 
 type FlushOutcome = SteerOutcome | { readonly _tag: "Failed" }
 
@@ -103,6 +103,18 @@ export const make = (options: SessionWorkOptions = {}) =>
         return Effect.forEach(states, (state) => settle(state, [...state.pending, ...(state.run?.messages ?? [])]), { discard: true })
       })
     )
+    const ended: Ended = (message, exit) =>
+      message.options.onEnded === undefined
+        ? Effect.void
+        : FiberSet.run(flushes, message.options.onEnded(exit).pipe(Effect.catchAllCause((cause) => Effect.logWarning("onEnded failed", cause)))).pipe(
+          Effect.asVoid
+        )
+    const interruptMessage = (message: Message) =>
+      Deferred.interrupt(message.reply).pipe(
+        Effect.zipRight(Deferred.interrupt(message.carried)),
+        Effect.zipRight(ended(message, Exit.interrupt(FiberId.none))),
+        Effect.asVoid
+      )
     const settle = (state: SessionState, messages: ReadonlyArray<Message>) =>
       Effect.forEach(messages, interruptMessage, { discard: true }).pipe(Effect.zipRight(Deferred.done(state.idle, Exit.void)))
 
@@ -186,9 +198,10 @@ export const make = (options: SessionWorkOptions = {}) =>
           const run = state.run
           const exit = yield* run.fiber!.await
           yield* state.lock.withPermits(1)(
-            Effect.forEach(run.messages, (message) => Deferred.done(message.reply, exit as Exit.Exit<TurnResult, HarnessError>), {
-              discard: true
-            }).pipe(Effect.zipRight(startNext(state)))
+            Effect.forEach(run.messages, (message) => {
+              const result = exit as Exit.Exit<TurnResult, HarnessError>
+              return Deferred.done(message.reply, result).pipe(Effect.zipRight(ended(message, result)))
+            }, { discard: true }).pipe(Effect.zipRight(startNext(state)))
           )
         }
       }).pipe(Effect.annotateLogs({ sessionId: state.sessionId }))

@@ -1,6 +1,6 @@
 // What the session work registry (SessionWork.ts) offers and answers: its service, the messages' dispositions and how
 // they left the queue, and its typed refusals. Kept apart from the implementation so the front ends read one page.
-import { Context, Duration, type Effect, Schema } from "effect"
+import { Context, Duration, type Effect, type Exit, Schema } from "effect"
 import type { QueueMode } from "../../schemas/config.js"
 import type { CompactionError, CompactionResult, CompactOptions } from "../compaction/Compaction.js"
 import type { MirrorError } from "../session/TranscriptMirror.js"
@@ -56,6 +56,9 @@ export interface SubmitOptions {
   readonly approvals?: "ask" | "allow" | "deny" | undefined
   /** events of the turn this message starts or heads (a steered message joins a turn that already has its sink) */
   readonly onEvent?: EventSink | undefined
+  /** told once the run that carried the message has ended (or the message was withdrawn), however its sender fares:
+   * a cluster entity records the outcome for its idempotency key here, even when its caller went away */
+  readonly onEnded?: ((exit: Exit.Exit<TurnResult, HarnessError>) => Effect.Effect<void>) | undefined
 }
 
 /** How a message left the queue; `runId` names the run that carries it (its events carry the same id). */

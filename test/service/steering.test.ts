@@ -459,4 +459,20 @@ describe("steering queue", () => {
       expect(yield* prompts).toEqual(["first", "sent during the compaction"])
       yield* expectSettled("c1")
     }).pipe(Effect.provide(layer())))
+
+  it.scoped("[S35] onEnded tells a message's sender how the run that carried it ended, and a withdrawn message that it was interrupted", () =>
+    Effect.gen(function* () {
+      const q = yield* SessionWork
+      const endedWith = yield* Deferred.make<Exit.Exit<unknown, unknown>>()
+      const withdrawnWith = yield* Deferred.make<Exit.Exit<unknown, unknown>>()
+      yield* q.submit("e1", "runs", { onEnded: (exit) => Deferred.succeed(endedWith, exit) })
+      const turn = yield* nthTurn(1)
+      yield* q.setMode("e1", "followup")
+      yield* q.submit("e1", "withdrawn", { onEnded: (exit) => Deferred.succeed(withdrawnWith, exit) })
+      expect((yield* q.cancelQueued("e1")).map((m) => m.text)).toEqual(["withdrawn"])
+      expect(Exit.isInterrupted(yield* Deferred.await(withdrawnWith))).toBe(true)
+      yield* turn.finish("the end")
+      const exit = yield* Deferred.await(endedWith)
+      expect(Exit.isSuccess(exit) ? exit.value : undefined).toMatchObject({ status: "completed", finalText: "the end" })
+    }).pipe(Effect.provide(layer())))
 })
