@@ -3,7 +3,7 @@
 // resumes or starts the bound thread with the resend rules, installs the turn extensions, waits at the compaction
 // fence, follows the turn, delivers what is visible and mirrors it into the transcript. It never talks to the wire
 // itself and knows no capability by name: tools, approvals, hooks and questions plug in as turn extensions.
-import { Cause, Context, Data, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Context, Data, Effect, Exit, Layer, Option, Schema } from "effect"
 import type { AppsError } from "../apps/errors.js"
 import type { LeaseError } from "../appserver/ClientPool.js"
 import { type RequestError, RpcError } from "../appserver/errors.js"
@@ -125,10 +125,10 @@ const refuseModelSwitch = (sessionId: string, state: SessionState, requested: st
     : Effect.void
 }
 
-const notSteerable = (error: RpcError) => {
-  const info = (error.data as { codexErrorInfo?: { activeTurnNotSteerable?: unknown } } | undefined)?.codexErrorInfo
-  return info?.activeTurnNotSteerable !== undefined || /ActiveTurnNotSteerable|cannot steer/i.test(error.rpcMessage)
-}
+/** Codex's error data when the active turn refuses steering (a compaction or review turn), read without a cast */
+const isNotSteerableData = Schema.is(Schema.Struct({ codexErrorInfo: Schema.Struct({ activeTurnNotSteerable: Schema.Object }) }))
+const notSteerable = (error: RpcError) =>
+  isNotSteerableData(error.data) || /ActiveTurnNotSteerable|cannot steer/i.test(error.rpcMessage)
 const turnGone = (error: RpcError) => /no active turn|expected active turn id/i.test(error.rpcMessage)
 
 export const make = Effect.gen(function* () {
