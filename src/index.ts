@@ -18,6 +18,7 @@ export * as HarnessConfig from "./config/HarnessConfig.js"
 export * as CodexHarness from "./harness/CodexHarness.js"
 export * as Composition from "./harness/Composition.js"
 export * as ThreadSetup from "./threads/ThreadSetup.js"
+export * as ThreadOpener from "./threads/ThreadOpener.js"
 export { type HarnessSettings, type McpServer, Settings } from "./config/Settings.js"
 export {
   type ApprovalDecision,
