@@ -55,6 +55,8 @@ interface Run {
   steerable: boolean
   /** set as soon as the run is forked */
   fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
+  /** the run's fiber has ended: its senders are being told, and the state goes once nothing waits */
+  over: boolean
 }
 
 interface SessionState {
@@ -164,7 +166,7 @@ export const make = (options: SessionWorkOptions = {}) =>
         const { approvals, collaboration, kind, model, onEvent } = head.options
         const start: RunStart = { sessionId: state.sessionId, runId: nextRunId++, kind: "turn", turnKind: kind, approvals }
         for (const message of group) yield* Deferred.succeed(message.carried, { _tag: "Turn", prompt, runId: start.runId } as Carried)
-        const run: Run = { start, messages: group, started, live: undefined, steerable: true, fiber: undefined }
+        const run: Run = { start, messages: group, started, live: undefined, steerable: true, fiber: undefined, over: false }
         state.run = run
         const turn = observed(start, (watch) =>
           harness.runTurn({
@@ -197,6 +199,7 @@ export const make = (options: SessionWorkOptions = {}) =>
         while (state.run !== undefined) {
           const run = state.run
           const exit = yield* run.fiber!.await
+          run.over = true
           yield* state.lock.withPermits(1)(
             Effect.forEach(run.messages, (message) => {
               const result = exit as Exit.Exit<TurnResult, HarnessError>
@@ -321,16 +324,23 @@ export const make = (options: SessionWorkOptions = {}) =>
       })
 
     /** a manual compaction (S37) as the session's run: refused while the session runs or queues anything */
-    const compact = (sessionId: string, compactOptions: CompactOptions = {}) =>
+    const compact = (sessionId: string, compactOptions: CompactOptions = {}): Effect.Effect<CompactionResult, CompactionError | SessionBusy | ShuttingDown> =>
       Effect.gen(function* () {
         const result = yield* Deferred.make<CompactionResult, CompactionError>()
         const fresh = yield* newState(sessionId)
         if (closed) return yield* Effect.interrupt
         if (draining) return yield* new ShuttingDown({ sessionId })
-        if (sessions.has(sessionId)) return yield* new SessionBusy({ sessionId, what: "compact it" })
+        const existing = sessions.get(sessionId)
+        if (existing !== undefined) {
+          // a turn that has just ended (its sender already has the reply) and nothing queued: the state is about to go
+          if (existing.pending.length === 0 && (existing.run === undefined || existing.run.over)) {
+            return yield* Deferred.await(existing.idle).pipe(Effect.zipRight(compact(sessionId, compactOptions)))
+          }
+          return yield* new SessionBusy({ sessionId, what: "compact it" })
+        }
         const started = yield* Deferred.make<void>()
         const start: RunStart = { sessionId, runId: nextRunId++, kind: "compaction" }
-        const run: Run = { start, messages: [], started, live: undefined, steerable: false, fiber: undefined }
+        const run: Run = { start, messages: [], started, live: undefined, steerable: false, fiber: undefined, over: false }
         fresh.run = run
         sessions.set(sessionId, fresh)
         const work = observed(start, () =>
@@ -418,9 +428,14 @@ export const make = (options: SessionWorkOptions = {}) =>
           })
         ),
       newThread: (sessionId, newThreadOptions) =>
-        sessions.has(sessionId)
-          ? Effect.fail(new NewThreadRefused({ sessionId, reason: "a turn is running; ask again once it has ended" }))
-          : harness.newThread(sessionId, newThreadOptions),
+        Effect.suspend(() => {
+          const existing = sessions.get(sessionId)
+          if (existing === undefined) return harness.newThread(sessionId, newThreadOptions)
+          // a turn that has just ended, nothing queued: asked again once its state is gone
+          return existing.pending.length === 0 && (existing.run === undefined || existing.run.over)
+            ? Effect.zipRight(Deferred.await(existing.idle), service.newThread(sessionId, newThreadOptions))
+            : Effect.fail(new NewThreadRefused({ sessionId, reason: "a turn is running; ask again once it has ended" }))
+        }),
       release: (sessionId) => (sessions.has(sessionId) ? Effect.void : harness.release(sessionId)),
       sessions: Effect.sync(() => [...sessions.keys()]),
       draining: Effect.sync(() => draining),
