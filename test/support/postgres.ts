@@ -144,11 +144,40 @@ const asPsql = (results: ReadonlyArray<pg.QueryArrayResult>) =>
 /** every value as the text PostgreSQL sent (no parsing into numbers, dates or booleans), as psql shows them */
 const asText = { getTypeParser: () => (value: string) => value } as unknown as pg.CustomTypesConfig
 
+/** every directory from / down to `dir` lets others enter it (what `nobody` needs to run a binary there) */
+const othersCanEnter = (dir: string): boolean => {
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    if ((fs.statSync(d).mode & 0o001) === 0) return false
+    if (d === path.dirname(d)) return true
+  }
+}
+
+/**
+ * As root, the server runs as `nobody`, who cannot enter a clone under a private directory (a fresh `mktemp -d`, root's
+ * home). Then the installation (bin/ with its lib/ and share/ beside it) is copied for this server into a temp dir of
+ * its own that others may enter, removed with the server.
+ */
+const reachableBin = (bin: string): Effect.Effect<string, Error, Scope.Scope> =>
+  othersCanEnter(bin)
+    ? Effect.succeed(bin)
+    : Effect.acquireRelease(
+      Effect.try({
+        try: () => {
+          const copy = fs.mkdtempSync(path.join(os.tmpdir(), "codex-harness-pg-bin-"))
+          fs.chmodSync(copy, 0o755)
+          fs.cpSync(path.dirname(bin), copy, { recursive: true, verbatimSymlinks: true })
+          return copy
+        },
+        catch: (e) => new Error(`copying PostgreSQL's binaries where nobody may run them: ${e instanceof Error ? e.message : String(e)}`)
+      }),
+      (copy) => Effect.sync(() => fs.rmSync(copy, { recursive: true, force: true }))
+    ).pipe(Effect.map((copy) => path.join(copy, path.basename(bin))))
+
 export const startPostgres = (options: PostgresOptions = {}): Effect.Effect<Postgres, Error, Scope.Scope> =>
   Effect.gen(function* () {
     const binaries = yield* findBinaries()
-    const { bin } = binaries
     const asRoot = process.getuid?.() === 0
+    const bin = asRoot ? yield* reachableBin(binaries.bin) : binaries.bin
     const owner = asRoot ? nobody() : undefined
     if (owner instanceof Error) return yield* Effect.fail(owner)
     const stopMode = options.stopMode ?? "immediate"
