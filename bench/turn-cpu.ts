@@ -5,11 +5,10 @@
 // Build and run: npx tsc -p tsconfig.json && node dist/bench/turn-cpu.js [--rounds N] (3) [--bin PATH ...]
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
-import * as fs from "node:fs"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 import * as Ctx from "./figures/context.js"
 import { check, cleanUp, cliArgs, freshPrefix, message, rawArgs, REPLY } from "./figures/context.js"
-import { marked, timedNode } from "./figures/proc.js"
+import { timedNode } from "./figures/proc.js"
 import { median } from "./figures/stats.js"
 
 const argv = process.argv.slice(2)
@@ -20,16 +19,7 @@ if (bins.length === 0) bins.push(Ctx.cliBin)
 const program = Effect.gen(function* () {
   const model = yield* ScriptedModel.make({ fallback: ScriptedModel.reply.text(REPLY) })
   const ctx = Ctx.make(model)
-  yield* Effect.addFinalizer(() =>
-    Effect.sync(() => {
-      for (const pid of marked()) {
-        try {
-          process.kill(pid, "SIGKILL")
-        } catch {}
-      }
-      fs.rmSync(ctx.root, { recursive: true, force: true })
-    })
-  )
+  yield* Ctx.cleanUpAfter(ctx)
   const stdin = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => message(prefix, 0, i) + "\n").join("")
   const chat = async (bin: string, n: number) => {
     Ctx.useCliBin(bin)

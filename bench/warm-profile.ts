@@ -12,7 +12,7 @@ import * as path from "node:path"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 import * as Ctx from "./figures/context.js"
 import { check, freshDir, freshPrefix, message, REPLY } from "./figures/context.js"
-import { marked, timedNode } from "./figures/proc.js"
+import { timedNode } from "./figures/proc.js"
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(name)
@@ -52,16 +52,7 @@ const program = Effect.gen(function* () {
   const ctx = Ctx.make(model)
   const dir = path.resolve(arg("--dir", fs.mkdtempSync(path.join(os.tmpdir(), "warm-profile-"))))
   fs.mkdirSync(dir, { recursive: true })
-  yield* Effect.addFinalizer(() =>
-    Effect.sync(() => {
-      for (const pid of marked()) {
-        try {
-          process.kill(pid, "SIGKILL")
-        } catch {}
-      }
-      fs.rmSync(ctx.root, { recursive: true, force: true })
-    })
-  )
+  yield* Ctx.cleanUpAfter(ctx)
   const prefix = freshPrefix()
   const stdin = Array.from({ length: messages }, (_, i) => message(prefix, 0, i) + "\n").join("")
   const main = path.join(Ctx.repoRoot, "dist", "src", "cli", "main.js")

@@ -10,7 +10,7 @@ import * as CodexBinary from "../../src/appserver/CodexBinary.js"
 import type { ScriptedModel } from "../../src/testing/ScriptedModel.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import type { RawConfig } from "../floor/raw-client.js"
-import { type Leftovers, settle, type Timed } from "./proc.js"
+import { type Leftovers, marked, settle, type Timed } from "./proc.js"
 
 /** the scripted model's answer to every plain message */
 export const REPLY = "ok from the scripted model"
@@ -150,3 +150,16 @@ export const cleanUp = async (ctx: Context): Promise<void> => {
   ctx.leftovers.atEnd += found.atEnd
   ctx.leftovers.left.push(...found.left)
 }
+
+/** The run's finalizer: every process the bench marked is killed and the context's temp root removed. */
+export const cleanUpAfter = (ctx: Context) =>
+  Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      for (const pid of marked()) {
+        try {
+          process.kill(pid, "SIGKILL")
+        } catch {}
+      }
+      fs.rmSync(ctx.root, { recursive: true, force: true })
+    })
+  )
