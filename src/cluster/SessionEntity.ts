@@ -101,6 +101,9 @@ export const layer = Session.toLayer(
     const mirror = yield* TranscriptMirror
     const interactions = yield* Interactions
     const ledger = yield* TurnLedger
+    // the entity's own scope: a turn's outcome is followed here, past the caller's stream (the cluster cuts that one
+    // when the shard moves or the runner is slow to acknowledge), so the ledger records every reply the turn made
+    const entityScope = yield* Effect.scope
 
     // `cluster status` counts the sessions each runner hosts; the row goes when this instance stops (idle, handed off)
     yield* recordOwner(sessionId, runnerAddress).pipe(Effect.catchAll((e) => Effect.logWarning(`session owner not recorded: ${e.message}`)))
@@ -154,7 +157,8 @@ export const layer = Session.toLayer(
             approvals: payload.approvals,
             onStarted: (threadId, turnId) => ledger.started(payload.messageId, threadId, turnId),
             // recorded before the stream ends, so a redelivery after this stream replays it
-            onFinished: (outcome) => ledger.finish(payload.messageId, outcome)
+            onFinished: (outcome) => ledger.finish(payload.messageId, outcome),
+            followIn: entityScope
           })
           // the turn's fiber records its outcome now, however it ends
           handedOver = true

@@ -25,6 +25,9 @@ export interface TurnStreamOptions {
   /** the outcome (the run's replies and its one terminal event) once the run that carried the message has ended,
    * however the run and the caller fared: told by the registry, so a caller that went away still gets it recorded */
   readonly onFinished?: ((outcome: ReadonlyArray<ControlEvent>) => Effect.Effect<void>) | undefined
+  /** where the run is followed when that must go on after the caller's stream is cut (the cluster's entity scope: a
+   * stream the cluster stops under a moving shard must not cut the outcome the ledger replays); default the caller's */
+  readonly followIn?: Scope.Scope | undefined
 }
 
 /** What a steer did, as the control API says it. */
@@ -84,8 +87,10 @@ export const start = (
     const { sessionId } = options
     const work = yield* SessionWork
     const hub = yield* EventHub
-    // the following has a scope of its own, under the caller's: the subscription ends with it
-    const parent = yield* Effect.scope
+    // the following has a scope of its own, under the caller's (or the one it must outlive the caller in): the
+    // subscription ends with it
+    const caller = yield* Effect.scope
+    const parent = options.followIn ?? caller
     const followScope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
     // subscribed before the message is submitted, so nothing the run that carries it publishes is missed
     const subscription = yield* Scope.extend(hub.subscribe, followScope)
@@ -109,6 +114,9 @@ export const start = (
       })
       .pipe(Effect.catchAllCause((cause) => Effect.zipRight(Scope.close(followScope, Exit.void), Effect.fail(failureOf(cause)))))
     const mailbox = yield* Mailbox.make<ControlEvent, ControlFailure>({ capacity: 1024 })
+    // a caller that goes away takes its mailbox with it: the following (when it outlives the caller) offers to a mailbox
+    // that is done, which returns at once instead of waiting for a reader that will never come
+    if (parent !== caller) yield* Scope.addFinalizer(caller, mailbox.shutdown)
     yield* mailbox.offer({ type: "message.accepted", version: eventsVersion, session_id: sessionId, disposition: submitted.disposition, mode: submitted.mode })
 
     const follow = (carried: Carried) =>
