@@ -21,16 +21,19 @@ import { Data, Duration, Effect, Layer, Redacted, type Scope } from "effect"
 export const bootstrapLockKey = "7165055918875439731"
 
 /**
- * What every process of a cluster must agree on (CLUSTER-NOTES trap 4): shards per group, and the timings. These are the
- * notes' FAST set with the lock expiry cut from 6 s to 4 s (refresh 1 s): measured here with two runner processes, a
- * kill -9 of the runner that also hosted the health-check singleton was reported by the survivor 6.2-6.7 s later with a
- * 6 s expiry (nobody pings the dead runner, so its heartbeat has to expire) and 4.0-4.1 s later with 4 s; the issue asks
- * for 5 s. The price: a PostgreSQL or event-loop stall longer than about 4 s makes a runner drop its shards (trap 7).
+ * What every process of a cluster must agree on (CLUSTER-NOTES trap 4): shards per group, and the timings.
+ *
+ * The lock refresh is also the bound of each refresh (@effect/cluster 0.60.2 waits min(refresh, expiry / 3) for it, then
+ * drops every shard the runner holds, stopping its entities): with a 1 s refresh, one slow statement on a loaded machine
+ * dropped all of a runner's shards (seen in this suite under two busy loops, and a 1.5 s stall interrupted turns). So
+ * 3 s and an expiry of 12 s. The expiry no longer sets the failover time: a dead runner is marked unhealthy as soon as
+ * its connection is gone (RunnerLiveness), where before, a dead runner that hosted the health-check singleton was only
+ * noticed once its heartbeat expired (6.2-6.7 s after a kill -9 with a 6 s expiry).
  */
 export const defaultShardsPerGroup = 300
 export const fastTimings = {
-  shardLockExpiration: Duration.seconds(4),
-  shardLockRefreshInterval: Duration.seconds(1),
+  shardLockExpiration: Duration.seconds(12),
+  shardLockRefreshInterval: Duration.seconds(3),
   refreshAssignmentsInterval: Duration.seconds(1),
   runnerHealthCheckInterval: Duration.seconds(2),
   entityMessagePollInterval: Duration.seconds(1)

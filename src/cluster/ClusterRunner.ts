@@ -9,8 +9,8 @@
 // protocol, ping health, msgpack, SQL message and runner storage) with ShardingConfig.layer: the runner's address and
 // every setting come from the options (`--runner-listen HOST:PORT`), never from the environment.
 //
-// The sharding config is the same on every runner and client (trap 4): 300 shards per group and fast timings
-// (ClusterDatabase.fastTimings: a killed runner's sessions answer on a survivor about 4 s later; the issue asks for 5 s).
+// The sharding config is the same on every runner and client (trap 4): 300 shards per group and the timings of
+// ClusterDatabase.fastTimings, with RunnerLiveness marking a runner whose database connection is gone unhealthy at once.
 //
 // Graceful drain (SIGTERM, or the layer's scope closing): running turns end first, then the shards are handed off. It
 // has to happen in that order, before @effect/cluster's own shutdown: once a runner unregisters, its shards leave its
@@ -42,12 +42,14 @@ import * as HubObserver from "../control/HubObserver.js"
 import { SessionWork } from "../harness/SessionWork.js"
 import * as EventHub from "../control/EventHub.js"
 import * as Interactions from "../control/Interactions.js"
+import * as TurnStream from "../control/TurnStream.js"
 import * as Composition from "../harness/Composition.js"
 import { type HostPort, parseHostPort } from "../platform/hostPort.js"
 import * as PgSessionStore from "../session/PgSessionStore.js"
 import * as Supervision from "../supervision/layer.js"
 import * as ClusterClient from "./ClusterClient.js"
 import * as ClusterDatabase from "./ClusterDatabase.js"
+import * as RunnerLiveness from "./RunnerLiveness.js"
 import { defaultShardsPerGroup, fastTimings } from "./ClusterDatabase.js"
 import * as SessionEntity from "./SessionEntity.js"
 import * as TurnLedger from "./TurnLedger.js"
@@ -179,7 +181,7 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
     listen: options.advertise === undefined ? undefined : options.listen
   })
   const interactions = Interactions.layer({ answerTimeout: options.answerTimeout ?? Duration.seconds(300) })
-  const shared = EventHub.layer
+  const shared = Layer.merge(EventHub.layer, TurnStream.followScopeLayer)
   const ports = Layer.mergeAll(EventHub.deliveryLayer, Interactions.portsLayer, HubObserver.layer).pipe(Layer.provide(interactions))
   const harness = Supervision.layer.pipe(Layer.provideMerge(harnessLayer(settings, pool).pipe(Layer.provide(ports))))
   const ledger = TurnLedger.layer({
@@ -188,6 +190,8 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
     ownerWait: options.ownerWait,
     localWait: options.localWait
   })
+  // a dead runner's shards move as soon as its database connection is gone, whatever the lock expiry
+  const liveness = Layer.scopedDiscard(Effect.forkScoped(RunnerLiveness.watch({ self: runner })))
   // built last, so its finalizer runs first: turns end while the shards are still this runner's
   const drain = Layer.scopedDiscard(
     Effect.flatMap(SessionWork, (work) =>
@@ -203,6 +207,7 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
     Layer.provideMerge(SessionEntity.layer),
     Layer.provideMerge(ClusterClient.layer(options.client)),
     Layer.provideMerge(ledger),
+    Layer.provideMerge(liveness),
     Layer.provideMerge(runnerClusterLayer(config)),
     Layer.provideMerge(harness),
     Layer.provideMerge(interactions),

@@ -101,9 +101,10 @@ export const layer = Session.toLayer(
     const mirror = yield* TranscriptMirror
     const interactions = yield* Interactions
     const ledger = yield* TurnLedger
-    // the entity's own scope: a turn's outcome is followed here, past the caller's stream (the cluster cuts that one
-    // when the shard moves or the runner is slow to acknowledge), so the ledger records every reply the turn made
-    const entityScope = yield* Effect.scope
+    // a turn's outcome is followed in the runner's scope, past the caller's stream and this entity: the cluster cuts
+    // both when the shard moves or its locks lapse under load, while the turn runs on in the session work registry, and
+    // the ledger must still record every reply the turn made for the retry to replay
+    const followIn = yield* TurnStream.FollowScope
 
     // `cluster status` counts the sessions each runner hosts; the row goes when this instance stops (idle, handed off)
     yield* recordOwner(sessionId, runnerAddress).pipe(Effect.catchAll((e) => Effect.logWarning(`session owner not recorded: ${e.message}`)))
@@ -158,7 +159,7 @@ export const layer = Session.toLayer(
             onStarted: (threadId, turnId) => ledger.started(payload.messageId, threadId, turnId),
             // recorded before the stream ends, so a redelivery after this stream replays it
             onFinished: (outcome) => ledger.finish(payload.messageId, outcome),
-            followIn: entityScope
+            followIn
           })
           // the turn's fiber records its outcome now, however it ends
           handedOver = true

@@ -5,7 +5,7 @@
 // carries the message, as HubObserver publishes them (the turn's own events, its deltas, replies, approvals and
 // questions), up to that run's end mark. The run belongs to the registry, not to the stream: a client that goes away
 // (a reloaded page, a dropped connection) leaves it running; `Interrupt` stops it.
-import { Cause, Deferred, Effect, ExecutionStrategy, Exit, Mailbox, Queue, Scope, type Stream } from "effect"
+import { Cause, Context, Deferred, Effect, ExecutionStrategy, Exit, Layer, Mailbox, Queue, Scope, type Stream } from "effect"
 import { type ControlEvent, ControlFailure } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
 import type { HarnessError, SteerOutcome, TurnResult } from "../harness/CodexHarness.js"
@@ -25,10 +25,16 @@ export interface TurnStreamOptions {
   /** the outcome (the run's replies and its one terminal event) once the run that carried the message has ended,
    * however the run and the caller fared: told by the registry, so a caller that went away still gets it recorded */
   readonly onFinished?: ((outcome: ReadonlyArray<ControlEvent>) => Effect.Effect<void>) | undefined
-  /** where the run is followed when that must go on after the caller's stream is cut (the cluster's entity scope: a
-   * stream the cluster stops under a moving shard must not cut the outcome the ledger replays); default the caller's */
+  /** where the run is followed when that must go on after the caller's stream is cut; default the caller's scope. A
+   * cluster runner follows in its FollowScope: the cluster stops a Turn's stream (and its entity) when the shard moves
+   * or its locks lapse under load, while the run goes on in the registry, and the ledger must still get every reply */
   readonly followIn?: Scope.Scope | undefined
 }
+
+/** A scope that lasts as long as the process's control layers: runs followed past their callers end in it. */
+export class FollowScope extends Context.Tag("codex-harness/control/FollowScope")<FollowScope, Scope.Scope>() {}
+
+export const followScopeLayer: Layer.Layer<FollowScope> = Layer.scoped(FollowScope, Effect.scope)
 
 /** What a steer did, as the control API says it. */
 export const steerResult = (outcome: SteerOutcome) => {

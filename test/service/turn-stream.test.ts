@@ -3,7 +3,7 @@
 // - the stream carries the run's events between its start and end marks, and its outcome (replies, terminal event) is
 //   what `onFinished` gets;
 // - a caller whose stream is cut mid-run (the cluster stops a Turn's stream under a moving shard) still gets the whole
-//   outcome recorded when the following lives in a scope of its own (`followIn`, the entity's), and without it loses
+//   outcome recorded when the following lives in a scope of its own (`followIn`, the runner's), and without it loses
 //   what the run published after the cut (the positive control: this is what the cluster's ledger replayed before).
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Layer, Scope, Stream } from "effect"
@@ -36,19 +36,19 @@ const fakeWork = (told: Deferred.Deferred<SubmitOptions>) => {
 }
 
 /** starts a message's stream in a scope of its own, takes events up to the run's first one, then cuts the stream */
-const cutMidRun = (followIn: "entity" | "caller") =>
+const cutMidRun = (followIn: "runner" | "caller") =>
   Effect.gen(function* () {
     const told = yield* Deferred.make<SubmitOptions>()
     const finished = yield* Deferred.make<ReadonlyArray<ControlEvent>>()
     const context = yield* Layer.build(Layer.merge(EventHub.layer, fakeWork(told)))
     const hub = Context.get(context, EventHub.EventHub)
-    const entityScope = yield* Effect.scope
+    const runnerScope = yield* Effect.scope
     const caller = yield* Scope.make()
     const stream = yield* TurnStream.start({
       sessionId: "s1",
       prompt: "hi",
       onFinished: (outcome) => Deferred.succeed(finished, outcome).pipe(Effect.asVoid),
-      ...(followIn === "entity" ? { followIn: entityScope } : {})
+      ...(followIn === "runner" ? { followIn: runnerScope } : {})
     }).pipe(Effect.provide(context), Scope.extend(caller))
     yield* hub.start("s1", runId)
     yield* hub.publish("s1", reply("before the cut"))
@@ -86,9 +86,9 @@ describe("TurnStream", () => {
       expect(yield* Deferred.await(finished)).toEqual([reply("one"), completed])
     }))
 
-  it.scoped("a stream cut mid-run still records every reply of the run when it is followed in the entity's scope", () =>
+  it.scoped("a stream cut mid-run still records every reply of the run when it is followed in the runner's scope", () =>
     Effect.gen(function* () {
-      expect(yield* cutMidRun("entity")).toEqual([reply("before the cut"), reply("after the cut"), completed])
+      expect(yield* cutMidRun("runner")).toEqual([reply("before the cut"), reply("after the cut"), completed])
     }))
 
   it.scoped("followed in the caller's scope, a cut loses what the run said after it (control): only a terminal made from the result is left", () =>

@@ -43,6 +43,9 @@ export const splitUrl = (url: string) => {
   return { url: u.toString(), password }
 }
 
+/** for a look into a failing run: each runner's stderr, at debug level, appended to DIR/NAME.log */
+const logDir = process.env["CLUSTER_TEST_LOG_DIR"] || undefined
+
 const listening = /codex-harness serve: listening on (\S+) for /
 
 /** Starts a runner and waits (bounded) for its receipt: serve's "listening on" line. Fails with its stderr if it exits. */
@@ -53,14 +56,16 @@ export const startRunner = (options: { readonly name: string; readonly database:
     const workDir = fs.mkdtempSync(path.join(options.root, `${options.name}-work-`))
     const port = yield* freePort
     const child = spawn(process.execPath, [
-      bin, "serve", "--cluster", url, "--runner-listen", `127.0.0.1:${port}`, "--listen", "127.0.0.1:0",
+      bin, "serve", ...(logDir === undefined ? [] : ["--log-level", "debug"]), "--cluster", url, "--runner-listen", `127.0.0.1:${port}`, "--listen", "127.0.0.1:0",
       "--state-dir", stateDir, "--cwd", workDir, "--provider-url", options.providerUrl
     ], { stdio: ["pipe", "pipe", "pipe"], detached: true, env: { ...process.env, PGPASSWORD: password } })
     let stderr = ""
     const exit = Deferred.unsafeMake<{ readonly code: number | null; readonly signal: string | null }>(FiberId.none)
     const changed = new Set<() => void>()
+    const log = logDir === undefined ? undefined : fs.createWriteStream(path.join(logDir, `${options.name}.log`), { flags: "a" })
     child.stderr.on("data", (c: Buffer) => {
       stderr += c.toString("utf8")
+      log?.write(c)
       for (const f of [...changed]) f()
     })
     child.stdout.resume()
