@@ -9,10 +9,10 @@
 // on a WebSocket), the subprotocol `codex-harness.bearer.TOKEN` next to `codex-harness.v1` (the one the server picks).
 // A WebSocket whose Origin is another site is refused before the token is looked at, and so is a Host that is not the
 // one served (DNS rebinding).
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
-import { Effect, Layer, type Scope } from "effect"
+import { Effect, Layer, Option, type Scope } from "effect"
 import * as crypto from "node:crypto"
 import { ControlRpcs } from "../../schemas/control.js"
 
@@ -30,7 +30,17 @@ export interface ControlAppOptions {
   readonly hosts: ReadonlyArray<string>
   /** counts open WebSocket clients, for Health */
   readonly onClient: (delta: 1 | -1) => void
+  /** the largest request body `POST /rpc` reads; default `defaultMaxRequestBytes` */
+  readonly maxRequestBytes?: number | undefined
 }
+
+/**
+ * 4 MiB: a prompt is at most 1 MiB of text (schemas/control.ts maxPromptChars), JSON-escaped at most 6 bytes a
+ * character in the worst case. Without a bound the body was read whole into one string: 256 MiB took a serve to 652 MB
+ * and 512 MiB ended it (`RangeError: Invalid string length`); @effect/platform-node's own 10 MiB default does not reach
+ * a handler served with `HttpServer.serveEffect`.
+ */
+export const defaultMaxRequestBytes = 4 * 1024 * 1024
 
 const sameToken = (given: string, token: string) => {
   const a = Buffer.from(given)
@@ -62,13 +72,25 @@ const originHost = (origin: string): string | undefined => {
   }
 }
 
+/** the body read's failure when the body passed its bound (@effect/platform-node's own words for it) */
+const pastTheBound = (defect: unknown): boolean =>
+  typeof defect === "object" && defect !== null && "_tag" in defect && defect._tag === "RequestError" &&
+  "cause" in defect && defect.cause instanceof Error && defect.cause.message === "maxBytes exceeded"
+
 const refuse = (status: number, text: string) => HttpServerResponse.text(`${text}\n`, { status, headers: { "cache-control": "no-store" } })
 
 /** The server's one HttpApp; the RPC handlers come from the context. */
 export const makeApp = (options: ControlAppOptions) =>
   Effect.gen(function* () {
     const overWebSocket = yield* RpcServer.toHttpAppWebsocket(ControlRpcs, { spanPrefix: "Control" })
-    const overHttp = yield* RpcServer.toHttpApp(ControlRpcs, { spanPrefix: "Control" })
+    const maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes
+    const tooLarge = () => refuse(413, `the request body is larger than ${maxRequestBytes} bytes`)
+    // read within the bound (the body is abandoned as soon as it passes it); RpcServer turns the read's failure into a
+    // defect, answered here as what it is
+    const overHttp = (yield* RpcServer.toHttpApp(ControlRpcs, { spanPrefix: "Control" })).pipe(
+      HttpIncomingMessage.withMaxBodySize(Option.some(maxRequestBytes)),
+      Effect.catchAllDefect((defect) => (pastTheBound(defect) ? Effect.succeed(tooLarge()) : Effect.die(defect)))
+    )
     const app: HttpApp.Default<never, Scope.Scope> = Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
       const url = new URL(request.url, "http://localhost")
@@ -103,6 +125,9 @@ export const makeApp = (options: ControlAppOptions) =>
             return yield* overWebSocket.pipe(Effect.ensuring(Effect.sync(() => options.onClient(-1))))
           }
           if (request.method !== "POST") return refuse(405, "POST or a WebSocket upgrade")
+          // refused before a byte of the body is read when the client says its size up front
+          const declared = Number(request.headers["content-length"] ?? "0")
+          if (Number.isFinite(declared) && declared > maxRequestBytes) return tooLarge()
           return yield* overHttp
         }
         default:

@@ -15,6 +15,7 @@ import * as path from "node:path"
 import { WebSocket } from "ws"
 import type { ControlEvent } from "../../schemas/control.js"
 import * as ControlClient from "../../src/control/ControlClient.js"
+import * as ControlServer from "../../src/control/ControlServer.js"
 import { parseLines } from "../../src/session/SessionStore.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import { runBin } from "../support/cli.js"
@@ -214,6 +215,24 @@ describe("codex-harness serve", () => {
       })
       expect(sameOrigin.status).toBe(101)
       expect(yield* f.model.requests).toEqual([])
+    }))
+
+  it.scopedLive("a request body past the 4 MiB bound is refused with 413 without being read whole, declared or chunked; the serve answers on", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture()
+      const s = yield* startServe(f)
+      const headers = { host: `127.0.0.1:${s.port}`, "content-type": "application/x-ndjson", authorization: `Bearer ${s.token}` }
+      const health = JSON.stringify({ _tag: "Request", id: "1", tag: "Health", payload: {}, headers: [] }) + "\n"
+      // one Health request padded with blank lines past the bound: valid ndjson, so only its size can refuse it
+      const big = health + "\n".repeat(ControlServer.defaultMaxRequestBytes)
+      const declared = yield* request(s.port, { method: "POST", headers, body: big })
+      expect(declared).toEqual({ status: 413, body: `the request body is larger than ${ControlServer.defaultMaxRequestBytes} bytes\n` })
+      const chunked = yield* request(s.port, { method: "POST", headers: { ...headers, "transfer-encoding": "chunked" }, body: big })
+      expect(chunked.status).toBe(413)
+      // the control: the same request within the bound is answered
+      const ok = yield* request(s.port, { method: "POST", headers, body: health + "\n".repeat(1024) })
+      expect(ok.status).toBe(200)
+      expect(ok.body).toContain(`"pid":${s.serve.child.pid}`)
     }))
 
   it.scopedLive("SIGTERM mid-turn: after --shutdown-grace the turn is interrupted, its stream ends turn.failed interrupted, serve exits and leaves no file or process", () =>
