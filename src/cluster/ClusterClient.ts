@@ -63,8 +63,28 @@ export interface ClusterClientService {
 
 export class ClusterClient extends Context.Tag("codex-harness/cluster/ClusterClient")<ClusterClient, ClusterClientService>() {}
 
-const message = (e: unknown): string =>
-  e instanceof Error ? e.message || e.name : typeof e === "object" && e !== null && "_tag" in e ? String(e._tag) : String(e)
+/** @effect/cluster's errors in a client's words: their own message is a dump of their fields (an envelope id, an
+ * EntityAddress structure), which is no answer for a person */
+const clusterErrors: Readonly<Record<string, string>> = {
+  EntityNotAssignedToRunner: "the session is moving to another runner",
+  RunnerUnavailable: "the runner hosting the session cannot be reached",
+  RunnerNotRegistered: "the runner hosting the session has left the cluster",
+  MailboxFull: "the session has too many messages waiting",
+  AlreadyProcessingMessage: "the session is already processing this message",
+  PersistenceError: "the cluster's database did not answer",
+  MalformedMessage: "a message between runners could not be read"
+}
+
+/** one readable line for whatever a cluster call failed with */
+export const describeClusterError = (e: unknown): string => {
+  const tag = typeof e === "object" && e !== null && "_tag" in e ? String(e._tag) : undefined
+  const known = tag === undefined ? undefined : clusterErrors[tag]
+  if (known !== undefined) return known
+  const text = e instanceof Error ? e.message || e.name : tag ?? String(e)
+  // never a multi-line dump or a structure
+  return (text.split("\n")[0] ?? "").slice(0, 300)
+}
+const message = describeClusterError
 
 /** a cluster-side failure (MailboxFull, AlreadyProcessingMessage, PersistenceError) in the API's terms */
 const asFailure = (error: unknown): ControlFailure =>

@@ -72,24 +72,22 @@ const originHost = (origin: string): string | undefined => {
   }
 }
 
-/** the body read's failure when the body passed its bound (@effect/platform-node's own words for it) */
-const pastTheBound = (defect: unknown): boolean =>
-  typeof defect === "object" && defect !== null && "_tag" in defect && defect._tag === "RequestError" &&
-  "cause" in defect && defect.cause instanceof Error && defect.cause.message === "maxBytes exceeded"
-
 const refuse = (status: number, text: string) => HttpServerResponse.text(`${text}\n`, { status, headers: { "cache-control": "no-store" } })
+
+/** a refusal that also ends the connection: the body the client may still send is never read */
+const refuseAndClose = (status: number, text: string) =>
+  HttpServerResponse.text(`${text}\n`, { status, headers: { "cache-control": "no-store", connection: "close" } })
 
 /** The server's one HttpApp; the RPC handlers come from the context. */
 export const makeApp = (options: ControlAppOptions) =>
   Effect.gen(function* () {
     const overWebSocket = yield* RpcServer.toHttpAppWebsocket(ControlRpcs, { spanPrefix: "Control" })
     const maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes
-    const tooLarge = () => refuse(413, `the request body is larger than ${maxRequestBytes} bytes`)
-    // read within the bound (the body is abandoned as soon as it passes it); RpcServer turns the read's failure into a
-    // defect, answered here as what it is
+    const tooLarge = () => refuseAndClose(413, `the request body is larger than ${maxRequestBytes} bytes`)
+    // a body is read only when its Content-Length is within the bound (Node's parser reads no more than that); the
+    // read's own bound is the second line
     const overHttp = (yield* RpcServer.toHttpApp(ControlRpcs, { spanPrefix: "Control" })).pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(maxRequestBytes)),
-      Effect.catchAllDefect((defect) => (pastTheBound(defect) ? Effect.succeed(tooLarge()) : Effect.die(defect)))
+      HttpIncomingMessage.withMaxBodySize(Option.some(maxRequestBytes))
     )
     const app: HttpApp.Default<never, Scope.Scope> = Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -125,9 +123,11 @@ export const makeApp = (options: ControlAppOptions) =>
             return yield* overWebSocket.pipe(Effect.ensuring(Effect.sync(() => options.onClient(-1))))
           }
           if (request.method !== "POST") return refuse(405, "POST or a WebSocket upgrade")
-          // refused before a byte of the body is read when the client says its size up front
-          const declared = Number(request.headers["content-length"] ?? "0")
-          if (Number.isFinite(declared) && declared > maxRequestBytes) return tooLarge()
+          // refused before a byte of the body is read: a body of unknown size (chunked) would only be found too large
+          // once read past the bound, when the platform drops the connection and the client never hears why
+          const length = request.headers["content-length"]
+          if (length === undefined) return refuseAndClose(411, `POST /rpc needs a Content-Length of at most ${maxRequestBytes} bytes`)
+          if (!/^\d+$/.test(length) || Number(length) > maxRequestBytes) return tooLarge()
           return yield* overHttp
         }
         default:

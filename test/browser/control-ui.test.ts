@@ -218,7 +218,7 @@ describe("the Control UI in headless Chromium", () => {
       yield* shutDown(f, served)
       expect(shots).toHaveLength(12)
       for (const name of fs.readdirSync(artifacts)) expect(fs.statSync(path.join(artifacts, name)).size).toBeGreaterThan(1000)
-    }), 120_000)
+    }), 240_000)
 
   // Issue 27: the page owns no turn. A message typed while a turn runs is sent like any other and serve steers it into
   // that turn (the model's next request carries it); a reload during a turn follows it again (Watch) instead of
@@ -325,7 +325,7 @@ describe("the Control UI in headless Chromium", () => {
       expect(problems).toEqual([])
 
       yield* shutDown(f, served)
-    }), 120_000)
+    }), 240_000)
 
   // The same page with serve's queue in followup mode: a message typed while a turn runs waits for it and is a turn of
   // its own after it; the page says so, draws the first turn to its end, then the second.
@@ -374,5 +374,5 @@ describe("the Control UI in headless Chromium", () => {
       expect(requests[2]!.body).toContain("Touched queued.txt.")
       expect(problems).toEqual([])
       yield* shutDown(f, served)
-    }), 120_000)
+    }), 240_000)
 })

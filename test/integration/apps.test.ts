@@ -104,7 +104,7 @@ describe("connected apps on the real app-server", () => {
       expect(result.outcome.status).toBe("completed")
       expect(result.installed.apps).toEqual([expect.objectContaining({ id: "connector_calendar", enabled: true, callable: true })])
       expect(yield* leftBehind(f.stateDir)).toEqual([])
-    }), 60_000)
+    }), 240_000)
 
   it.scopedLive("[S2][S5] a plugin disabled in config keeps its app off on the thread although config.toml grants it account-wide", () =>
     Effect.gen(function* () {
@@ -127,7 +127,7 @@ describe("connected apps on the real app-server", () => {
       expect(result.ok.status).toBe("completed")
       expect(result.installed.apps).toEqual([expect.objectContaining({ id: "connector_calendar", enabled: false, callable: false })])
       expect(yield* leftBehind(f.stateDir)).toEqual([])
-    }), 60_000)
+    }), 240_000)
 
   it.scopedLive("[S4] a failed check deletes the provisional thread: it is gone from thread/list and no turn reached the model", () =>
     Effect.gen(function* () {
@@ -154,7 +154,7 @@ describe("connected apps on the real app-server", () => {
       expect(result.listed.data).toEqual([])
       expect(yield* f.model.requests).toEqual([])
       expect(yield* leftBehind(f.stateDir)).toEqual([])
-    }), 60_000)
+    }), 240_000)
 
   it.scopedLive("[S2] `apps list` shows the installed-plugin snapshot and why each configured app is admitted or not", () =>
     Effect.gen(function* () {
@@ -184,7 +184,7 @@ describe("connected apps on the real app-server", () => {
       expect(unknown.stderr.trim().split("\n")).toHaveLength(1)
       expect(unknown.stderr).toContain("no-such-session")
       expect(yield* leftBehind(f.stateDir)).toEqual([])
-    }), 60_000)
+    }), 240_000)
 
   it.scopedLive("[S4][S15] a supervised branch admits its canonical thread first; a failed check deletes it (really gone) and closes the probe", () =>
     Effect.gen(function* () {
@@ -242,5 +242,5 @@ describe("connected apps on the real app-server", () => {
       // neither branch asked the model anything
       expect(result.after).toBe(result.modelRequests)
       expect(yield* leftBehind(f.stateDir)).toEqual([])
-    }), 90_000)
+    }), 240_000)
 })

@@ -181,7 +181,7 @@ describe("a cluster runner over PostgreSQL", () => {
       expect(yield* sql`SELECT address FROM cluster_runners`).toEqual([])
       expect(yield* sql`SELECT session_id FROM harness_session_owners`).toEqual([])
       expect(yield* leftBehind(f.stateDir)).toEqual([])
-    }), 120_000)
+    }), 240_000)
 })
 
 describe("a cluster runner draining", () => {
@@ -211,5 +211,5 @@ describe("a cluster runner draining", () => {
       expect(yield* sql`SELECT address FROM cluster_runners`).toEqual([])
       expect(yield* leftBehind(f.stateDir)).toEqual([])
       console.log(`cluster figures: drain with a running turn ${drainMs} ms`)
-    }), 120_000)
+    }), 240_000)
 })

@@ -12,6 +12,8 @@
 //    fresh thread whose first request carries the earlier conversation, with a notice;
 // 5. [rebalance] a fifth runner joins while the fourth lives: every session answers its next message wherever it now
 //    runs, on its own thread (all CODEX_HOMEs are on this machine);
+// 6. [client gone] the serve a turn came through (not the runner hosting its session) is killed mid-turn: the turn
+//    completes and is recorded, and the session's next message is answered (it once stayed refused as busy for good);
 // then the survivors get SIGTERM, every message's outcome is in the ledger as its client saw it, nothing is left behind.
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { describe, expect, it } from "@effect/vitest"
@@ -134,7 +136,7 @@ const settled = (rs: ReadonlyArray<Runner>) =>
   until(`the shards to settle on ${rs.map((r) => r.name).join(", ")}`, Effect.map(status(), (s) => {
     const holding = s.runners.filter((r) => r.shards > 0).map((r) => r.address).sort()
     return s.shardsHeld === 300 && JSON.stringify(holding) === JSON.stringify(rs.map((r) => r.address).sort()) ? s : undefined
-  }), 60_000)
+  }), 120_000)
 
 const alive = () => e().runners.filter((r) => r.alive())
 
@@ -185,7 +187,7 @@ describe("three runners as processes, one PostgreSQL", () => {
       expect(report.runners.reduce((n, r) => n + r.sessions, 0)).toBe(50)
       console.log(`cluster [spread]: 50 turns in ${seconds(took)} (8 at a time); sessions per runner: ${spread.join(", ")}; ` +
         `shards: ${report.runners.map((r) => r.shards).join("/")}`)
-    }), 120_000)
+    }), 240_000)
 
   it.live("[kill -9] a runner dies mid-turn: the stream ends with a terminal event, every session answers its next message, none ran twice", () =>
     Effect.gen(function* () {
@@ -345,6 +347,49 @@ describe("three runners as processes, one PostgreSQL", () => {
       yield* ranOnce
     }), 180_000)
 
+  it.live("[client gone] the serve a turn came through is killed mid-turn: the turn completes where its session lives, its outcome is recorded, and the session's next message is answered, not refused busy", () =>
+    Effect.gen(function* () {
+      const hosted = yield* owners
+      const [home, via] = alive().sort((p, q) => (hosted.get(q.address)?.length ?? 0) - (hosted.get(p.address)?.length ?? 0)) as [Runner, Runner]
+      const s = (hosted.get(home.address) ?? [])[0]!
+      expect(s, "a session hosted on the runner that stays").toBeDefined()
+      const n = (count.get(s) ?? 0) + 1
+      count.set(s, n)
+      const marker = `msg[${s}.${n}]`
+      markers.push(marker)
+      yield* e().model.addRule({
+        whenRequestIncludes: `${marker} please answer"}]}]`,
+        once: true,
+        reply: reply.steps({ type: "pause", ms: 3000 }, { type: "message", text: `re ${marker}` })
+      })
+      // through the other runner's serve, which dies while the turn runs on the session's own runner
+      const cut = yield* clientOf(via).StartTurn({ session: s, prompt: `${marker} please answer` }).pipe(
+        Stream.runCollect,
+        Effect.either,
+        Effect.timeout("90 seconds"),
+        Effect.fork
+      )
+      yield* until("the turn's request at the model", requestWith(marker))
+      const groups = killMachine(via)
+      yield* via.exited.pipe(Effect.timeout("10 seconds"))
+      yield* until("the killed serve's app-servers to be gone", Effect.sync(() => groupsGone(groups) ? true : undefined), 10_000)
+      yield* Fiber.join(cut)
+
+      // the turn ran on to its end where the session lives, and the ledger says so, reply included
+      const recorded = yield* until("the turn's outcome in the ledger", Effect.map(
+        pg().psql(`SELECT status FROM harness_turn_messages WHERE outcome::text LIKE '%re ${marker}%'`, "cluster"),
+        (out) => (out.trim() === "" ? undefined : out.trim())
+      ), 60_000)
+      expect(recorded).toBe("completed")
+      outcomes.set("completed", (outcomes.get("completed") ?? 0) + 1)
+      outcomeOf.set(marker, "completed")
+      completed.add(marker)
+      // the next message of that session is answered on its own thread, never refused as busy
+      const next = yield* send(home, s)
+      expect(answered(next)).toBe(thread.get(s))
+      yield* ranOnce
+    }), 180_000)
+
   it.live("the survivors stop on SIGTERM and leave nothing behind", () =>
     Effect.gen(function* () {
       const survivors = alive()
@@ -359,5 +404,5 @@ describe("three runners as processes, one PostgreSQL", () => {
       for (const r of e().runners) expect(yield* leftBehind(r.stateDir), r.name).toEqual([])
       const report = yield* status()
       expect(report.shardsHeld).toBe(0)
-    }), 120_000)
+    }), 240_000)
 })

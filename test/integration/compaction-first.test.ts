@@ -162,7 +162,7 @@ describe("a compaction that is the first to load a thread, on the real app-serve
 
       expectSameAsControl(compacted, control)
       expect(yield* leftBehind(f.stateDir)).toEqual([])
-    }), 120_000)
+    }), 240_000)
 
   it.scopedLive("[S37][S9][S20] `compact --session S` in one process, then `run --session S` in a new one: the turn has the instructions, tools and hooks of a normally resumed turn", () =>
     Effect.gen(function* () {
@@ -193,7 +193,7 @@ describe("a compaction that is the first to load a thread, on the real app-serve
 
       expectSameAsControl(compacted, control)
       expect(yield* leftBehind(f.stateDir)).toEqual([])
-    }), 120_000)
+    }), 240_000)
 
   it.scopedLive("[S37][S9][S20] a compaction through serve before any turn in it, then a turn through the serve: the instructions, tools and hooks of a normally resumed turn", () =>
     Effect.gen(function* () {
@@ -243,5 +243,5 @@ describe("a compaction that is the first to load a thread, on the real app-serve
       serve.child.kill("SIGTERM")
       expect(yield* serve.exited.pipe(Effect.timeout("20 seconds"))).toEqual({ code: 143, signal: null })
       expect(yield* leftBehind(f.stateDir)).toEqual([])
-    }), 120_000)
+    }), 240_000)
 })

@@ -95,7 +95,7 @@ describe("diagnostics on the real app-server", () => {
       expect(uploads(only.stderr).map((p) => p.threadId)).toEqual([turn.threadId])
       expect(sent(only.stderr).some((l) => l.includes('"thread/list"'))).toBe(false)
       expect(yield* leftBehind(f.stateDir)).toEqual([])
-    }), 120_000)
+    }), 240_000)
 
   it.scopedLive("[S36] denied (no terminal, no --approvals): no feedback/upload at all, nothing on stdout, one line and exit 1", () =>
     Effect.gen(function* () {
@@ -110,7 +110,7 @@ describe("diagnostics on the real app-server", () => {
       expect(sent(ran.stderr).filter((l) => l.includes("feedback/upload"))).toEqual([])
       expect(ran.stdout).toBe("")
       expect(yield* leftBehind(f.stateDir)).toEqual([])
-    }), 120_000)
+    }), 240_000)
 
   it.scopedLive("[S36] --bundle: a 0600 local file with versions, the redacted config, server/diagnostics and the session's records; never over a file", () =>
     Effect.gen(function* () {
@@ -149,5 +149,5 @@ describe("diagnostics on the real app-server", () => {
       expect(again.stderr.trim()).toBe(`codex-harness: ${file} already exists: a diagnostics bundle is never written over a file`)
       expect(fs.readFileSync(file, "utf8")).toBe(text)
       expect(yield* leftBehind(f.stateDir)).toEqual([])
-    }), 120_000)
+    }), 240_000)
 })

@@ -54,7 +54,7 @@ describe("[S26] nodes pair|list|unpair", () => {
       expect(gone.code).toBe(0)
       expect(fs.existsSync(path.join(dir, "build1.token"))).toBe(false)
       expect((yield* runBin(["nodes", "unpair", "--state-dir", stateDir, "build1"])).code).toBe(2)
-    }), 60_000)
+    }), 240_000)
 })
 
 describe("[S17] paired-node catalogs (a real second app-server over WebSocket)", () => {

@@ -103,7 +103,7 @@ describe(`[S26] remote exec on a paired node (${ExecNode.netnsAllowed() ? "node 
       yield* Scope.close(scope, Exit.void)
       expect(isAlive(appServerPid)).toBe(false)
       yield* eventually(() => node.descendants().length === 0, "the node still runs a process")
-    }), 60_000)
+    }), 240_000)
 
   it.scopedLive("cookie, API-key and authorization headers are refused before the node: on the upgrade and in the node's HTTP requests", () =>
     Effect.gen(function* () {
@@ -153,7 +153,7 @@ describe(`[S26] remote exec on a paired node (${ExecNode.netnsAllowed() ? "node 
         "message:x-api-key",
         "message:authorization"
       ])
-    }), 60_000)
+    }), 240_000)
 
   it.scopedLive("a cut link mid-command ends the attempt and its process on the node; a reconnect is refused; a fresh attempt works", () =>
     Effect.gen(function* () {
@@ -200,7 +200,7 @@ describe(`[S26] remote exec on a paired node (${ExecNode.netnsAllowed() ? "node 
       expect(fresh.finalText).toBe("fresh attempt")
       expect(fresh.commands[0]!.output).toContain(`fresh=${node.marker}`)
       yield* eventually(() => node.descendants().length === 0, "the node still runs a process")
-    }), 90_000)
+    }), 240_000)
 
   it.scopedLive("a side question during a node attempt fails closed: the model gets no answer, nobody is asked", () =>
     Effect.gen(function* () {
@@ -221,7 +221,7 @@ describe(`[S26] remote exec on a paired node (${ExecNode.netnsAllowed() ? "node 
         .filter((i) => i.type === "function_call_output")
       // 0.171.0 turns the declined request into an empty answer for the model
       expect(outputs.map((o) => o.output)).toEqual(['{"answers":{}}'])
-    }), 60_000)
+    }), 240_000)
 
   it.scopedLive("[cli] nodes pair, then nodes run: the operator's turn runs its command on the node", () =>
     Effect.gen(function* () {
@@ -241,5 +241,5 @@ describe(`[S26] remote exec on a paired node (${ExecNode.netnsAllowed() ? "node 
       // the CLI's own app-server (CODEX_HOME under the state dir) is gone, and so is everything on the node
       expect(yield* leftBehind(stateDir)).toEqual([])
       yield* eventually(() => node.descendants().length === 0, "the node still runs a process")
-    }), 60_000)
+    }), 240_000)
 })

@@ -70,7 +70,7 @@ describe("codex-harness exec (real app-server)", () => {
       expect(ran.stderr).toBe("err\n")
       expect(ran.code).toBe(3)
       expect(yield* leftBehind(d.stateDir)).toEqual([])
-    }), 60_000)
+    }), 240_000)
 
   it.scopedLive("--pty runs the command on a terminal", () =>
     Effect.gen(function* () {
@@ -78,7 +78,7 @@ describe("codex-harness exec (real app-server)", () => {
       const ran = yield* cli(d, ["--pty", "--", "sh", "-c", "test -t 1 && echo is-a-tty"])
       expect(ran.stdout).toBe("is-a-tty\r\n")
       expect(ran.code).toBe(0)
-    }), 60_000)
+    }), 240_000)
 
   it.scopedLive("without appServer.experimental.sandboxExecServer it refuses in one line, exit 2, and runs nothing", () =>
     Effect.gen(function* () {
@@ -89,7 +89,7 @@ describe("codex-harness exec (real app-server)", () => {
       expect(ran.stderr.trim().split("\n")).toHaveLength(1)
       expect(ran.stderr).toContain("sandboxExecServer")
       expect(fs.existsSync(path.join(d.workDir, "marker"))).toBe(false)
-    }), 60_000)
+    }), 240_000)
 
   it.scopedLive("a failed environment registration is an error, never a run on the host", () =>
     Effect.gen(function* () {
@@ -106,7 +106,7 @@ describe("codex-harness exec (real app-server)", () => {
       expect(control.code).toBe(0)
       expect(fs.existsSync(path.join(d.workDir, "marker"))).toBe(true)
       expect(yield* leftBehind(d.stateDir)).toEqual([])
-    }), 60_000)
+    }), 240_000)
 })
 
 describe("chat's /exec, /ps, /logs, /kill (real app-server)", () => {
@@ -126,7 +126,7 @@ describe("chat's /exec, /ps, /logs, /kill (real app-server)", () => {
       expect(lines).toContain("started p2: printf 'a\\nb\\n'")
       // the chat's end killed what it had started (the second command may still have been running)
       expect(yield* leftBehind(d.stateDir)).toEqual([])
-    }), 60_000)
+    }), 240_000)
 })
 
 describe("Processes (real app-server)", () => {
@@ -151,7 +151,7 @@ describe("Processes (real app-server)", () => {
       expect(logs.missedBytes).toBe(logs.droppedBytes)
       expect((yield* processes.logs(info.id, logs.next)).pieces).toEqual([])
       yield* stop
-    }), 60_000)
+    }), 240_000)
 
   it.scopedLive("kill terminates the process in the sandbox, and a scope's close kills what still runs", () =>
     Effect.gen(function* () {
@@ -186,7 +186,7 @@ describe("Processes (real app-server)", () => {
       expect(sleepers()).toEqual([])
       yield* stop
       expect(yield* leftBehind(d.stateDir)).toEqual([])
-    }), 60_000)
+    }), 240_000)
 
   it.scopedLive("writeStdin and resize reach the process; a finished one refuses them", () =>
     Effect.gen(function* () {
@@ -210,5 +210,5 @@ describe("Processes (real app-server)", () => {
       const refused = yield* processes.writeStdin(info.id, "late\n").pipe(Effect.flip)
       expect(refused._tag).toBe("ProcessNotRunning")
       yield* stop
-    }), 60_000)
+    }), 240_000)
 })

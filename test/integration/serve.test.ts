@@ -10,6 +10,7 @@ import { Deferred, Effect, Fiber, Schedule, Stream } from "effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as http from "node:http"
+import * as net from "node:net"
 import * as path from "node:path"
 // @ts-expect-error `ws` ships no type declarations
 import { WebSocket } from "ws"
@@ -74,6 +75,17 @@ const request = (port: number, options: { readonly method: string; readonly path
     req.end(options.body ?? "")
     return Effect.sync(() => req.destroy())
   }).pipe(Effect.timeout("10 seconds"))
+
+/** what the serve answers to raw request bytes, read until it closes the connection or the bound passes */
+const rawAnswer = (port: number, bytes: string) =>
+  Effect.async<string>((resume) => {
+    const socket = net.connect(port, "127.0.0.1", () => socket.write(bytes))
+    let answer = ""
+    socket.on("data", (c: Buffer) => (answer += c.toString("utf8")))
+    socket.on("close", () => resume(Effect.succeed(answer)))
+    socket.on("error", () => {})
+    return Effect.sync(() => socket.destroy())
+  }).pipe(Effect.timeout("20 seconds"))
 
 const upgradeHeaders = (port: number, extra: Record<string, string>) => ({
   host: `127.0.0.1:${port}`,
@@ -217,20 +229,22 @@ describe("codex-harness serve", () => {
       expect(yield* f.model.requests).toEqual([])
     }))
 
-  it.scopedLive("a request body past the 4 MiB bound is refused with 413 without being read whole, declared or chunked; the serve answers on", () =>
+  it.scopedLive("a request body past the 4 MiB bound is refused with 413 before it is read, one of unknown size with 411; the serve answers on", () =>
     Effect.gen(function* () {
       const f = yield* fixture()
       const s = yield* startServe(f)
-      const headers = { host: `127.0.0.1:${s.port}`, "content-type": "application/x-ndjson", authorization: `Bearer ${s.token}` }
+      const max = ControlServer.defaultMaxRequestBytes
+      const auth = `Host: 127.0.0.1:${s.port}\r\nAuthorization: Bearer ${s.token}\r\nContent-Type: application/x-ndjson\r\n`
+      // the headers alone: the answer comes before any body is sent (a client sending the body would wait for nothing)
+      const declared = yield* rawAnswer(s.port, `POST /rpc HTTP/1.1\r\n${auth}Content-Length: ${max + 1}\r\n\r\n`)
+      expect(declared).toMatch(/^HTTP\/1\.1 413 /)
+      expect(declared).toContain(`the request body is larger than ${max} bytes`)
+      const chunked = yield* rawAnswer(s.port, `POST /rpc HTTP/1.1\r\n${auth}Transfer-Encoding: chunked\r\n\r\n`)
+      expect(chunked).toMatch(/^HTTP\/1\.1 411 /)
+      // the control: a request within the bound, padded near it, is read and answered
       const health = JSON.stringify({ _tag: "Request", id: "1", tag: "Health", payload: {}, headers: [] }) + "\n"
-      // one Health request padded with blank lines past the bound: valid ndjson, so only its size can refuse it
-      const big = health + "\n".repeat(ControlServer.defaultMaxRequestBytes)
-      const declared = yield* request(s.port, { method: "POST", headers, body: big })
-      expect(declared).toEqual({ status: 413, body: `the request body is larger than ${ControlServer.defaultMaxRequestBytes} bytes\n` })
-      const chunked = yield* request(s.port, { method: "POST", headers: { ...headers, "transfer-encoding": "chunked" }, body: big })
-      expect(chunked.status).toBe(413)
-      // the control: the same request within the bound is answered
-      const ok = yield* request(s.port, { method: "POST", headers, body: health + "\n".repeat(1024) })
+      const headers = { host: `127.0.0.1:${s.port}`, "content-type": "application/x-ndjson", authorization: `Bearer ${s.token}` }
+      const ok = yield* request(s.port, { method: "POST", headers, body: health + "\n".repeat(max - health.length) })
       expect(ok.status).toBe(200)
       expect(ok.body).toContain(`"pid":${s.serve.child.pid}`)
     }))

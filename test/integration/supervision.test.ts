@@ -418,7 +418,7 @@ describe("threads and sessions CLI refusals", () => {
       const done = yield* cli(["threads", "archive", ...common, "--confirm-no-other-runner", open])
       expect(done).toMatchObject({ code: 0, stdout: `archived: ${open}\n` })
       expect(yield* leftBehind(f.stateDir)).toEqual([])
-    }), 120_000)
+    }), 240_000)
 
   it.scopedLive("[S15][cli] threads branch prints a continue-with command that works when pasted", () =>
     Effect.gen(function* () {
@@ -439,7 +439,7 @@ describe("threads and sessions CLI refusals", () => {
       const pasted = yield* cli(words.slice(1))
       expect(pasted).toMatchObject({ code: 0, stdout: "noted\n" })
       expect(yield* leftBehind(f.stateDir)).toEqual([])
-    }), 120_000)
+    }), 240_000)
 
   it.scopedLive("[S16][cli] sessions delete refuses a supervised chat that protects its binding, and deletes a plain one", () =>
     Effect.gen(function* () {

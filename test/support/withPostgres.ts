@@ -13,7 +13,7 @@ export const withPostgres = (options: PostgresOptions = {}): (() => Postgres) =>
   }, 180_000)
   afterAll(async () => {
     if (scope !== undefined) await Effect.runPromise(Scope.close(scope, Exit.void))
-  }, 60_000)
+  }, 180_000)
   return () => {
     if (pg === undefined) throw new Error("withPostgres: the server is not started yet (use it inside a test or hook)")
     return pg
