@@ -1,4 +1,12 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { defineConfig } from "vitest/config"
+
+// A home of the suite's own: the app-servers' shells (Codex snapshots the user's login shell) and everything else a
+// test starts read no dotfiles of the machine's user. A ~/.bashrc that runs `pyenv init` printed pyenv's rehash
+// complaints into a command's output under load, and the user's ~/.codex is none of a test's business.
+const home = path.resolve("test-artifacts", "home")
+fs.mkdirSync(home, { recursive: true, mode: 0o700 })
 
 export default defineConfig({
   test: {
@@ -20,7 +28,8 @@ export default defineConfig({
       // machine whose ~/.bashrc runs `pyenv init`, each snapshot starts a `pyenv rehash` that waits up to 60 s for
       // pyenv's lock while other tests' snapshots hold it, and outlives its app-server: a leftover no test started.
       // One second bounds that wait; without pyenv the variable means nothing.
-      PYENV_REHASH_TIMEOUT: "1"
+      PYENV_REHASH_TIMEOUT: "1",
+      HOME: home
     }
   }
 })

@@ -33,6 +33,9 @@ export type ReplyStep =
   }
   | { readonly type: "custom_tool_call"; readonly name: string; readonly input: string; readonly callId?: string }
   | { readonly type: "pause"; readonly ms: number }
+  /** a pause that ends on a receipt (say, a Deferred the test completes once it has seen what it waits for), never on
+   * the clock: a loaded machine cannot make the step end early */
+  | { readonly type: "wait"; readonly until: Effect.Effect<void> }
   | { readonly type: "hang" }
   /** never completes, but writes an SSE comment every `everyMs`: the connection stays alive and says nothing */
   | { readonly type: "keepalive"; readonly everyMs: number }
@@ -301,6 +304,9 @@ export const make = (options: ScriptedModelOptions = {}): Effect.Effect<Scripted
             }
             case "pause":
               yield* realSleep(step.ms)
+              break
+            case "wait":
+              yield* step.until
               break
             case "hang":
               // Never completes; the race in answer() ends it when the client or the server goes.

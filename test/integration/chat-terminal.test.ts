@@ -1,7 +1,7 @@
 // `codex-harness chat`'s lines for what the agent did (piped and at a terminal), and typing while a turn streams at a
 // terminal: the compiled bin against the real app-server and a scripted model.
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect } from "effect"
+import { Deferred, Duration, Effect } from "effect"
 import { spawn } from "node:child_process"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import { bin, runBin } from "../support/cli.js"
@@ -39,11 +39,12 @@ const onPty = (args: ReadonlyArray<string>) =>
     Effect.map((pty) => ({
       type: (text: string) => Effect.sync(() => void pty.child.stdin.write(text)),
       screen: pty.screen,
-      /** waits (20 s at most) until the screen shows `marker` */
+      /** waits (20 s at most) until the screen shows `marker` (escape sequences aside: a line being typed is echoed
+       * with cursor moves between its characters) */
       shows: (marker: string) =>
         Effect.async<void>((resume) => {
           const check = () => {
-            if (!pty.screen().includes(marker)) return
+            if (!pty.screen().replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").includes(marker)) return
             pty.waiting.delete(check)
             resume(Effect.void)
           }
@@ -58,12 +59,36 @@ const onPty = (args: ReadonlyArray<string>) =>
     }))
   )
 
-/** what each line of the screen shows last: escape sequences dropped, each line's last carriage-return segment */
+/**
+ * What each line of the screen shows at the end, as a terminal draws it: a carriage return or `ESC[nG` moves the
+ * cursor within the line, `ESC[2K` clears the line and `ESC[0J` / `ESC[K` what follows the cursor; other sequences
+ * (colours) draw nothing. Enough for what chat writes; lines left blank are dropped.
+ */
 const visibleLines = (screen: string) =>
-  screen
-    .replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "\r")
-    .split("\n")
-    .flatMap((line) => line.split("\r").filter((s) => s.trim() !== ""))
+  screen.split("\n").map((raw) => {
+    let cells: Array<string> = []
+    let col = 0
+    for (let i = 0; i < raw.length; i++) {
+      const ch = raw[i]!
+      if (ch === "\r") {
+        col = 0
+        continue
+      }
+      if (ch === "\x1b") {
+        const m = /^\x1b\[([0-9;?]*)([A-Za-z])/.exec(raw.slice(i))
+        if (m === null) continue
+        i += m[0].length - 1
+        const n = m[1] === "" ? undefined : Number(m[1])
+        if (m[2] === "G") col = Math.max(0, (n ?? 1) - 1)
+        else if (m[2] === "K" && n === 2) cells = []
+        else if (m[2] === "K" || m[2] === "J") cells = cells.slice(0, col)
+        continue
+      }
+      while (cells.length < col) cells.push(" ")
+      cells[col++] = ch
+    }
+    return cells.join("").trimEnd()
+  }).filter((line) => line.trim() !== "")
 
 describe("codex-harness chat: what the agent did", () => {
   it.scopedLive("piped: a command the agent ran gets one line on stderr, after the session line; stdout is the reply alone", () =>
@@ -100,10 +125,11 @@ describe("codex-harness chat: what the agent did", () => {
   it.scopedLive("at a terminal: typing while a reply streams shows a prompt line of its own, never glued to reply or spinner; the steer reaches the model", () =>
     Effect.gen(function* () {
       const typed = "steer: also mention cats"
+      // the model stops mid-turn until the chat has said it steers the typed line into the running turn
+      const steering = yield* Deferred.make<void>()
       const f = yield* fixture({
         replies: [
-          // the model pauses mid-turn (its own delay, not the test's): the user types meanwhile
-          reply.steps({ type: "message", text: "A slow reply that" }, { type: "pause", ms: 4000 }, { type: "message", text: "goes on" }),
+          reply.steps({ type: "message", text: "A slow reply that" }, { type: "wait", until: Deferred.await(steering) }, { type: "message", text: "goes on" }),
           reply.text("and about cats")
         ]
       })
@@ -115,6 +141,7 @@ describe("codex-harness chat: what the agent did", () => {
       yield* pty.shows(typed)
       yield* pty.type("\r")
       yield* pty.shows("(steering into the running turn)")
+      yield* Deferred.succeed(steering, undefined)
       const requests = yield* f.model.waitForRequests(2).pipe(Effect.timeout(Duration.seconds(30)), Effect.orDie)
       expect(requests[1]!.body).toContain(typed)
       yield* pty.shows("and about cats")

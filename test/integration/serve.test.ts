@@ -241,10 +241,10 @@ describe("codex-harness serve", () => {
       expect(declared).toContain(`the request body is larger than ${max} bytes`)
       const chunked = yield* rawAnswer(s.port, `POST /rpc HTTP/1.1\r\n${auth}Transfer-Encoding: chunked\r\n\r\n`)
       expect(chunked).toMatch(/^HTTP\/1\.1 411 /)
-      // the control: a request within the bound, padded near it, is read and answered
-      const health = JSON.stringify({ _tag: "Request", id: "1", tag: "Health", payload: {}, headers: [] }) + "\n"
+      // the control: a request of exactly the bound (the JSON padded with spaces) is read and answered
+      const health = JSON.stringify({ _tag: "Request", id: "1", tag: "Health", payload: {}, headers: [] })
       const headers = { host: `127.0.0.1:${s.port}`, "content-type": "application/x-ndjson", authorization: `Bearer ${s.token}` }
-      const ok = yield* request(s.port, { method: "POST", headers, body: health + "\n".repeat(max - health.length) })
+      const ok = yield* request(s.port, { method: "POST", headers, body: health + " ".repeat(max - health.length - 1) + "\n" })
       expect(ok.status).toBe(200)
       expect(ok.body).toContain(`"pid":${s.serve.child.pid}`)
     }))
