@@ -12,12 +12,12 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     exclude: ["dist/**", "node_modules/**"],
-    // Integration tests spawn the real app-server; two cores, so keep files from starving each other.
-    maxWorkers: 2,
-    // a worker keeps the modules it has loaded from one test file to the next (effect and src are loaded once per
-    // worker, not once per file): unit and service tests went from 205 s to 52 s on this machine. Test files keep no
-    // state in the modules they share; one that changes the process (an env variable) puts it back in a finalizer.
-    isolate: false,
+    // Integration tests spawn the real app-server and mostly wait on it: three files at a time on two cores (with two
+    // busy loops beside the suite: 1,083 s with two workers, 609 s with three and modules shared between files).
+    // Each file keeps its own module graph (isolate, the default): with `isolate: false` unit and service tests took
+    // 52 s instead of 205 s, but Vitest 3.2's pool once ended a whole run with "Terminating worker thread" while a file
+    // was still running (a known Vitest issue with shared workers).
+    maxWorkers: 3,
     minWorkers: 1,
     // generous: CI runs on a developer's machine, often loaded (two busy loops beside the suite are part of its checks);
     // a test waits on receipts, and these bounds only end one that would otherwise hang
