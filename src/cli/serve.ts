@@ -195,9 +195,13 @@ export const serve = (options: ServeOptions) =>
       yield* ServeFiles.announce(settings.stateDir, { pid: process.pid, url, ...(ui !== undefined ? { ui } : {}), started_at: new Date().toISOString(), version })
       // registered last, so it runs first: turns drain while the listener still carries their events
       const work = yield* Effect.provide(SessionWork, context)
+      const hub = yield* Effect.provide(EventHub.EventHub, context)
       yield* Effect.addFinalizer(() =>
         Effect.gen(function* () {
           const { interrupted } = yield* work.drain(`${options.shutdownGrace} seconds`, "10 seconds")
+          // the drained turns' streams end with their terminal events: let their clients read them before the
+          // listener closes the connections (bounded: a client that stopped reading is not waited for long)
+          yield* hub.delivered.pipe(Effect.interruptible, Effect.timeoutOption("3 seconds"))
           yield* Console.error(`codex-harness serve: stopping${interrupted > 0 ? ` (${interrupted} running turn${interrupted === 1 ? "" : "s"} interrupted)` : ""}`)
         }))
       yield* Console.error(`codex-harness serve: listening on ${url} for ${settings.stateDir}`)

@@ -4,7 +4,7 @@
 // carries it. The hub slides:
 // a subscriber that falls more than `capacity` events behind loses the oldest ones instead of holding up every turn (a
 // turn's own stream too, in the extreme: it then still ends within a bound, see TurnStream.ts).
-import { Context, Effect, Layer, PubSub, type Queue, type Scope } from "effect"
+import { Context, Effect, Layer, PubSub, type Queue, type Scope, Stream, SubscriptionRef } from "effect"
 import type { ControlEvent } from "../../schemas/control.js"
 import { Delivery } from "../ports/Delivery.js"
 import { replyEvent } from "./jsonEvents.js"
@@ -22,6 +22,11 @@ export interface EventHubService {
   readonly start: (sessionId: string, runId: number) => Effect.Effect<void>
   readonly end: (sessionId: string, runId: number) => Effect.Effect<void>
   readonly subscribe: Effect.Effect<Queue.Dequeue<Published>, never, Scope.Scope>
+  /** a message's stream to a client, counted while it is read (see `delivered`) */
+  readonly track: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.Stream<A, E, R>
+  /** done once no tracked stream is being read: serve waits for it (bounded) after draining its turns, so the
+   * interrupted turns' last events reach their clients before the listener closes their connections */
+  readonly delivered: Effect.Effect<void>
 }
 
 export class EventHub extends Context.Tag("codex-harness/control/EventHub")<EventHub, EventHubService>() {}
@@ -32,11 +37,19 @@ export const layer = Layer.scoped(
   EventHub,
   Effect.gen(function* () {
     const hub = yield* Effect.acquireRelease(PubSub.sliding<Published>(capacity), PubSub.shutdown)
+    const reading = yield* SubscriptionRef.make(0)
     return {
       publish: (sessionId, event, runId) => PubSub.publish(hub, { _tag: "Event", sessionId, event, runId }).pipe(Effect.asVoid),
       start: (sessionId, runId) => PubSub.publish(hub, { _tag: "Start", sessionId, runId }).pipe(Effect.asVoid),
       end: (sessionId, runId) => PubSub.publish(hub, { _tag: "End", sessionId, runId }).pipe(Effect.asVoid),
-      subscribe: PubSub.subscribe(hub)
+      subscribe: PubSub.subscribe(hub),
+      track: (stream) =>
+        Stream.unwrapScoped(
+          Effect.acquireRelease(SubscriptionRef.update(reading, (n) => n + 1), () => SubscriptionRef.update(reading, (n) => n - 1)).pipe(
+            Effect.as(stream)
+          )
+        ),
+      delivered: reading.changes.pipe(Stream.takeUntil((n) => n === 0), Stream.runDrain)
     }
   })
 )

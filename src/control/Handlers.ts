@@ -97,7 +97,7 @@ export const layer = (info: ServeInfo) =>
           }
         }),
       StartTurn: (payload) =>
-        router === undefined
+        hub.track(router === undefined
           ? turnStream(payload)
           : Stream.unwrap(Effect.map(reported(sessionForTurn(payload)), ({ created, sessionId }) =>
             router.startTurn({
@@ -107,7 +107,7 @@ export const layer = (info: ServeInfo) =>
               model: payload.model,
               turn_kind: payload.turn_kind,
               approvals: payload.approvals
-            }))),
+            })))),
       Steer: ({ session, texts }) =>
         reported(Effect.gen(function* () {
           const sessionId = yield* existing({ session })

@@ -6,7 +6,7 @@
 //   outcome recorded when the following lives in a scope of its own (`followIn`, the runner's), and without it loses
 //   what the run published after the cut (the positive control: this is what the cluster's ledger replayed before).
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, Layer, Scope, Stream } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import type { ControlEvent } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
 import * as EventHub from "../../src/control/EventHub.js"
@@ -96,5 +96,22 @@ describe("TurnStream", () => {
       const outcome = yield* cutMidRun("caller")
       expect(outcome).toEqual([reply("before the cut"), expect.objectContaining({ type: "turn.completed", final_text: "done" })])
       expect(outcome).not.toContainEqual(reply("after the cut"))
+    }))
+
+  it.scoped("EventHub.delivered waits while a tracked stream is being read, and is done once it ends (serve's shutdown waits on it)", () =>
+    Effect.gen(function* () {
+      const hub = Context.get(yield* Layer.build(EventHub.layer), EventHub.EventHub)
+      // nothing tracked: done at once
+      yield* hub.delivered.pipe(Effect.timeout("5 seconds"))
+      const opened = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      const reading = yield* Stream.runDrain(hub.track(Stream.fromEffect(Deferred.succeed(opened, undefined).pipe(Effect.zipRight(Deferred.await(gate)))))).pipe(Effect.fork)
+      yield* Deferred.await(opened)
+      const delivered = yield* Effect.fork(hub.delivered)
+      yield* Effect.yieldNow()
+      expect(Option.isNone(yield* Fiber.poll(delivered))).toBe(true)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(reading)
+      yield* Fiber.join(delivered).pipe(Effect.timeout("5 seconds"))
     }))
 })
