@@ -14,7 +14,7 @@
 // seconds after PostgreSQL itself started (after a restart every runner reconnects lazily, within its lock refresh).
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Duration, Effect, Schedule } from "effect"
-import { applicationNameOf } from "./ClusterDatabase.js"
+import { applicationNamePrefix } from "./ClusterDatabase.js"
 
 export interface RunnerLivenessOptions {
   /** this runner's address (HOST:PORT), never marked by itself */
@@ -30,7 +30,6 @@ export const watch = (options: RunnerLivenessOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const settleSeconds = Math.ceil(Duration.toSeconds(options.settle ?? "15 seconds"))
-    const prefix = applicationNameOf("")
     // absent in the previous poll
     let suspects = new Set<string>()
 
@@ -38,7 +37,7 @@ export const watch = (options: RunnerLivenessOptions) =>
       const rows = yield* sql<{ address: string }>`SELECT r.address FROM cluster_runners r
         WHERE r.healthy AND r.address <> ${options.self}
           AND pg_postmaster_start_time() < now() - make_interval(secs => ${settleSeconds})
-          AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.application_name = left(${prefix} || r.address, 63))`
+          AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.application_name = left(${applicationNamePrefix} || r.address, 63))`
       const absent = new Set(rows.map((r) => r.address))
       const gone = [...absent].filter((address) => suspects.has(address))
       suspects = absent

@@ -71,6 +71,7 @@ export const startRunner = (options: { readonly name: string; readonly database:
     child.stdout.resume()
     child.stdin.on("error", () => {})
     child.on("close", (code, signal) => {
+      log?.end()
       Deferred.unsafeDone(exit, Effect.succeed({ code, signal }))
       for (const f of [...changed]) f()
     })
