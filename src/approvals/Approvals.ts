@@ -144,12 +144,9 @@ export const makeExtension = (
           })
         )
 
-        // item/started precedes the request on the wire; give the observer a moment to have read it
-        const changesFor = (itemId: string) =>
-          Effect.gen(function* () {
-            for (let i = 0; i < 20 && !changes.has(itemId); i++) yield* Effect.yieldNow()
-            return changes.get(itemId)
-          })
+        // item/started precedes the request on the wire, and the observer above runs on the connection's reader before
+        // it routes a later request: the changes are known by the time a request asks for them
+        const changesFor = (itemId: string) => Effect.sync(() => changes.get(itemId))
 
         const command = (p: CommandApprovalParams) =>
           Effect.gen(function* () {

@@ -25,6 +25,7 @@ import {
 import type { FramedLine } from "./LineFramer.js"
 import * as WireLog from "./WireLog.js"
 import * as Notifications from "./Notifications.js"
+import { ThreadRoutes } from "./ThreadRoutes.js"
 import { type HandlerFailure, makeRouter, type ServerRequestRoute } from "./ServerRequestRoutes.js"
 import type { TransportHandle } from "./Transport.js"
 
@@ -100,9 +101,10 @@ export interface AppServerConnection {
     filter?: { readonly threadId?: string | undefined }
   ) => Effect.Effect<void, never, Scope.Scope>
   /**
-   * Subscribes now and runs `f` on each notification (of one thread, with a filter), one after the other, in a fiber of
-   * the current Scope, until the scope or the connection ends. The cheap way to watch: no stream between the reader
-   * and `f`. Same backpressure as `subscribe`: `f` must not wait long.
+   * Watches now: runs `f` on each notification (of one thread, with a filter) on the connection's reader itself, until
+   * the current Scope ends. The cheap way to watch (no queue, no fiber), and an ordered one: `f` has seen every
+   * notification before the reader routes a server request that came after it on the wire. `f` holds up the reader
+   * while it runs, so it must not wait (record, signal, hand over); a failure of `f` is logged and ignored.
    */
   readonly forEachNotification: (
     filter: { readonly threadId?: string | undefined } | undefined,
@@ -156,42 +158,31 @@ export const make = (
     let cause: ConnectionClosed | undefined
     const counters = { malformedLines: 0, oversizedLines: 0, unmatchedResponses: 0, undecodedNotifications: 0 }
     const terminatedDeferred = yield* Deferred.make<ConnectionClosed>()
-    // Subscribers, routed by thread at the reader: a notification is offered only to the subscribers that want it (no
-    // per-subscriber filtering of every message), straight into each one's bounded queue (no PubSub between). A full
-    // queue holds up the reader until it has room (backpressure, as documented on `subscribe`).
+    // Subscribers, routed by thread at the reader (ThreadRoutes), straight into each one's bounded queue (no PubSub
+    // between). A full queue holds up the reader until it has room (backpressure, as documented on `subscribe`).
+    // Observers (`forEachNotification`) run on the reader itself: no queue and no fiber to wake per message.
     const buffer = options.notificationBuffer ?? defaults.notificationBuffer
-    const everyThread = new Set<Queue.Enqueue<ServerNotification>>()
-    const byThread = new Map<string, Set<Queue.Enqueue<ServerNotification>>>()
+    const queues = new ThreadRoutes<Queue.Enqueue<ServerNotification>>()
+    const observers = new ThreadRoutes<(n: ServerNotification) => Effect.Effect<void>>()
     let subscriptionsClosed = false
     yield* Scope.addFinalizer(
       scope,
       Effect.suspend(() => {
         subscriptionsClosed = true
-        const all = [...everyThread, ...[...byThread.values()].flatMap((set) => [...set])]
-        everyThread.clear()
-        byThread.clear()
-        return Effect.forEach(all, Queue.shutdown, { discard: true })
+        observers.drain()
+        return Effect.forEach(queues.drain(), Queue.shutdown, { discard: true })
       })
     )
     const subscribeInto = <A>(queue: Queue.Queue<A | ServerNotification>, filter?: { readonly threadId?: string | undefined }) =>
       Effect.acquireRelease(
         Effect.suspend(() => {
           if (subscriptionsClosed) return Queue.shutdown(queue)
-          const threadId = filter?.threadId
-          if (threadId === undefined) everyThread.add(queue)
-          else {
-            const set = byThread.get(threadId)
-            if (set === undefined) byThread.set(threadId, new Set([queue]))
-            else set.add(queue)
-          }
+          queues.add(filter?.threadId, queue)
           return Effect.void
         }),
         () =>
           Effect.suspend(() => {
-            if (!everyThread.delete(queue) && filter?.threadId !== undefined) {
-              const set = byThread.get(filter.threadId)
-              if (set !== undefined && set.delete(queue) && set.size === 0) byThread.delete(filter.threadId)
-            }
+            queues.remove(filter?.threadId, queue)
             return Queue.shutdown(queue)
           })
       )
@@ -201,18 +192,33 @@ export const make = (
         never,
         Scope.Scope
       >
-    /** offered to each subscriber that wants it, in turn; a full queue is waited on before the next message is read */
+    const forEachNotification = (
+      filter: { readonly threadId?: string | undefined } | undefined,
+      f: (notification: ServerNotification) => Effect.Effect<void>
+    ) => {
+      // an observer's failure is its own: the reader logs it and goes on
+      const observer = (n: ServerNotification) =>
+        Effect.catchAllCause(f(n), (failure) => Effect.logWarning(`a notification observer failed on ${n.method}`, failure))
+      return Effect.acquireRelease(
+        Effect.sync(() => {
+          if (!subscriptionsClosed) observers.add(filter?.threadId, observer)
+        }),
+        () => Effect.sync(() => observers.remove(filter?.threadId, observer))
+      )
+    }
+    /** observed, then offered to each subscriber that wants it, in turn; a full queue is waited on before the next message is read */
     const publish = (n: ServerNotification): Effect.Effect<void> => {
-      const targets: Array<Queue.Enqueue<ServerNotification>> = [...everyThread]
-      if (n._tag === "DroppedLine") byThread.forEach((set) => targets.push(...set))
-      else {
-        const threadId = Notifications.threadIdOf(n)
-        const set = threadId === undefined ? undefined : byThread.get(threadId)
-        if (set !== undefined) targets.push(...set)
-      }
-      if (targets.length === 0) return Effect.void
-      if (targets.length === 1) return Effect.asVoid(Queue.offer(targets[0]!, n))
-      return Effect.forEach(targets, (queue) => Queue.offer(queue, n), { discard: true })
+      const dropped = n._tag === "DroppedLine"
+      const threadId = dropped ? undefined : Notifications.threadIdOf(n)
+      const watching = observers.targets(threadId, dropped)
+      const targets = queues.targets(threadId, dropped)
+      const offered: Effect.Effect<void> = targets.length === 0
+        ? Effect.void
+        : targets.length === 1
+        ? Effect.asVoid(Queue.offer(targets[0]!, n))
+        : Effect.forEach(targets, (queue) => Queue.offer(queue, n), { discard: true })
+      if (watching.length === 0) return offered
+      return Effect.zipRight(Effect.forEach(watching, (observe) => observe(n), { discard: true }), offered)
     }
 
     const terminate = (why: ConnectionClosed) =>
@@ -416,11 +422,7 @@ export const make = (
       subscribeQueue: subscribeQueueFor(),
       subscribeQueueFor,
       subscribeInto,
-      forEachNotification: (filter, f) =>
-        Effect.flatMap(subscribeQueueFor(filter), (queue) => {
-          const loop: Effect.Effect<void> = Effect.flatMap(Queue.take(queue), (n) => Effect.flatMap(f(n), () => loop))
-          return Effect.asVoid(Effect.forkScoped(loop))
-        }),
+      forEachNotification,
       handle: router.install,
       terminated: Deferred.await(terminatedDeferred),
       terminationCause: Effect.sync(() => Option.fromNullable(cause)),

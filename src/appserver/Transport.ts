@@ -3,14 +3,14 @@
 // Live transport connects to an app-server somebody else started instead (WebSocketTransport). It never parses
 // JSON-RPC; that is the connection's job.
 import { FileSystem } from "@effect/platform"
-import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Context, Deferred, Duration, Effect, Layer, Option, Scope, Stream } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Option, Scope, type Stream } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { ensureDir } from "../platform/ensureDir.js"
 import { describeFileError } from "../platform/fileErrors.js"
 import * as CodexBinary from "./CodexBinary.js"
 import { type AppServerExited, type AppServerUnreachable, SpawnFailed } from "./errors.js"
 import { type FramedLine, LineFramer } from "./LineFramer.js"
+import * as LineInbox from "./LineInbox.js"
 import { groupAlive, signalGroup } from "./ProcessGroup.js"
 
 export interface TransportOptions {
@@ -38,7 +38,9 @@ export interface TransportOptions {
 export const defaults = {
   maxLineBytes: 8 * 1024 * 1024,
   stderrTailChars: 2_000,
-  exitGrace: Duration.seconds(5)
+  exitGrace: Duration.seconds(5),
+  /** lines held for the reader before stdout is paused (the pipe then holds the rest on the app-server's side) */
+  receiveHighWater: 1_024
 } as const
 
 export interface ExitInfo {
@@ -105,6 +107,7 @@ const spawnProcess = (options: TransportOptions) =>
     const maxLineBytes = options.maxLineBytes ?? defaults.maxLineBytes
     const tailChars = options.stderrTailChars ?? defaults.stderrTailChars
     const exitGrace = options.exitGrace ?? defaults.exitGrace
+    const receiveHighWater = defaults.receiveHighWater
 
     const exitDeferred = yield* Deferred.make<ExitInfo>()
     let stderrTail = ""
@@ -159,17 +162,18 @@ const spawnProcess = (options: TransportOptions) =>
         })
     )
 
-    const incoming = NodeStream.fromReadable<never, Uint8Array>(() => child.stdout, () => undefined as never, {
-      closeOnDone: false
-    }).pipe(
-      Stream.catchAllCause(() => Stream.empty),
-      Stream.mapAccum(new LineFramer(maxLineBytes), (framer, chunk) => [framer, framer.push(chunk)] as const),
-      Stream.flattenIterables
-    )
+    // stdout's chunks framed in its own callback and handed to the reader in batches (LineInbox: one wake per chunk)
+    const framer = new LineFramer(maxLineBytes)
+    const inbox = yield* LineInbox.make(child.stdout, receiveHighWater)
+    child.stdout.on("data", (chunk: Uint8Array) => inbox.offer(framer.push(chunk)))
+    // a read error (the peer died mid-chunk) ends the lines like a close does; the exit says why
+    child.stdout.once("error", inbox.end)
+    child.stdout.once("end", inbox.end)
+    child.stdout.once("close", inbox.end)
 
     const handle: TransportHandle = {
       pid: child.pid,
-      incoming,
+      incoming: inbox.stream,
       send: (line) =>
         Effect.async<boolean>((resume) => {
           const stdin = child.stdin

@@ -5,13 +5,14 @@
 // same TransportHandle a child process does, so AppServerConnection runs unchanged over either. It never parses
 // JSON-RPC, and it cannot stop the remote process: closing the socket is all `endInput` can do.
 import * as Socket from "@effect/platform/Socket"
-import { Cause, Config, Deferred, Duration, Effect, Exit, Fiber, Mailbox, Option, Redacted, Scope, Stream } from "effect"
+import { Cause, Config, Deferred, Duration, Effect, Exit, Fiber, Option, Redacted, type Scope } from "effect"
 // @ts-expect-error `ws` (the WebSocket @effect/platform-node itself uses on Node 20) ships no type declarations
 import { WebSocket as WsImpl } from "ws"
 import * as AppServerUrl from "./AppServerUrl.js"
 import * as CodexArgs from "./CodexArgs.js"
 import { AppServerExited, AppServerUnreachable } from "./errors.js"
 import type { FramedLine } from "./LineFramer.js"
+import * as LineInbox from "./LineInbox.js"
 import type { ExitInfo, TransportHandle } from "./Transport.js"
 
 /** The part of a `ws` WebSocket used here beyond the WHATWG interface the platform Socket drives. */
@@ -87,7 +88,6 @@ export const connect = (options: WebSocketOptions): Effect.Effect<TransportHandl
     )
     const maxFrameBytes = options.maxFrameBytes ?? defaults.maxFrameBytes
     const highWater = options.receiveHighWater ?? defaults.receiveHighWater
-    const lowWater = Math.floor(highWater / 2)
 
     let socket: NodeWebSocket | undefined
     // the platform Socket asks for a WHATWG-style constructor; `ws` is one that also takes headers and a payload cap
@@ -107,30 +107,14 @@ export const connect = (options: WebSocketOptions): Effect.Effect<TransportHandl
       closeCodeIsError: () => true
     }).pipe(Effect.provideService(Socket.WebSocketConstructor, construct))
 
-    const received = yield* Mailbox.make<FramedLine>()
-    let paused = false
-    // bridge: called once per frame from the socket's message callback; it must not wait, so it offers and counts
-    // synchronously (the mailbox is unbounded; the high-water mark pauses the socket instead)
+    const inbox = yield* LineInbox.make({ pause: () => socket?.pause(), resume: () => socket?.resume() }, highWater)
+    // called once per frame from the socket's message callback; it must not wait, so it hands the lines over at once
     const onFrame = (data: string | Uint8Array) => {
       const text = typeof data === "string" ? data : Buffer.from(data).toString("utf8")
       // one message per frame (0.171.0); tolerate a sender that puts newline-separated messages in one
-      for (const line of text.includes("\n") ? text.split("\n") : [text]) {
-        // bridge: still inside the socket's message callback
-        if (line.trim() !== "") received.unsafeOffer({ _tag: "Line", text: line })
-      }
-      // bridge: the same callback, after the offers above
-      if (!paused && Option.getOrElse(received.unsafeSize(), () => 0) >= highWater) {
-        paused = true
-        socket?.pause()
-      }
+      const lines = text.includes("\n") ? text.split("\n") : [text]
+      inbox.offer(lines.flatMap((line): Array<FramedLine> => (line.trim() !== "" ? [{ _tag: "Line", text: line }] : [])))
     }
-    const resumeIfDrained = Effect.flatMap(received.size, (size) =>
-      Effect.sync(() => {
-        if (paused && Option.getOrElse(size, () => 0) <= lowWater) {
-          paused = false
-          socket?.resume()
-        }
-      }))
 
     const opened = yield* Deferred.make<void>()
     const ended = yield* Deferred.make<AppServerExited>()
@@ -143,7 +127,7 @@ export const connect = (options: WebSocketOptions): Effect.Effect<TransportHandl
           const error = Exit.isFailure(exit) ? socketErrorOf(exit.cause) : undefined
           const closeCode = error?.reason === "Close" ? error.code : undefined
           const closeReason = error?.reason === "Close" ? error.closeReason : error !== undefined ? describeOpenFailure(error.cause, tokenEnv, false) : undefined
-          yield* received.end
+          inbox.end()
           yield* Deferred.succeed(ended, new AppServerExited({
             exitCode: null,
             signal: null,
@@ -188,7 +172,7 @@ export const connect = (options: WebSocketOptions): Effect.Effect<TransportHandl
     const exitInfo: Effect.Effect<ExitInfo> = Deferred.await(ended).pipe(Effect.as({ exitCode: null, signal: null }))
     const handle: TransportHandle = {
       pid: undefined,
-      incoming: Mailbox.toStream(received).pipe(Stream.tap(() => resumeIfDrained)),
+      incoming: inbox.stream,
       send: (line) =>
         Effect.suspend(() =>
           closed
