@@ -3,7 +3,7 @@
 // resumes or starts the bound thread with the resend rules, installs the turn extensions, waits at the compaction
 // fence, follows the turn, delivers what is visible and mirrors it into the transcript. It never talks to the wire
 // itself and knows no capability by name: tools, approvals, hooks and questions plug in as turn extensions.
-import { Cause, Context, Data, Effect, Exit, Layer, Option, Schema } from "effect"
+import { Cause, Context, Data, Effect, Exit, Layer, Option, Schema, type Scope } from "effect"
 import type { AppsError } from "../apps/errors.js"
 import type { LeaseError } from "../appserver/ClientPool.js"
 import { type RequestError, RpcError } from "../appserver/errors.js"
@@ -201,141 +201,183 @@ export const make = Effect.gen(function* () {
       return outcome
     }).pipe(Effect.withSpan("CodexHarness.steer", { attributes: { sessionId } }))
 
+  /** the failure or interruption an exit ended with, as a status and one line for the record */
+  const endOf = <E>(cause: Cause.Cause<E>) => {
+    const interrupted = Cause.isInterrupted(cause)
+    return {
+      status: interrupted ? ("interrupted" as const) : ("failed" as const),
+      reason: interrupted
+        ? undefined
+        : Option.match(Cause.failureOption(cause), { onNone: () => "failed", onSome: (e) => (e as { message: string }).message })
+    }
+  }
+
+  /** Phase 1, before anything is asked of Codex: the session held and read, refusals, the prompt recorded. */
+  const prepare = (request: TurnRequest, kind: TurnKind) =>
+    Effect.gen(function* () {
+      const { model: requestedModel, prompt, sessionId } = request
+      // one writer per session: a second process is refused here; the state is read once the session is ours
+      yield* store.hold(sessionId)
+      const { contents, state } = yield* mirror.read(sessionId)
+      const locked = state.runtime?.locked === true || state.binding?.locked === true
+      // refusals come before anything is recorded or sent: nothing was asked of Codex
+      yield* refuseModelSwitch(sessionId, state, requestedModel)
+      yield* runtimes.resolve(sessionId, state)
+      if (locked && state.binding === undefined) {
+        return yield* new SupervisedThreadGone({
+          sessionId,
+          threadId: state.detached?.threadId ?? "(unknown)",
+          reason: state.detached !== undefined ? `detached: ${state.detached.reason}` : "no binding"
+        })
+      }
+      if (!locked && requestedModel !== undefined && requestedModel !== state.modelChoice) {
+        yield* mirror.modelChoice(sessionId, requestedModel)
+      }
+      // the prompt is recorded before anything can fail on the Codex side, so it is never lost
+      yield* mirror.prompt(sessionId, prompt, kind)
+      return { contents, state, locked }
+    })
+
+  type Prepared = Effect.Effect.Success<ReturnType<typeof prepare>>
+
+  /** Phase 2: the thread opened (one way, ThreadOpener), the turn's extensions installed, the compaction fence passed. */
+  const openForTurn = (request: TurnRequest, kind: TurnKind, { contents, locked, state }: Prepared) =>
+    Effect.gen(function* () {
+      const { collaboration, model: requestedModel, onEvent = () => Effect.void, sessionId } = request
+      const opened = yield* opener.open({
+        sessionId,
+        state,
+        records: contents.records,
+        kind,
+        context: request.context,
+        requestedModel,
+        mayStartFresh: true
+      })
+      const { connection, setup: { instructions, tools }, thread } = opened
+      yield* onEvent(TurnRunner.TurnEvent.ThreadOpened({ thread }))
+      yield* ToolBridge.install(connection, { sessionId, threadId: thread.threadId, tools })
+      for (const extension of extensions) {
+        if (extension.install !== undefined) {
+          yield* extension.install({ sessionId, threadId: thread.threadId, kind, connection, observe: bus.observe })
+        }
+      }
+      const defaultMode = Instructions.collaborationMode(instructions, { model: thread.model })
+      const collaborationMode: Instructions.CollaborationMode | undefined = collaboration === "plan"
+        ? {
+          mode: "plan",
+          settings: { model: thread.model, reasoning_effort: null, developer_instructions: defaultMode?.settings.developer_instructions ?? null }
+        }
+        : defaultMode
+      // a manual compaction of this thread goes first (S37)
+      yield* fence.pass(thread.threadId)
+      return { opened, input: Instructions.turnInput(instructions, request.prompt), extras: { locked, collaborationMode } }
+    })
+
+  type OpenedTurn = Effect.Effect.Success<ReturnType<typeof openForTurn>>
+
+  /** The turn's end, once it started: delivered and recorded as completed, or as failed or interrupted keeping its reply. */
+  const recordEnd = (
+    sessionId: string,
+    kind: TurnKind,
+    { opened: { settings: threadSettings, thread } }: OpenedTurn,
+    turn: TurnRunner.RunningTurn,
+    { locked }: Prepared
+  ) =>
+  (exit: Exit.Exit<TurnRunner.TurnOutcome, RequestError>): Effect.Effect<TurnResult, RequestError | MirrorError> =>
+    Effect.gen(function* () {
+      const progress = yield* turn.progress
+      if (Exit.isFailure(exit)) {
+        // failed or interrupted (a signal, the caller): a reply that had completed is still delivered and kept
+        const completed = progress.completedText
+        if (completed !== undefined && visibleReplies === "automatic") {
+          yield* deliver({ sessionId, text: completed, media: [], source: "final" })
+          yield* mirror.reply(sessionId, { threadId: turn.threadId, turnId: turn.turnId }, completed, true).pipe(Effect.ignore)
+        }
+        const { reason, status } = endOf(exit.cause)
+        yield* mirror.turnAborted(sessionId, { threadId: turn.threadId, turnId: turn.turnId }, status, reason).pipe(Effect.ignore)
+        return yield* Effect.failCause(exit.cause)
+      }
+      const outcome = exit.value
+      // delivery first: transcript writes that fail afterwards cannot take the reply with them
+      const media = mediaOf(outcome.items)
+      const visibleText = visibleReplies === "automatic" && kind !== "heartbeat" ? outcome.finalText : undefined
+      if (visibleText !== undefined || media.length > 0) {
+        yield* deliver({ sessionId, text: visibleText, media: media.map((p) => ({ kind: "image", path: p })), source: "final" })
+      }
+      // started but never completed: the turn's own end is the compaction's terminal status
+      const openCompaction = progress.compacting.size === 0 ? undefined : outcome.status === "interrupted" ? "interrupted" : "failed"
+      yield* mirror.turnEnded(sessionId, outcome, { delivered: visibleText !== undefined, openCompaction })
+      if (openCompaction !== undefined) {
+        yield* bus.observe({ type: "after_compaction", sessionId, threadId: outcome.threadId, turnId: outcome.turnId, status: openCompaction })
+      }
+      return { ...outcome, delivered: visibleText !== undefined, media, model: locked ? thread.model : threadSettings.model ?? thread.model }
+    })
+
+  /**
+   * One attempt of the turn, in its phases. From the recorded prompt on, the prompt has exactly one outcome, written by
+   * the phase that ends it: a settled record when the thread could not be opened or the turn not started (and a fresh
+   * thread that never materialised is detached), else the turn's own record. Only the phases' waits are interruptible
+   * (`restore`), so an interruption always lands in a phase that records it.
+   */
+  const attempt = (
+    request: TurnRequest,
+    kind: TurnKind,
+    prepared: Prepared,
+    restore: <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  ): Effect.Effect<TurnResult, HarnessError | StaleThread, Scope.Scope> =>
+    Effect.gen(function* () {
+      const { onEvent = () => Effect.void, onLive = () => Effect.void, sessionId } = request
+      const settle = <E>(cause: Cause.Cause<E>) => {
+        const { reason, status } = endOf(cause)
+        return mirror.settled(sessionId, status, reason ?? "interrupted before its turn ended").pipe(Effect.ignore)
+      }
+      const ready = yield* restore(openForTurn(request, kind, prepared)).pipe(Effect.onError(settle))
+      const { opened: { carriedFrom, connection, forget, settings, thread } } = ready
+      // not `restore`d: startTurn is uninterruptible as a whole (a turn the server started is always known to be
+      // interrupted and recorded), and an interruption at the end of a restored region would drop the started turn
+      const turn = yield* TurnRunner.startTurn(connection, thread.threadId, ready.input, settings, ready.extras).pipe(
+        // a thread taken as loaded that Codex has unloaded (or lost) meanwhile: the whole attempt once more, which
+        // opens it as any first turn on a connection does (a resume; a fresh thread with a notice when it is gone)
+        Effect.catchIf(
+          (error): error is RpcError => thread.reused === true && TurnRunner.isThreadGone(error),
+          (error) => forget.pipe(Effect.zipRight(Effect.fail(new StaleThread({ threadId: thread.threadId, error }))))
+        ),
+        Effect.onError((cause) => {
+          if (Cause.failureOption(cause).pipe(Option.exists((e) => e instanceof StaleThread))) return Effect.void
+          // a first turn Codex refused leaves no binding to a thread that never materialised
+          const detach = thread.resumed
+            ? Effect.void
+            : mirror.detached(sessionId, thread.threadId, `its first turn did not start: ${endOf(cause).reason ?? "interrupted"}`, {
+              // a carry not yet taken up is still owed to the next fresh thread
+              carry: carriedFrom !== undefined
+            })
+          return detach.pipe(Effect.ignore, Effect.zipRight(settle(cause)))
+        })
+      )
+      const sink = TurnFollower.make({ sessionId, threadId: thread.threadId, connection, input: ready.input, onEvent, onLive, bus, mirror })
+      return yield* restore(turn.follow(sink)).pipe(
+        Effect.exit,
+        Effect.flatMap(recordEnd(sessionId, kind, ready, turn, prepared))
+      )
+    })
+
   const runTurn = (request: TurnRequest) => {
-    const { collaboration, model: requestedModel, onEvent = () => Effect.void, onLive = () => Effect.void, prompt, sessionId } = request
     const kind: TurnKind = request.kind ?? request.context?.kind ?? "user"
     return Effect.scoped(
       Effect.gen(function* () {
-        // one writer per session: a second process is refused here; the state is read once the session is ours
-        yield* store.hold(sessionId)
-        const { contents, state } = yield* mirror.read(sessionId)
-        const locked = state.runtime?.locked === true || state.binding?.locked === true
-        // refusals come before anything is recorded or sent: nothing was asked of Codex
-        yield* refuseModelSwitch(sessionId, state, requestedModel)
-        yield* runtimes.resolve(sessionId, state)
-        if (locked && state.binding === undefined) {
-          return yield* new SupervisedThreadGone({
-            sessionId,
-            threadId: state.detached?.threadId ?? "(unknown)",
-            reason: state.detached !== undefined ? `detached: ${state.detached.reason}` : "no binding"
-          })
-        }
-        if (!locked && requestedModel !== undefined && requestedModel !== state.modelChoice) {
-          yield* mirror.modelChoice(sessionId, requestedModel)
-        }
-        // the prompt is recorded before anything can fail on the Codex side, so it is never lost
-        yield* mirror.prompt(sessionId, prompt, kind)
-
-        // from here the prompt has an outcome: its turn's record, or (when no turn started) a settled record
-        let turnRecorded = false
-        const attempt = Effect.gen(function* () {
-          const opened = yield* opener.open({
-            sessionId,
-            state,
-            records: contents.records,
-            kind,
-            context: request.context,
-            requestedModel,
-            mayStartFresh: true
-          })
-          const { carriedFrom, connection, setup: { instructions, tools }, thread } = opened
-          const threadSettings = opened.settings
-          yield* onEvent(TurnRunner.TurnEvent.ThreadOpened({ thread }))
-          yield* ToolBridge.install(connection, { sessionId, threadId: thread.threadId, tools })
-          for (const extension of extensions) {
-            if (extension.install !== undefined) {
-              yield* extension.install({ sessionId, threadId: thread.threadId, kind, connection, observe: bus.observe })
-            }
-          }
-
-          const input = Instructions.turnInput(instructions, prompt)
-          const follower = TurnFollower.make({ sessionId, threadId: thread.threadId, connection, input, onEvent, onLive, bus, mirror })
-          const defaultMode = Instructions.collaborationMode(instructions, { model: thread.model })
-          const collaborationMode: Instructions.CollaborationMode | undefined = collaboration === "plan"
-            ? {
-              mode: "plan",
-              settings: { model: thread.model, reasoning_effort: null, developer_instructions: defaultMode?.settings.developer_instructions ?? null }
-            }
-            : defaultMode
-          // a manual compaction of this thread goes first (S37)
-          yield* fence.pass(thread.threadId)
-          const runOn = (threadId: string) =>
-            TurnRunner.runTurn(connection, threadId, input, threadSettings, follower.sink, { locked, collaborationMode })
-          const outcome = yield* runOn(thread.threadId).pipe(
-            // a thread taken as loaded that Codex has unloaded (or lost) meanwhile: the whole attempt once more, which
-            // opens it as any first turn on a connection does (a resume; a fresh thread with a notice when it is gone)
-            Effect.catchIf(
-              (error): error is RpcError =>
-                thread.reused === true && follower.startedTurnId() === undefined && TurnRunner.isThreadGone(error),
-              (error) =>
-                opened.forget.pipe(Effect.zipRight(Effect.fail(new StaleThread({ threadId: thread.threadId, error }))))
-            ),
-            Effect.onExit((exit) => {
-              if (Exit.isSuccess(exit)) return Effect.void
-              const turnId = follower.startedTurnId()
-              const lastText = follower.lastText()
-              // failed or interrupted (a signal, the caller): a reply that had completed is still delivered and kept
-              const kept = lastText === undefined || visibleReplies !== "automatic"
-                ? Effect.void
-                : deliver({ sessionId, text: lastText.text, media: [], source: "final" }).pipe(
-                  Effect.zipRight(mirror.reply(sessionId, { threadId: thread.threadId, turnId: lastText.turnId }, lastText.text, true))
-                )
-              const error = Exit.isInterrupted(exit)
-                ? undefined
-                : Option.match(Cause.failureOption(exit.cause), { onNone: () => "failed", onSome: (e) => e.message })
-              const status = Exit.isInterrupted(exit) ? "interrupted" : "failed"
-              // the turn's outcome; a first turn Codex refused leaves no binding to a thread that never materialised
-              if (turnId !== undefined) turnRecorded = true
-              const settled = turnId !== undefined
-                ? mirror.turnAborted(sessionId, { threadId: thread.threadId, turnId }, status, error)
-                : thread.resumed
-                ? Effect.void
-                : mirror.detached(sessionId, thread.threadId, `its first turn did not start: ${error ?? "interrupted"}`, {
-                  // a carry not yet taken up is still owed to the next fresh thread
-                  carry: carriedFrom !== undefined
-                })
-              return kept.pipe(Effect.ignore, Effect.zipRight(Effect.ignore(settled)))
-            })
-          )
-
-          // delivery first: transcript writes that fail afterwards cannot take the reply with them
-          const media = mediaOf(outcome.items)
-          const visibleText = visibleReplies === "automatic" && kind !== "heartbeat" ? outcome.finalText : undefined
-          if (visibleText !== undefined || media.length > 0) {
-            yield* deliver({ sessionId, text: visibleText, media: media.map((p) => ({ kind: "image", path: p })), source: "final" })
-          }
-          // started but never completed: the turn's own end is the compaction's terminal status
-          const openCompaction = follower.openCompactions() === 0 ? undefined : outcome.status === "interrupted" ? "interrupted" : "failed"
-          yield* mirror.turnEnded(sessionId, outcome, { delivered: visibleText !== undefined, openCompaction })
-          if (openCompaction !== undefined) {
-            yield* bus.observe({ type: "after_compaction", sessionId, threadId: outcome.threadId, turnId: outcome.turnId, status: openCompaction })
-          }
-          turnRecorded = true
-          return { ...outcome, delivered: visibleText !== undefined, media, model: locked ? thread.model : threadSettings.model ?? thread.model }
-        })
-        return yield* attempt.pipe(
-          Effect.catchTag("StaleThread", (stale) =>
-            Effect.logDebug(`thread ${stale.threadId} was no longer loaded (${stale.error.rpcMessage}); opening it again`).pipe(
-              // the second attempt opens the thread (nothing is taken as loaded any more), so it cannot be stale again
-              Effect.zipRight(Effect.catchTag(attempt, "StaleThread", (again) => Effect.fail(again.error)))
+        const prepared = yield* prepare(request, kind)
+        return yield* Effect.uninterruptibleMask((restore) =>
+          attempt(request, kind, prepared, restore).pipe(
+            Effect.catchTag("StaleThread", (stale) =>
+              Effect.logDebug(`thread ${stale.threadId} was no longer loaded (${stale.error.rpcMessage}); opening it again`).pipe(
+                // the second attempt opens the thread (nothing is taken as loaded any more), so it cannot be stale again
+                Effect.zipRight(Effect.catchTag(attempt(request, kind, prepared, restore), "StaleThread", (again) => Effect.fail(again.error)))
+              )
             )
-          ),
-          Effect.onExit((exit) =>
-            Exit.isSuccess(exit) || turnRecorded
-              ? Effect.void
-              : mirror
-                .settled(
-                  sessionId,
-                  Exit.isInterrupted(exit) ? "interrupted" : "failed",
-                  Exit.isInterrupted(exit)
-                    ? "interrupted before its turn ended"
-                    : Option.match(Cause.failureOption(exit.cause), { onNone: () => "failed", onSome: (e) => e.message })
-                )
-                .pipe(Effect.ignore)
           )
         )
       })
-    ).pipe(Effect.withSpan("CodexHarness.runTurn", { attributes: { sessionId, kind } }))
+    ).pipe(Effect.withSpan("CodexHarness.runTurn", { attributes: { sessionId: request.sessionId, kind } }))
   }
 
   const answer = (sessionId: string, text: string) =>

@@ -1,7 +1,7 @@
 // What the harness does with a turn's events while it runs, besides passing them on: the running turn is told to
-// whoever runs it (the session's work registry, for steering and the archive guard), the lifecycle observations are projected (llm_input, llm_output,
-// compaction, native hook runs, S24), an in-turn native compaction's start is mirrored, and the last completed reply is
-// kept so a turn that fails or is interrupted later still delivers it.
+// whoever runs it (the session's work registry, for steering and the archive guard), the lifecycle observations are
+// projected (llm_input, llm_output, compaction, native hook runs, S24) and an in-turn native compaction's start is
+// mirrored. It keeps nothing: what the turn has produced so far is the turn's own progress (TurnRunner.RunningTurn).
 import { Effect } from "effect"
 import type { ServerNotification, UserInput } from "../../schemas/protocol.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
@@ -21,41 +21,25 @@ export interface FollowerOptions {
   readonly mirror: TranscriptMirrorService
 }
 
-export interface Follower {
-  /** the sink for the turn runner */
-  readonly sink: EventSink
-  /** the turn, once the app-server started it */
-  readonly startedTurnId: () => string | undefined
-  /** the last agent message that completed */
-  readonly lastText: () => { readonly text: string; readonly turnId: string } | undefined
-  /** native compactions that started in the turn and have not completed */
-  readonly openCompactions: () => number
-}
-
-export const make = (options: FollowerOptions): Follower => {
+/** The sink the turn runner is given: it observes each event, then passes it on to `onEvent`. */
+export const make = (options: FollowerOptions): EventSink => {
   const { bus, connection, mirror, onEvent, onLive, sessionId, threadId } = options
-  let startedTurnId: string | undefined
-  let lastText: { readonly text: string; readonly turnId: string } | undefined
-  const compacting = new Set<string>()
   const where = (turnId: string) => ({ sessionId, threadId, turnId })
 
   const observe = (n: ServerNotification): Effect.Effect<void> => {
     switch (n._tag) {
       case "ItemCompleted": {
         const item = n.params.item
-        if (item.type === "agentMessage" && "text" in item && typeof item.text === "string") {
-          lastText = { text: item.text, turnId: n.params.turnId }
+        if (item.type === "agentMessage") {
           return bus.observe({ type: "llm_output", ...where(n.params.turnId), text: item.text })
         }
         if (item.type === "contextCompaction") {
-          compacting.delete(item.id)
           return bus.observe({ type: "after_compaction", ...where(n.params.turnId), status: "completed" })
         }
         return Effect.void
       }
       case "ItemStarted": {
         if (n.params.item.type !== "contextCompaction") return Effect.void
-        compacting.add(n.params.item.id)
         return mirror.compaction(sessionId, { threadId, turnId: n.params.turnId }, "started").pipe(
           Effect.catchAll((error) => Effect.logWarning(error.message)),
           Effect.zipRight(bus.observe({ type: "before_compaction", ...where(n.params.turnId) }))
@@ -78,7 +62,6 @@ export const make = (options: FollowerOptions): Follower => {
   const sink: EventSink = (event) => {
     switch (event._tag) {
       case "TurnStarted": {
-        startedTurnId = event.turnId
         const registered = onLive({ connection, threadId, turnId: event.turnId })
         const observed = bus.observed
           ? bus.observe({
@@ -96,10 +79,5 @@ export const make = (options: FollowerOptions): Follower => {
     }
   }
 
-  return {
-    sink,
-    startedTurnId: () => startedTurnId,
-    lastText: () => lastText,
-    openCompactions: () => compacting.size
-  }
+  return sink
 }

@@ -1,7 +1,7 @@
 // One turn on one thread: open the thread (start, or resume a bound one), subscribe to its notifications before
 // `turn/start`, follow the turn to `turn/completed`, and collect the final assistant text. It owns no state between
 // turns; bindings and the transcript belong to the session room.
-import { Chunk, Clock, Duration, Effect, Fiber, Option, Queue, Stream } from "effect"
+import { Chunk, Clock, Duration, Effect, Fiber, Option, Queue, Ref, type Scope, Stream } from "effect"
 import type {
   AskForApproval,
   CollaborationMode,
@@ -18,6 +18,7 @@ import { turnIdOf } from "../appserver/Notifications.js"
 import { type EventSink, type OpenedThread, TurnEvent, type TurnOutcome } from "./TurnEvent.js"
 import * as LoadedThreads from "./LoadedThreads.js"
 import type { LoadedThreadsService } from "./LoadedThreads.js"
+import * as SilenceClock from "./SilenceClock.js"
 import * as TurnProgress from "./TurnProgress.js"
 
 export { type EventSink, type OpenedThread, TurnEvent, type TurnOutcome } from "./TurnEvent.js"
@@ -199,7 +200,7 @@ const threadStatus = (connection: AppServerConnection, threadId: string) =>
     )
   )
 
-/** A turn's own message in its queue: wait `seq` ended with nothing of the turn heard (TurnRunner.runTurn's watchdog). */
+/** A turn's own message in its queue: wait `seq` ended with nothing of the turn heard (the SilenceClock's watchdog). */
 interface Silence {
   readonly _tag: typeof silenceTag
   readonly seq: number
@@ -207,6 +208,60 @@ interface Silence {
 const silenceTag = "codex-harness/TurnSilence" as const
 /** the turn's queue, as large as the connection's default subscription buffer */
 const inboxSize = 4_096
+
+/** A turn the app-server has started, held for the length of a Scope (see `startTurn`). */
+export interface RunningTurn {
+  readonly threadId: string
+  readonly turnId: string
+  /** where the turn stands: its notifications folded in so far (TurnProgress); readable while and after it runs */
+  readonly progress: Effect.Effect<TurnProgress.Progress>
+  /**
+   * Follows the turn to its end, Codex's turn/completed or a reason to stop waiting (an unreachable provider, a stalled
+   * thread, the deadline: then the turn is interrupted), telling `onEvent` each of its notifications; at most once.
+   */
+  readonly follow: (onEvent: EventSink) => Effect.Effect<TurnOutcome, RequestError>
+}
+
+/**
+ * Starts a turn on an open thread as a resource of the current Scope: the thread's notifications are subscribed before
+ * `turn/start` (the first ones can come before its response), and when the scope closes on a turn that has not ended,
+ * it is interrupted (best effort, bounded). `turn/start` itself is waited on even by an interrupted caller: the turn
+ * starts on the server either way, and only its id lets the release interrupt it instead of leaving it to run.
+ */
+export const startTurn = (
+  connection: AppServerConnection,
+  threadId: string,
+  input: ReadonlyArray<UserInput>,
+  settings: ThreadSettings,
+  extras: TurnExtras = {}
+): Effect.Effect<RunningTurn, RequestError, Scope.Scope> =>
+  Effect.gen(function* () {
+    // the turn's own queue, read directly, which also carries the turn's silence checks (see `follow`)
+    const inbox = yield* Queue.bounded<ServerNotification | Silence>(inboxSize)
+    yield* connection.subscribeInto(inbox, { threadId })
+    const progress = yield* Ref.make(TurnProgress.initial)
+    const interruptTurn = (turnId: string) =>
+      connection.request("turn/interrupt", { threadId, turnId }, { timeout: "2 seconds" }).pipe(Effect.ignore)
+    const turnId = yield* Effect.acquireRelease(
+      // in a fiber of the turn's scope, not of the caller: a request's wait is interruptible even here (so its timeout
+      // holds in a finalizer), an interrupted caller passes the interruption on to its child fibers at once, and an
+      // interrupted wait would lose the answer; the join in the acquire is not interrupted
+      connection.request("turn/start", turnParams(threadId, input, settings, extras)).pipe(
+        Effect.map((r) => r.turn.id),
+        Effect.forkScoped,
+        Effect.flatMap(Fiber.join)
+      ),
+      // a turn that neither completed nor was given up on is still running on the server
+      (turnId) => Effect.flatMap(Ref.get(progress), (p) => (TurnProgress.done(p) ? Effect.void : interruptTurn(turnId)))
+    )
+    return {
+      threadId,
+      turnId,
+      progress: Ref.get(progress),
+      follow: (onEvent) => followTurn(connection, { threadId, turnId, inbox, progress, interrupt: interruptTurn(turnId) }, settings, onEvent)
+    } satisfies RunningTurn
+    // as a whole: a caller interrupted meanwhile still gets the started turn (to record it); the interruption lands after
+  }).pipe(Effect.uninterruptible)
 
 /** Runs one turn to its end. Interrupting the caller sends `turn/interrupt` (best effort). */
 export const runTurn = (
@@ -217,125 +272,92 @@ export const runTurn = (
   onEvent: EventSink = () => Effect.void,
   extras: TurnExtras = {}
 ): Effect.Effect<TurnOutcome, RequestError> =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      // subscribe first: the turn's first notifications can arrive before the turn/start response. Into the turn's own
-      // queue, read directly, which also carries the turn's silence checks (see `follow`)
-      const events = yield* Queue.bounded<ServerNotification | Silence>(inboxSize)
-      yield* connection.subscribeInto(events, { threadId })
-      const interruptTurn = (turnId: string) =>
-        connection.request("turn/interrupt", { threadId, turnId }, { timeout: "2 seconds" }).pipe(Effect.ignore)
-      // interrupted while turn/start is in flight: the turn still starts on the server, so once its id is known it is
-      // interrupted too (in the background, bounded by the request timeouts), or it would linger and swallow the next start
-      const starting = yield* connection.request("turn/start", turnParams(threadId, input, settings, extras)).pipe(Effect.forkDaemon)
-      const started = yield* Fiber.join(starting).pipe(
-        Effect.onInterrupt(() =>
-          Fiber.join(starting).pipe(Effect.flatMap((r) => interruptTurn(r.turn.id)), Effect.ignore, Effect.forkDaemon)
-        )
-      )
-      const turnId = started.turn.id
-      const maxReconnects = settings.maxReconnects ?? defaultMaxReconnects
-      const interrupt = interruptTurn(turnId)
-      const providerSilenceMs = Duration.toMillis(settings.providerSilence ?? defaultProviderSilence)
-      // checked often enough to end a silent provider within a quarter of its limit past it
-      const stallCheckMs = Math.min(Duration.toMillis(settings.stallCheckAfter ?? defaultStallCheckAfter), providerSilenceMs / 4)
-      const deadlineMs = settings.deadline !== undefined ? Duration.toMillis(settings.deadline) : Number.POSITIVE_INFINITY
-      // Follow the turn; when it goes quiet, ask the app-server (a passive status read) instead of waiting blindly. A
-      // wait ends after stallCheckMs (or at the deadline) with nothing of this turn: one watchdog fiber for the whole
-      // turn puts a Silence for that wait into the turn's queue, so a wait costs no timer and no fiber of its own.
-      const follow = Effect.gen(function* () {
-        const ours = (n: ServerNotification) => n._tag === "DroppedLine" || turnIdOf(n) === turnId
-        // the subscription only ends with the connection (its queue is shut down, a take interrupted): then the
-        // connection's cause is the turn's failure
-        const ended = Effect.flatMap(connection.terminated, Effect.fail)
-        const take: Effect.Effect<Chunk.Chunk<ServerNotification | Silence>, RequestError> = Queue.takeAll(events).pipe(
-          Effect.flatMap((there) => (Chunk.isNonEmpty(there) ? Effect.succeed(there) : Effect.map(Queue.take(events), Chunk.of))),
-          Effect.catchAllCause(() => ended)
-        )
-        const progress = TurnProgress.initial()
-        const startedAt = yield* Clock.currentTimeMillis
-        const endsAt = startedAt + deadlineMs
-        let heardAt = startedAt
-        // the current wait: its number and when it ends; a new one begins after something of this turn was heard or a
-        // silence was checked (another turn's notification on the thread neither ends a wait nor counts as heard)
-        const wait = { seq: 0, until: Math.min(startedAt + stallCheckMs, endsAt), open: true }
-        const watchdog = Effect.gen(function* () {
-          let fired = -1
-          while (true) {
-            const now = yield* Clock.currentTimeMillis
-            if (wait.seq !== fired && now >= wait.until) {
-              fired = wait.seq
-              yield* Queue.offer(events, { _tag: silenceTag, seq: wait.seq })
-              continue
-            }
-            // the next wait ends no sooner than stallCheckMs (or the deadline) from now
-            const next = wait.seq !== fired ? wait.until : now >= endsAt ? now + stallCheckMs : Math.min(now + stallCheckMs, endsAt)
-            yield* Effect.sleep(Math.max(1, next - now))
-          }
-        })
-        yield* Effect.forkScoped(watchdog)
-        const newWait = Effect.map(Clock.currentTimeMillis, (now) => {
-          wait.seq++
-          wait.until = Math.min(now + stallCheckMs, endsAt)
-          wait.open = true
-          return now
-        })
-        while (!TurnProgress.done(progress)) {
-          const now = yield* Clock.currentTimeMillis
-          if (now - startedAt >= deadlineMs) {
-            TurnProgress.pastDeadline(progress, deadlineMs)
-            break
-          }
-          if (!wait.open) yield* newWait
-          const next = yield* take
-          for (const item of next) {
-            if (item._tag === silenceTag) {
-              if (item.seq !== wait.seq || !wait.open) continue // an earlier wait's, already ended by what was heard
-              wait.open = false
-              const after = yield* Clock.currentTimeMillis
-              if (after - startedAt >= deadlineMs) break
-              const status = yield* threadStatus(connection, threadId)
-              const counts = TurnProgress.afterSilence(
-                progress,
-                {
-                  status: status?.type,
-                  activeFlags: status?.type === "active" ? status.activeFlags : [],
-                  silentMs: after - heardAt
-                },
-                providerSilenceMs
-              )
-              if (!counts) heardAt = after
-              if (TurnProgress.done(progress)) break
-              continue
-            }
-            if (!ours(item)) continue
-            if (wait.open) {
-              wait.open = false
-              wait.seq++ // a Silence of the wait that just ended is stale
-              heardAt = yield* Clock.currentTimeMillis
-            }
-            yield* onEvent(TurnEvent.Notification({ notification: item }))
-            TurnProgress.absorb(turnId, maxReconnects, progress, item)
-            if (TurnProgress.done(progress)) break
-          }
-        }
-        return progress
-      })
-      const progress = yield* onEvent(TurnEvent.TurnStarted({ threadId, turnId })).pipe(
-        Effect.zipRight(follow),
-        Effect.raceFirst(Effect.flatMap(connection.terminated, Effect.fail)),
-        Effect.onInterrupt(() => interrupt)
-      )
-      if (progress.ended?.interrupt === true) yield* interrupt
-      const outcome: TurnOutcome = {
-        threadId,
-        turnId,
-        status: progress.status ?? "failed",
-        finalText: progress.finalText,
-        items: progress.items,
-        error: progress.ended?.reason ?? progress.error
+  Effect.scoped(Effect.flatMap(startTurn(connection, threadId, input, settings, extras), (turn) => turn.follow(onEvent)))
+
+interface Followed {
+  readonly threadId: string
+  readonly turnId: string
+  readonly inbox: Queue.Queue<ServerNotification | Silence>
+  readonly progress: Ref.Ref<TurnProgress.Progress>
+  readonly interrupt: Effect.Effect<void>
+}
+
+/**
+ * The turn's notifications folded into its progress until it is done. When the turn goes quiet, the app-server is
+ * asked (a passive status read) instead of waited on blindly: one watchdog fiber for the whole turn puts a Silence into
+ * the turn's queue when a wait of stallCheckMs (or the deadline) passes with nothing of the turn heard, so a wait
+ * costs no timer and no fiber of its own.
+ */
+const followTurn = (
+  connection: AppServerConnection,
+  turn: Followed,
+  settings: ThreadSettings,
+  onEvent: EventSink
+): Effect.Effect<TurnOutcome, RequestError> =>
+  Effect.scoped(Effect.gen(function* () {
+    const { inbox, threadId, turnId } = turn
+    const maxReconnects = settings.maxReconnects ?? defaultMaxReconnects
+    const providerSilenceMs = Duration.toMillis(settings.providerSilence ?? defaultProviderSilence)
+    // checked often enough to end a silent provider within a quarter of its limit past it
+    const stallCheckMs = Math.min(Duration.toMillis(settings.stallCheckAfter ?? defaultStallCheckAfter), providerSilenceMs / 4)
+    const deadlineMs = settings.deadline !== undefined ? Duration.toMillis(settings.deadline) : Number.POSITIVE_INFINITY
+    const ours = (n: ServerNotification) => n._tag === "DroppedLine" || turnIdOf(n) === turnId
+    // the subscription only ends with the connection (its queue is shut down, a take interrupted): then the
+    // connection's cause is the turn's failure
+    const ended = Effect.flatMap(connection.terminated, Effect.fail)
+    const take: Effect.Effect<Chunk.Chunk<ServerNotification | Silence>, RequestError> = Queue.takeAll(inbox).pipe(
+      Effect.flatMap((there) => (Chunk.isNonEmpty(there) ? Effect.succeed(there) : Effect.map(Queue.take(inbox), Chunk.of))),
+      Effect.catchAllCause(() => ended)
+    )
+    const startedAt = yield* Clock.currentTimeMillis
+    const clock = SilenceClock.make(startedAt, stallCheckMs, deadlineMs)
+    yield* Effect.forkScoped(SilenceClock.watch(clock, (seq) => Queue.offer(inbox, { _tag: silenceTag, seq })))
+    let progress = TurnProgress.initial
+    const advance = (next: TurnProgress.Progress) => {
+      progress = next
+      return Ref.set(turn.progress, next)
+    }
+    let heardAt = startedAt
+    yield* onEvent(TurnEvent.TurnStarted({ threadId, turnId }))
+    while (!TurnProgress.done(progress)) {
+      const now = yield* Clock.currentTimeMillis
+      if (now - startedAt >= deadlineMs) {
+        yield* advance(TurnProgress.pastDeadline(progress, deadlineMs))
+        break
       }
-      yield* onEvent(TurnEvent.TurnCompleted({ outcome }))
-      return outcome
-    })
-  )
+      clock.begin(now)
+      for (const item of yield* take) {
+        if (item._tag === silenceTag) {
+          if (!clock.expire(item.seq)) continue // an earlier wait's, already ended by what was heard
+          const after = yield* Clock.currentTimeMillis
+          if (after - startedAt >= deadlineMs) break
+          const status = yield* threadStatus(connection, threadId)
+          const checked = TurnProgress.afterSilence(
+            progress,
+            { status: status?.type, activeFlags: status?.type === "active" ? status.activeFlags : [], silentMs: after - heardAt },
+            providerSilenceMs
+          )
+          if (!checked.counts) heardAt = after
+          yield* advance(checked.progress)
+          if (TurnProgress.done(progress)) break
+          continue
+        }
+        if (!ours(item)) continue
+        if (clock.heard()) heardAt = yield* Clock.currentTimeMillis
+        yield* onEvent(TurnEvent.Notification({ notification: item }))
+        yield* advance(TurnProgress.absorb(turnId, maxReconnects, progress, item))
+        if (TurnProgress.done(progress)) break
+      }
+    }
+    if (progress.ended?.interrupt === true) yield* turn.interrupt
+    const outcome: TurnOutcome = {
+      threadId,
+      turnId,
+      status: progress.status ?? "failed",
+      finalText: progress.finalText,
+      items: progress.items,
+      error: progress.ended?.reason ?? progress.error
+    }
+    yield* onEvent(TurnEvent.TurnCompleted({ outcome }))
+    return outcome
+  })).pipe(Effect.raceFirst(Effect.flatMap(connection.terminated, Effect.fail)))

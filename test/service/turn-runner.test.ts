@@ -217,6 +217,31 @@ describe("TurnRunner and CodexHarness on the mock app-server", () => {
       expect(records[2]).toMatchObject({ status: "interrupted" })
     }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }))))
 
+  it.scoped("[appserver] a caller interrupted while turn/start is unanswered interrupts that turn once its id is known", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      const asked = yield* Deferred.make<void>()
+      const answer = yield* Deferred.make<void>()
+      // turn/start is held until the test lets it answer; then the turn starts on the peer as usual
+      yield* mock.setHandler("turn/start", (_params, ctx) =>
+        Deferred.succeed(asked, undefined).pipe(Effect.zipRight(Deferred.await(answer)), Effect.zipRight(ctx.fallback)))
+      const running = yield* Effect.fork(harness.runTurn({ sessionId: "s7a", prompt: "long job" }))
+      yield* Deferred.await(asked)
+      const interrupting = yield* Effect.fork(Fiber.interrupt(running))
+      expect(yield* mock.requests("turn/interrupt")).toHaveLength(0)
+      yield* Deferred.succeed(answer, undefined)
+      const interrupt = yield* mock.awaitRequest("turn/interrupt")
+      const threadId = paramsOf(yield* mock.awaitRequest("turn/start")).threadId as string
+      expect(paramsOf(interrupt)).toMatchObject({ threadId })
+      yield* Fiber.join(interrupting)
+      // the turn the server started is not left running to swallow the next one
+      expect(Option.isNone(yield* (yield* mock.latest).activeTurn(threadId))).toBe(true)
+      const records = yield* recordsOf("s7a")
+      expect(records.map((r) => r._tag)).toEqual(["user", "binding", "turn"])
+      expect(records[2]).toMatchObject({ status: "interrupted" })
+    }).pipe(Effect.provide(Test.layer({ script: { turns: "hang" } }))))
+
   it.scoped("[appserver] interrupting a turn whose turn/interrupt is never answered still ends after the 2 s interrupt timeout", () =>
     Effect.gen(function* () {
       const harness = yield* CodexHarness
