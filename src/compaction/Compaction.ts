@@ -3,18 +3,18 @@
 // confirms an interrupt. Past the timeout it interrupts; without confirmation within the grace period it retires the
 // client before the fence opens (and, on a remote connection, detaches the binding). It never compacts anything itself:
 // no preflight, no fallback summary, and the transcript gets the start and terminal status only (S39).
-import { Clock, Context, Data, Deferred, Duration, Effect, Layer, Option, Stream } from "effect"
-import type { ServerNotification } from "../../schemas/protocol.js"
+import { Clock, Context, Data, Duration, Effect, Layer, Option, Ref, Stream, SubscriptionRef } from "effect"
 import { AppServerExited, type ConnectionClosed, ConnectionRetired, RpcError } from "../appserver/errors.js"
 import { SessionRuntime } from "../session/SessionRuntime.js"
 import { SessionStore } from "../session/SessionStore.js"
-import { type CompactionStatus, TranscriptMirror } from "../session/TranscriptMirror.js"
+import { TranscriptMirror } from "../session/TranscriptMirror.js"
 import { SupervisedThreadGone } from "../session/errors.js"
 import { ThreadOpener } from "../threads/ThreadOpener.js"
 import { LifecycleBus } from "../turn/LifecycleBus.js"
 import type { LiveTurn } from "../turn/TurnEvent.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { CompactionFence } from "./CompactionFence.js"
+import * as CompactionProgress from "./CompactionProgress.js"
 import {
   CompactionClientClosed,
   type CompactionError,
@@ -67,16 +67,11 @@ const isClosed = (error: unknown): error is ConnectionClosed => error instanceof
 /** Codex's answer to an interrupt of a turn that has already ended. */
 const isNoActiveTurn = (error: unknown): boolean => error instanceof RpcError && /no active turn/i.test(error.rpcMessage)
 
-interface Terminal {
-  readonly status: string
-  readonly error: string | undefined
-}
-
 /** How the stop after a timeout or a cancellation ended. */
 type Stopped = "terminal" | "confirmed" | "noActiveTurn" | "closed" | "unconfirmed"
 
 type Waited =
-  | { readonly _tag: "Done"; readonly terminal: Terminal }
+  | { readonly _tag: "Done"; readonly terminal: CompactionProgress.Terminal }
   | { readonly _tag: "TimedOut" }
   | { readonly _tag: "Closed"; readonly cause: ConnectionClosed }
 
@@ -114,74 +109,43 @@ export const make = (options: CompactionLayerOptions = {}) =>
         const { connection, runtime } = opened
         const remote = options.remote ?? runtime.transport !== "stdio"
         yield* fence.hold(threadId)
-        // subscribed before the request: the compaction turn's first notifications can beat its answer
-        const events = yield* connection.subscribe({ threadId })
+        // ---- what Codex reports about the compaction turn: a fold of the thread's notifications from the request on ----
+        const phase = yield* Ref.make<"before" | "requested" | "accepted" | "rejected">("before")
+        const progress = yield* SubscriptionRef.make(CompactionProgress.initial)
+        // watching before the request: the compaction turn's first notifications can beat its answer
+        yield* connection.forEachNotification({ threadId }, (n) =>
+          Effect.flatMap(Ref.get(phase), (now) =>
+            now === "before" ? Effect.void : SubscriptionRef.update(progress, (p) => CompactionProgress.absorb(p, n))))
+        const awaitProgress = <A>(pick: (p: CompactionProgress.CompactionProgress) => A | undefined): Effect.Effect<A> =>
+          progress.changes.pipe(
+            Stream.filterMap((p) => Option.fromNullable(pick(p))),
+            Stream.runHead,
+            Effect.flatMap(Option.match({ onNone: () => Effect.never, onSome: Effect.succeed }))
+          )
+        const known = awaitProgress((p) => p.turnId)
+        const done = awaitProgress((p) => p.ended)
+        const current = SubscriptionRef.get(progress)
 
-        // ---- what Codex reports about the compaction turn ----
-        let requested = false
-        let accepted: boolean | undefined
-        let turnId: string | undefined
-        let fromItem = false
-        let itemCompleted = false
-        let ended: Terminal | undefined
-        const known = yield* Deferred.make<void>()
-        const done = yield* Deferred.make<Terminal>()
-        const identify = (id: string, byItem: boolean) =>
-          Effect.suspend(() => {
-            if (turnId !== undefined && (fromItem || !byItem)) return Effect.void
-            // the turn carrying the contextCompaction item wins over the first turn/started seen
-            turnId = id
-            fromItem = byItem
-            return Deferred.succeed(known, undefined)
-          })
-        const absorb = (n: ServerNotification): Effect.Effect<void> =>
-          Effect.suspend(() => {
-            if (!requested) return Effect.void
-            switch (n._tag) {
-              case "TurnStarted":
-                return identify(n.params.turn.id, false)
-              case "ItemStarted":
-              case "ItemCompleted": {
-                if (n.params.item.type !== "contextCompaction") return Effect.void
-                const id = n.params.turnId
-                const completed = n._tag === "ItemCompleted"
-                return identify(id, true).pipe(
-                  Effect.tap(() => {
-                    if (completed && id === turnId) itemCompleted = true
-                  })
-                )
-              }
-              case "TurnCompleted": {
-                const turn = n.params.turn
-                if (turnId === undefined || turn.id !== turnId) return Effect.void
-                ended = { status: turn.status, error: turn.error?.message ?? undefined }
-                return Deferred.succeed(done, ended)
-              }
-              default:
-                return Effect.void
-            }
-          })
-        yield* events.pipe(Stream.runForEach(absorb), Effect.forkScoped)
-
-        // ---- the transcript: started once the turn is known, a terminal status only after a start ----
-        let startedRecorded = false
-        let terminalRecorded = false
+        // ---- the transcript: started once the turn is known, a terminal status only after a start, each once ----
+        const recorded = yield* Ref.make<"nothing" | "started" | "terminal">("nothing")
         const written = (what: Effect.Effect<void, unknown>) =>
           what.pipe(
             Effect.catchAll((error) => Effect.logWarning(`compaction record not written: ${error instanceof Error ? error.message : String(error)}`)),
             Effect.uninterruptible
           )
-        const record = (status: CompactionStatus) => written(mirror.compaction(sessionId, { threadId, turnId: turnId! }, status))
+        const recordStarted = (turnId: string) =>
+          // marked first: should the connection close while the record is written, its terminal status still follows
+          Ref.set(recorded, "started").pipe(Effect.zipRight(written(mirror.compaction(sessionId, { threadId, turnId }, "started"))))
         const recordTerminal = (status: "completed" | "failed" | "interrupted") =>
-          Effect.suspend(() => {
-            if (!startedRecorded || terminalRecorded || turnId === undefined) return Effect.void
-            terminalRecorded = true
-            return record(status).pipe(
-              Effect.zipRight(bus.observe({ type: "after_compaction", sessionId, threadId, turnId, status }))
-            )
+          Effect.gen(function* () {
+            const { turnId } = yield* current
+            const first = yield* Ref.modify(recorded, (r) => [r === "started", r === "started" ? "terminal" as const : r])
+            if (!first || turnId === undefined) return
+            yield* written(mirror.compaction(sessionId, { threadId, turnId }, status))
+            yield* bus.observe({ type: "after_compaction", sessionId, threadId, turnId, status })
           })
         /** the transcript status of a compaction turn stopped before its item completed */
-        const stoppedStatus = () => (ended?.status === "failed" ? "failed" : "interrupted")
+        const stoppedStatus = Effect.map(current, (p) => (p.ended?.status === "failed" ? "failed" as const : "interrupted" as const))
         const detach = (reason: string) =>
           remote
             ? written(mirror.detached(sessionId, threadId, reason)).pipe(Effect.as(true))
@@ -194,9 +158,9 @@ export const make = (options: CompactionLayerOptions = {}) =>
           Effect.flatMap(connection.terminationCause, (cause) => (Option.isNone(cause) ? runtimes.retire(runtime, reason) : Effect.void))
 
         const interruptTurn = Effect.gen(function* () {
-          yield* Deferred.await(known)
+          const turnId = yield* known
           return yield* connection
-            .request("turn/interrupt", { threadId, turnId: turnId! }, { timeout: grace })
+            .request("turn/interrupt", { threadId, turnId }, { timeout: grace })
             .pipe(
               Effect.as<Stopped>("confirmed"),
               Effect.catchAll((error): Effect.Effect<Stopped> =>
@@ -214,18 +178,18 @@ export const make = (options: CompactionLayerOptions = {}) =>
 
         const stop = (why: string): Effect.Effect<Stopped> =>
           Effect.gen(function* () {
-            if (accepted === false) return "terminal" as const
+            if ((yield* Ref.get(phase)) === "rejected") return "terminal" as const
             const stopped = yield* Effect.raceFirst(
               interruptTurn,
-              Effect.raceFirst(Deferred.await(done).pipe(Effect.as<Stopped>("terminal")), connection.terminated.pipe(Effect.as<Stopped>("closed")))
+              Effect.raceFirst(done.pipe(Effect.as<Stopped>("terminal")), connection.terminated.pipe(Effect.as<Stopped>("closed")))
             ).pipe(
               // this may run while the caller is being interrupted (uninterruptible): the grace must still cut it short
               Effect.interruptible,
               Effect.timeoutTo({ duration: grace, onTimeout: (): Stopped => "unconfirmed", onSuccess: (s) => s })
             )
-            if (stopped === "noActiveTurn" && !itemCompleted) {
+            if (stopped === "noActiveTurn" && !(yield* current).itemCompleted) {
               // the turn is over; its last notifications may still be on their way to us
-              yield* Deferred.await(done).pipe(Effect.interruptible, Effect.timeoutOption(grace))
+              yield* done.pipe(Effect.interruptible, Effect.timeoutOption(grace))
             }
             if (stopped === "unconfirmed") {
               const reason = `the compaction of thread ${threadId} was not confirmed stopped within ${Duration.format(grace)} of turn/interrupt (${why})`
@@ -240,13 +204,13 @@ export const make = (options: CompactionLayerOptions = {}) =>
         const startedAt = yield* Clock.currentTimeMillis
         const run = Effect.gen(function* () {
           const waited = yield* Effect.gen(function* () {
-            requested = true
+            yield* Ref.set(phase, "requested")
             const answer = yield* connection.request("thread/compact/start", { threadId }).pipe(Effect.either)
             if (answer._tag === "Left") {
               const error = answer.left
               if (isClosed(error)) return { _tag: "Closed", cause: error } as Waited
               if (error instanceof RpcError) {
-                accepted = false
+                yield* Ref.set(phase, "rejected")
                 if (opened.thread.reused === true && TurnRunner.isThreadGone(error)) {
                   // taken as loaded, but Codex has let it go meanwhile: opened again, once, by the next attempt
                   return yield* Effect.zipRight(opened.forget, Effect.fail(new StaleThread({ threadId, reason: error.rpcMessage })))
@@ -257,14 +221,12 @@ export const make = (options: CompactionLayerOptions = {}) =>
               yield* Effect.logWarning(`thread/compact/start of ${threadId}: ${error.message}`)
               return { _tag: "TimedOut" } as Waited
             }
-            accepted = true
-            yield* Deferred.await(known)
-            // marked first: should the connection close while the record is written, its terminal status still follows
-            startedRecorded = true
-            yield* record("started")
-            yield* bus.observe({ type: "before_compaction", sessionId, threadId, turnId: turnId! })
-            if (callOptions.onStarted !== undefined) yield* callOptions.onStarted({ connection, threadId, turnId: turnId! })
-            return { _tag: "Done", terminal: yield* Deferred.await(done) } as Waited
+            yield* Ref.set(phase, "accepted")
+            const turnId = yield* known
+            yield* recordStarted(turnId)
+            yield* bus.observe({ type: "before_compaction", sessionId, threadId, turnId })
+            if (callOptions.onStarted !== undefined) yield* callOptions.onStarted({ connection, threadId, turnId })
+            return { _tag: "Done", terminal: yield* done } as Waited
           }).pipe(
             Effect.raceFirst(connection.terminated.pipe(Effect.map((cause): Waited => ({ _tag: "Closed", cause })))),
             Effect.timeoutTo({ duration: timeout, onTimeout: (): Waited => ({ _tag: "TimedOut" }), onSuccess: (w) => w })
@@ -274,12 +236,15 @@ export const make = (options: CompactionLayerOptions = {}) =>
             Effect.gen(function* () {
               yield* recordTerminal("completed")
               const durationMs = (yield* Clock.currentTimeMillis) - startedAt
+              const { turnId } = yield* current
+              // finished only once the compaction item completed, so its turn is known
               return { sessionId, threadId, turnId: turnId!, durationMs, afterTimeout } satisfies CompactionResult
             })
 
           switch (waited._tag) {
             case "Done": {
               const { error, status } = waited.terminal
+              const { itemCompleted, turnId } = yield* current
               if (itemCompleted) return yield* finish(false)
               yield* recordTerminal(status === "interrupted" ? "interrupted" : "failed")
               return yield* new CompactionFailed({
@@ -306,9 +271,10 @@ export const make = (options: CompactionLayerOptions = {}) =>
                 const detached = yield* detach(`the app-server connection closed during compaction: ${cause.message}`)
                 return yield* new CompactionClientClosed({ threadId, cause, detached })
               }
+              const { itemCompleted, turnId } = yield* current
               if (itemCompleted && stopped !== "unconfirmed") return yield* finish(true)
               const retired = stopped === "unconfirmed"
-              yield* recordTerminal(retired ? "failed" : stoppedStatus())
+              yield* recordTerminal(retired ? "failed" : yield* stoppedStatus)
               const detached = retired ? yield* detach("the compaction's interrupt was not confirmed") : false
               return yield* new CompactionTimedOut({ threadId, turnId, timeoutMs: Duration.toMillis(timeout), retired, detached })
             }
@@ -319,15 +285,21 @@ export const make = (options: CompactionLayerOptions = {}) =>
           // the caller gave up: stop the turn (best effort, bounded by the grace), then the finalizers release the
           // subscription, the fence and the lease
           Effect.onInterrupt(() =>
-            requested
-              ? stop("cancelled").pipe(
-                Effect.flatMap((stopped) =>
-                  stopped === "unconfirmed"
-                    ? recordTerminal("failed").pipe(Effect.zipRight(detach("a cancelled compaction's interrupt was not confirmed")))
-                    : recordTerminal(itemCompleted && stopped !== "closed" ? "completed" : stopped === "closed" ? "failed" : stoppedStatus())
-                )
-              )
-              : Effect.void
+            Effect.flatMap(Ref.get(phase), (now) =>
+              now === "before"
+                ? Effect.void
+                : stop("cancelled").pipe(
+                  Effect.flatMap((stopped) =>
+                    stopped === "unconfirmed"
+                      ? recordTerminal("failed").pipe(Effect.zipRight(detach("a cancelled compaction's interrupt was not confirmed")))
+                      : Effect.flatMap(current, ({ itemCompleted }) =>
+                        stopped === "closed"
+                          ? recordTerminal("failed")
+                          : itemCompleted
+                          ? recordTerminal("completed")
+                          : Effect.flatMap(stoppedStatus, recordTerminal))
+                  )
+                ))
           )
         )
       }).pipe(Effect.scoped)
