@@ -180,8 +180,11 @@ export const connect = (options: WebSocketOptions): Effect.Effect<TransportHandl
             : write(line).pipe(
               Effect.as(true),
               Effect.catchAll(() => Effect.succeed(false)),
-              // a write waits while the socket is not open: a socket closing meanwhile answers it
-              Effect.raceFirst(Deferred.await(ended).pipe(Effect.as(false)))
+              // a write waits while the socket is not open: a socket closing meanwhile answers it. Both sides are
+              // interruptible on purpose: a send made in an uninterruptible region (turn/start is one) forks them
+              // uninterruptible, and raceFirst waits for the loser's interruption, so the close wait would hang it
+              Effect.interruptible,
+              Effect.raceFirst(Deferred.await(ended).pipe(Effect.as(false), Effect.interruptible))
             )
         ),
       exited: exitInfo,
