@@ -223,13 +223,13 @@ export class ControlRpcs extends RpcGroup.make(
   }),
   Rpc.make("Branch", {
     payload: { thread: Id, session: Schema.optional(Id) },
+    // the branch is decided: its first turn forks the snapshot and starts its own model-locked thread (S15)
     success: Schema.Struct({
       session_id: Schema.String,
       source_thread_id: Schema.String,
-      thread_id: Schema.String,
-      model: Schema.String,
-      model_provider: Schema.String,
-      probe: Schema.Literal("closed", "cleanupFailed")
+      last_turn_id: Schema.NullOr(Schema.String),
+      messages: Schema.Number,
+      truncated: Schema.Boolean
     }),
     error: ControlFailure
   }),

@@ -94,8 +94,24 @@ export const BindingRecord = Schema.TaggedStruct("binding", {
   codexHome: Schema.optional(Schema.String)
 })
 /**
- * The temporary native fork a supervised branch pinned its snapshot with (S15, S4). "open" until its finalizer ran;
- * "cleanupFailed" is recovery state: the probe may still be loaded and the connection it lived on was retired.
+ * Continue as branch, decided (S15): the chat continues native thread `sourceThreadId` as it was through `lastTurnId`,
+ * on `runtime` (its private supervision connection, model-locked). Nothing exists in Codex for it yet: its first turn
+ * forks that snapshot, starts the canonical thread with the model and provider the fork returned and injects the
+ * `messages` user and assistant records that follow this one (the bounded visible history). It stays pending until the
+ * canonical thread has a turn record; a first turn that never started leaves it pending for the next one.
+ */
+export const BranchRecord = Schema.TaggedStruct("branch", {
+  at,
+  sourceThreadId: Schema.String,
+  lastTurnId: Schema.optional(Schema.String),
+  messages: Schema.Number,
+  /** older messages were left out, or a message was cut */
+  truncated: Schema.optional(Schema.Boolean),
+  runtime: SessionRuntime
+})
+/**
+ * The temporary native fork a supervised branch's first turn pinned its snapshot with (S15, S4). "open" until it was
+ * archived ("closed"); "cleanupFailed" is recovery state: the fork could not be archived and is still in the home.
  */
 export const ProbeRecord = Schema.TaggedStruct("probe", {
   at,
@@ -152,6 +168,7 @@ export const SessionRecord = Schema.Union(
   NoticeRecord,
   TurnRecord,
   ProbeRecord,
+  BranchRecord,
   SettledRecord
 )
 export type SessionRecord = typeof SessionRecord.Type

@@ -94,6 +94,9 @@ export const transcriptLine = (record: SessionRecord): string => {
       return `thread detached: ${record.threadId} (${record.reason})`
     case "probe":
       return `branch probe ${record.threadId} of ${record.sourceThreadId}: ${record.status}${record.reason !== undefined ? ` (${record.reason})` : ""}`
+    case "branch":
+      return `branched from native thread ${record.sourceThreadId}${record.lastTurnId !== undefined ? ` through turn ${record.lastTurnId}` : ""}: ` +
+        `${record.messages} messages${record.truncated === true ? " (bounded)" : ""}`
     case "settled":
       return `no turn (${record.status}): ${record.reason}`
     default: {

@@ -133,6 +133,19 @@ const continueCommand = (options: BranchOptions, sessionId: string) => {
   return ["codex-harness", "run", ...flags, "--session", sessionId, "PROMPT"].map(shellWord).join(" ")
 }
 
+/** What a branch decided, and how to continue it; nothing exists in Codex for it until its first turn (S15). */
+const printBranched = (
+  options: BranchOptions,
+  made: { sessionId: string; sourceThreadId: string; lastTurnId: string | undefined; messages: number; truncated: boolean }
+) =>
+  Effect.gen(function* () {
+    yield* Console.log(`session: ${made.sessionId}`)
+    yield* Console.log(`branched from: ${made.sourceThreadId}${made.lastTurnId !== undefined ? ` (through turn ${made.lastTurnId})` : ""}`)
+    yield* Console.log(`history: ${made.messages} messages${made.truncated ? " (bounded)" : ""}`)
+    yield* Console.log("its first turn forks that snapshot and starts the chat's own model-locked thread")
+    yield* Console.log(`continue with: ${continueCommand(options, made.sessionId)}`)
+  })
+
 export const branch = (options: BranchOptions) =>
   Connect.orLocal(
     options,
@@ -141,10 +154,13 @@ export const branch = (options: BranchOptions) =>
       Effect.gen(function* () {
         const made = yield* client.Branch({ thread: options.threadId, ...(Option.isSome(options.session) ? { session: options.session.value } : {}) })
         if (options.json) return yield* Console.log(JSON.stringify(made))
-        yield* Console.log(`session: ${made.session_id}`)
-        yield* Console.log(`thread: ${made.thread_id} (model ${made.model}, provider ${made.model_provider}, locked)`)
-        if (made.probe === "cleanupFailed") yield* Console.error("codex-harness: warning: the branch probe could not be cleaned up; recorded in the session")
-        yield* Console.log(`continue with: ${continueCommand(options, made.session_id)}`)
+        yield* printBranched(options, {
+          sessionId: made.session_id,
+          sourceThreadId: made.source_thread_id,
+          lastTurnId: made.last_turn_id ?? undefined,
+          messages: made.messages,
+          truncated: made.truncated
+        })
       }),
     branchLocal(options)
   )
@@ -156,13 +172,13 @@ const branchLocal = (options: BranchOptions) =>
       const made = yield* Effect.flatMap(Branching, (b) =>
         b.branch(options.threadId, { sessionId: Option.getOrUndefined(options.session) }))
       if (options.json) return yield* Console.log(JSON.stringify(made))
-      yield* Console.log(`session: ${made.sessionId}`)
-      yield* Console.log(`thread: ${made.threadId} (model ${made.model}, provider ${made.modelProvider}, locked)`)
-      yield* Console.log(`history: ${made.history.messages.length} messages${made.history.truncated ? " (bounded)" : ""}`)
-      if (made.probe === "cleanupFailed") {
-        yield* Console.error(`codex-harness: warning: probe ${made.probeThreadId} could not be cleaned up; recorded in the session`)
-      }
-      yield* Console.log(`continue with: ${continueCommand(options, made.sessionId)}`)
+      yield* printBranched(options, {
+        sessionId: made.sessionId,
+        sourceThreadId: made.sourceThreadId,
+        lastTurnId: made.lastTurnId,
+        messages: made.history.messages.length,
+        truncated: made.history.truncated
+      })
     })
   )
 

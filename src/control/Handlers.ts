@@ -174,10 +174,9 @@ export const layer = (info: ServeInfo) =>
         reported(Effect.map(branching.branch(thread, session === undefined ? {} : { sessionId: session }), (b) => ({
           session_id: b.sessionId,
           source_thread_id: b.sourceThreadId,
-          thread_id: b.threadId,
-          model: b.model,
-          model_provider: b.modelProvider,
-          probe: b.probe
+          last_turn_id: b.lastTurnId ?? null,
+          messages: b.history.messages.length,
+          truncated: b.history.truncated
         }))),
       Archive: ({ confirm_no_other_runner, thread }) =>
         reported(Effect.map(archiveGuard.archive(thread, { confirmNoOtherRunner: confirm_no_other_runner }), (a) => ({

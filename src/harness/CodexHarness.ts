@@ -223,7 +223,8 @@ export const make = Effect.gen(function* () {
       // refusals come before anything is recorded or sent: nothing was asked of Codex
       yield* refuseModelSwitch(sessionId, state, requestedModel)
       yield* runtimes.resolve(sessionId, state)
-      if (locked && state.binding === undefined) {
+      // a supervised chat continues on its bound thread, or makes it (a branch not started yet, S15); never a fresh one
+      if (locked && state.binding === undefined && state.branch === undefined) {
         return yield* new SupervisedThreadGone({
           sessionId,
           threadId: state.detached?.threadId ?? "(unknown)",
@@ -251,16 +252,21 @@ export const make = Effect.gen(function* () {
         kind,
         context: request.context,
         requestedModel,
-        mayStartFresh: true
+        mayStartFresh: true,
+        // the turn's tools, approvals, questions and observers, for the turn's life, as soon as the thread exists
+        // (a supervised branch's canonical thread is made in this open, S15)
+        install: ({ connection, setup: { tools }, threadId }) =>
+          Effect.gen(function* () {
+            yield* ToolBridge.install(connection, { sessionId, threadId, tools })
+            for (const extension of extensions) {
+              if (extension.install !== undefined) {
+                yield* extension.install({ sessionId, threadId, kind, connection, observe: bus.observe })
+              }
+            }
+          })
       })
-      const { connection, setup: { instructions, tools }, thread } = opened
+      const { setup: { instructions }, thread } = opened
       yield* onEvent(TurnRunner.TurnEvent.ThreadOpened({ thread }))
-      yield* ToolBridge.install(connection, { sessionId, threadId: thread.threadId, tools })
-      for (const extension of extensions) {
-        if (extension.install !== undefined) {
-          yield* extension.install({ sessionId, threadId: thread.threadId, kind, connection, observe: bus.observe })
-        }
-      }
       const defaultMode = Instructions.collaborationMode(instructions, { model: thread.model })
       const collaborationMode: Instructions.CollaborationMode | undefined = collaboration === "plan"
         ? {

@@ -4,6 +4,7 @@ import type { SessionRecord, SessionRuntime } from "../../schemas/session.js"
 
 type BindingRecord = Extract<SessionRecord, { readonly _tag: "binding" }>
 type DetachedRecord = Extract<SessionRecord, { readonly _tag: "detached" }>
+type BranchRecord = Extract<SessionRecord, { readonly _tag: "branch" }>
 
 export interface SessionState {
   /** the last binding record; absent for a session that has never opened a thread, or whose thread was detached */
@@ -18,6 +19,11 @@ export interface SessionState {
   readonly detached?: DetachedRecord | undefined
   /** the last explicit model choice (S12) */
   readonly modelChoice?: string | undefined
+  /**
+   * A supervised branch whose canonical thread has not had a turn yet (S15): without a binding, the next turn forks
+   * the snapshot and starts it. Cleared by the first turn record on the thread bound after it.
+   */
+  readonly branch?: BranchRecord | undefined
 }
 
 /** The runtime a binding record names: its own, or the one a supervised binding of an older file implies. */
@@ -34,8 +40,16 @@ export const sessionState = (records: ReadonlyArray<SessionRecord>): SessionStat
   let runtime: SessionRuntime | undefined
   let detached: DetachedRecord | undefined
   let modelChoice: string | undefined
+  let branch: BranchRecord | undefined
   for (const record of records) {
-    if (record._tag === "binding") {
+    if (record._tag === "branch") {
+      branch = record
+      runtime = record.runtime
+      binding = undefined
+      detached = undefined
+    } else if (record._tag === "turn") {
+      if (branch !== undefined && binding?.threadId === record.threadId) branch = undefined
+    } else if (record._tag === "binding") {
       binding = record
       runtime = runtimeOf(record) ?? runtime
       detached = undefined
@@ -47,5 +61,5 @@ export const sessionState = (records: ReadonlyArray<SessionRecord>): SessionStat
       detached = record
     } else if (record._tag === "model") modelChoice = record.model
   }
-  return { binding, runtime, detached, modelChoice }
+  return { binding, runtime, detached, modelChoice, branch }
 }

@@ -86,7 +86,7 @@ export type SessionRewriteError = SessionHoldError | RecordRewriteRefused
 export class SessionStore extends Context.Tag("codex-harness/SessionStore")<SessionStore, SessionStoreService>() {}
 
 /** Records whose loss would strand a session: written with fsync. */
-export const durableTags: ReadonlySet<SessionRecord["_tag"]> = new Set(["binding", "model", "detached", "probe"])
+export const durableTags: ReadonlySet<SessionRecord["_tag"]> = new Set(["binding", "model", "detached", "probe", "branch"])
 
 const validId = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 export const checkSessionId = (sessionId: string): Effect.Effect<string, InvalidSessionId> =>
@@ -114,6 +114,7 @@ const recordKinds: Record<SessionRecord["_tag"], true> = {
   notice: true,
   turn: true,
   probe: true,
+  branch: true,
   settled: true
 }
 const knownTags: ReadonlySet<string> = new Set(Object.keys(recordKinds))

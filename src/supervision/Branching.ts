@@ -1,23 +1,15 @@
 // Continue as branch (S15, S16, S17): a new model-locked chat that continues a native thread without touching it.
-// A temporary ephemeral fork (the probe, a scoped resource) pins the snapshot with Codex's own model/provider pair; the
-// canonical thread starts on the chat's private supervision connection with exactly that pair, gets the bounded visible
-// user/assistant history injected, and the probe is unsubscribed by its finalizer. The source is never resumed;
-// reasoning, tool calls and tool results are never copied. Later turns stay on the private connection.
-// With apps in the config (S2-S4) the canonical thread starts deny-by-default and one app/installed confirms it before
-// its history is injected or the binding committed. The canonical thread is provisional (a scoped resource) until the
-// binding is committed: a branch that fails or is interrupted deletes it, confirmed gone, or retires the connection;
-// the probe's finalizer runs after it, and a probe that cannot be cleaned up stays in the session as recovery state.
+// Branching decides it and nothing more: after the refusals (active, owned, archived, remote, a taken session id) it
+// reads the source's bounded visible history through the passive discovery client and records, in this order, the
+// `branch` record (from it on the session is a model-locked chat on its private supervision connection), the history
+// as user and assistant records, and a notice that closes it. Nothing is made in Codex here: the chat's first turn
+// forks the snapshot, starts the canonical thread with the pair the fork returned, injects the history and archives
+// the fork, inside the ordinary turn path with the turn's approval handlers installed (threads/BranchStart). The
+// source is never resumed; reasoning, tool calls and tool results are never copied.
 import { Context, Effect, Layer, Schema } from "effect"
 import { TextContent, type Turn } from "../../schemas/protocol.js"
 import type { SessionRecord } from "../../schemas/session.js"
-import type { AppServerConnection } from "../appserver/AppServerConnection.js"
-import type { LeaseError } from "../appserver/ClientPool.js"
-import type { RequestError } from "../appserver/errors.js"
-import { AppAdmission, type CleanupOutcome, cleanupThread } from "../apps/AppAdmission.js"
-import * as AppsPolicy from "../apps/AppsPolicy.js"
-import type { AppsError } from "../apps/errors.js"
 import { Settings } from "../config/Settings.js"
-import { ThreadOpener } from "../threads/ThreadOpener.js"
 import { supervisedRuntime } from "../session/Runtimes.js"
 import { SessionRuntime } from "../session/SessionRuntime.js"
 import {
@@ -28,10 +20,10 @@ import {
   type SessionStoreError
 } from "../session/SessionStore.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
-import { conversationBounds, fitText, keepNewest, messageItem } from "../turn/BootstrapProjection.js"
-import * as TurnRunner from "../turn/TurnRunner.js"
+import { conversationBounds, fitText, keepNewest } from "../turn/BootstrapProjection.js"
 import { SessionWork } from "../harness/SessionWork.js"
 import { Catalog, type CatalogError, type CatalogRow, paginate } from "./Catalog.js"
+import { Discovery, type DiscoveryError } from "./Discovery.js"
 import { BranchRefused, EnumerationFailed, type SupervisionDisabled, type ThreadNotFound } from "./errors.js"
 
 /** How much of the source's visible conversation a branch carries (UTF-8 bytes; the newest messages are kept). */
@@ -101,9 +93,6 @@ export const boundHistory = (newestFirst: ReadonlyArray<Turn>, bounds: HistoryBo
   return { messages: kept, bytes, truncated, lastTurnId: newestFirst[start]!.id }
 }
 
-/** The history as raw Responses API items for thread/inject_items. */
-export const injectionItems = (history: History): ReadonlyArray<unknown> => history.messages.map((m) => messageItem(m.role, m.text))
-
 export interface BranchOptions {
   /** the new chat's session id; default `branch-<uuid>`; it must not exist yet */
   readonly sessionId?: string | undefined
@@ -112,13 +101,9 @@ export interface BranchOptions {
 export interface Branched {
   readonly sessionId: string
   readonly sourceThreadId: string
-  /** the canonical thread of the new chat */
-  readonly threadId: string
-  /** exactly the pair the probe fork reported */
-  readonly model: string
-  readonly modelProvider: string
-  readonly probeThreadId: string
-  readonly probe: "closed" | "cleanupFailed"
+  /** the snapshot the chat's first turn forks: the source's last terminal turn */
+  readonly lastTurnId: string | undefined
+  /** what the chat's canonical thread will be given (and the mirror already holds) */
   readonly history: History
 }
 
@@ -128,12 +113,10 @@ export type BranchError =
   | ThreadNotFound
   | CatalogError
   | EnumerationFailed
-  | LeaseError
-  | RequestError
+  | DiscoveryError
   | SessionStoreError
   | SessionHoldError
   | InvalidSessionId
-  | AppsError
 
 export interface BranchingService {
   readonly branch: (source: string | CatalogRow, options?: BranchOptions) => Effect.Effect<Branched, BranchError>
@@ -150,13 +133,11 @@ export const make = Effect.gen(function* () {
   const store = yield* SessionStore
   const catalog = yield* Catalog
   const runs = yield* SessionWork
-  const opener = yield* ThreadOpener
-  const apps = yield* AppAdmission
-  const appsOn = AppsPolicy.hasAppsConfig(settings.apps)
+  const discovery = yield* Discovery
 
-  const readHistory = (connection: AppServerConnection, threadId: string) =>
+  // newest first, and only as far back as the bounds can use; a passive read (the source is never loaded)
+  const readHistory = (threadId: string) =>
     Effect.gen(function* () {
-      // newest first, and only as far back as the bounds can use
       const turns: Array<Turn> = []
       let messages = 0
       yield* paginate(
@@ -164,8 +145,8 @@ export const make = Effect.gen(function* () {
         (cursor) =>
           messages >= historyBounds.maxMessages
             ? Effect.succeed({ data: [], nextCursor: null })
-            : connection
-              .request("thread/turns/list", {
+            : discovery
+              .read("thread/turns/list", {
                 threadId,
                 sortDirection: "desc",
                 itemsView: "full",
@@ -201,106 +182,34 @@ export const make = Effect.gen(function* () {
       const sessionId = yield* checkSessionId(options.sessionId ?? `branch-${crypto.randomUUID()}`)
       yield* store.hold(sessionId)
       if ((yield* mirror.read(sessionId)).contents.records.length > 0) return yield* refused(`session ${sessionId} already exists`)
-      // the chat's runtime: its private connection under the supervision home, model-locked (S13, S15)
-      const runtime = supervisedRuntime(sessionId, spec.codexHome!, settings.supervision?.providerUrl)
-      // what every thread of a session is opened with (ThreadOpener), started here with the pair the probe pins (S15)
-      const { settings: threadSettings, setup } = yield* opener.plan({ sessionId, state: {}, kind: "user" })
+      const history = yield* readHistory(sourceThreadId)
       const append = (record: SessionRecord) => mirror.append(sessionId, record)
 
-      let probeOutcome: Branched["probe"] = "closed"
-      const cleanupProbe = (connection: AppServerConnection, probeId: string) =>
-        connection.request("thread/unsubscribe", { threadId: probeId }, { timeout: "10 seconds" }).pipe(
-          Effect.zipRight(append({ _tag: "probe", at: now(), threadId: probeId, sourceThreadId, status: "closed" })),
-          Effect.catchAll((error) =>
-            Effect.gen(function* () {
-              probeOutcome = "cleanupFailed"
-              // recovery state first, then the connection goes: whatever still holds the probe goes with it
-              yield* append({ _tag: "probe", at: now(), threadId: probeId, sourceThreadId, status: "cleanupFailed", reason: error.message })
-                .pipe(Effect.catchAll((e) => Effect.logError(`probe ${probeId} needs cleanup, and recording that failed: ${e.message}`)))
-              yield* runtimes.retire(runtime, `branch probe ${probeId} could not be cleaned up`)
-              yield* Effect.logWarning(`branch probe ${probeId} could not be cleaned up (${error.message}); its connection was retired`)
-            })
-          )
+      // the decision first: from this record on the session runs only on its private connection, model-locked (S13)
+      yield* append({
+        _tag: "branch",
+        at: now(),
+        sourceThreadId,
+        ...(history.lastTurnId !== undefined ? { lastTurnId: history.lastTurnId } : {}),
+        messages: history.messages.length,
+        ...(history.truncated ? { truncated: true } : {}),
+        runtime: supervisedRuntime(sessionId, spec.codexHome!, settings.supervision?.providerUrl)
+      })
+      // the history the first turn injects, then the notice that closes it (without it the branch is incomplete)
+      for (const message of history.messages) {
+        yield* append(
+          message.role === "user"
+            ? { _tag: "user", at: now(), text: message.text }
+            : { _tag: "assistant", at: now(), threadId: sourceThreadId, turnId: message.turnId, text: message.text, delivered: false }
         )
-
-      const made = yield* Effect.scoped(
-        Effect.gen(function* () {
-          const connection = yield* runtimes.leaseRuntime(runtime, spec)
-          // S2-S5: decided before anything exists on the connection; the canonical thread opens deny-by-default
-          const gate = appsOn ? yield* apps.prepare(connection, { poolKey: runtime.poolKey, cwd: threadSettings.cwd }) : undefined
-          const readiness = gate !== undefined ? yield* apps.watchReadiness(connection) : undefined
-          const history = yield* readHistory(connection, sourceThreadId)
-          // the probe: no model, no provider; Codex answers with the pair its configuration selects
-          const probe = yield* Effect.acquireRelease(
-            connection.request("thread/fork", {
-              threadId: sourceThreadId,
-              ephemeral: true,
-              excludeTurns: true,
-              ...(history.lastTurnId !== undefined ? { lastTurnId: history.lastTurnId } : {})
-            }).pipe(
-              Effect.tap((fork) =>
-                append({ _tag: "probe", at: now(), threadId: fork.thread.id, sourceThreadId, status: "open" }).pipe(
-                  Effect.catchAll((e) => Effect.logWarning(e.message))
-                )
-              )
-            ),
-            (fork) => cleanupProbe(connection, fork.thread.id)
-          )
-          const extras = gate === undefined ? setup.extras : { ...setup.extras, config: { ...setup.extras.config, ...gate.threadConfig } }
-          // the canonical thread, provisional until the binding is committed: its finalizer deletes it (confirmed gone,
-          // else the connection is retired) when the branch fails or is interrupted first (S4); it runs before the probe's
-          let committed = false
-          let cleanup: Effect.Effect<CleanupOutcome> = Effect.succeed("deleted")
-          const started = yield* Effect.acquireRelease(
-            connection.request("thread/start", {
-              ...TurnRunner.threadParams(threadSettings, extras, true),
-              model: probe.model,
-              modelProvider: probe.modelProvider,
-              ...(setup.extras.dynamicTools !== undefined && setup.extras.dynamicTools.length > 0 ? { dynamicTools: setup.extras.dynamicTools } : {})
-            }).pipe(
-              Effect.tap((started) =>
-                // run once, whoever asks first: the admission check on its failure, or this finalizer
-                Effect.map(
-                  Effect.cached(cleanupThread(connection, {
-                    threadId: started.thread.id,
-                    ephemeral: false,
-                    retire: (reason) => runtimes.retire(runtime, reason)
-                  })),
-                  (once) => {
-                    cleanup = once
-                  }
-                )
-              )
-            ),
-            () => (committed ? Effect.void : Effect.asVoid(cleanup))
-          )
-          const threadId = started.thread.id
-          if (gate !== undefined) {
-            yield* apps.confirm(connection, { threadId, ephemeral: false, gate, readiness, cleanup, retire: (reason) => runtimes.retire(runtime, reason) })
-          }
-          const items = injectionItems(history)
-          if (items.length > 0) yield* connection.request("thread/inject_items", { threadId, items })
-
-          // the mirror of what the canonical thread now knows, then the binding that commits the chat
-          yield* append({
-            _tag: "notice",
-            at: now(),
-            text: `Branched from native thread ${sourceThreadId}: ${history.messages.length} messages carried over${history.truncated ? " (bounded)" : ""}.`
-          })
-          for (const message of history.messages) {
-            yield* append(
-              message.role === "user"
-                ? { _tag: "user", at: now(), text: message.text }
-                : { _tag: "assistant", at: now(), threadId: sourceThreadId, turnId: message.turnId, text: message.text, delivered: false }
-            )
-          }
-          yield* mirror.binding(sessionId, { threadId, model: probe.model, modelProvider: probe.modelProvider, runtime })
-          committed = true
-          return { threadId, model: probe.model, modelProvider: probe.modelProvider, probeThreadId: probe.thread.id, history }
-        })
-      )
-
-      return { sessionId, sourceThreadId, ...made, probe: probeOutcome } satisfies Branched
+      }
+      yield* append({
+        _tag: "notice",
+        at: now(),
+        text: `Branched from native thread ${sourceThreadId}: ${history.messages.length} messages carried over` +
+          `${history.truncated ? " (bounded)" : ""}. The first turn forks its snapshot and starts the chat's own thread.`
+      })
+      return { sessionId, sourceThreadId, lastTurnId: history.lastTurnId, history } satisfies Branched
     }).pipe(Effect.scoped, Effect.withSpan("Branching.branch"))
 
   return { branch } satisfies BranchingService
@@ -309,7 +218,7 @@ export const make = Effect.gen(function* () {
 export const layer: Layer.Layer<
   Branching,
   never,
-  Settings | SessionRuntime | SessionStore | TranscriptMirror | Catalog | SessionWork | ThreadOpener | AppAdmission
+  Settings | SessionRuntime | SessionStore | TranscriptMirror | Catalog | SessionWork | Discovery
 > = Layer.effect(
   Branching,
   make

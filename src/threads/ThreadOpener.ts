@@ -5,7 +5,9 @@
 // session's recorded runtime (the lease), its thread settings (S12, S13) and its ThreadSetup (S6-S11, S20), with the
 // apps gate when apps are configured (S2-S5). A bound thread that is gone is replaced by a fresh one carrying the
 // conversation (S38) only where the caller allows it; the binding is recorded before the caller sends anything else.
-import { Context, Effect, Layer, type Scope } from "effect"
+// A supervised branch that was only decided gets its canonical thread here, on its first turn (BranchStart, S15). The
+// caller's handlers for the thread (a turn's approvals, tools, questions) are installed as soon as the thread exists.
+import { Context, Effect, Layer, Scope } from "effect"
 import type { SessionRecord } from "../../schemas/session.js"
 import type { SessionRuntime as Runtime } from "../../schemas/session.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
@@ -28,12 +30,13 @@ import type { TurnKind } from "../turn/TurnExtension.js"
 import type { OpenedThread } from "../turn/TurnEvent.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { threadSettingsFor } from "../turn/ThreadSettings.js"
+import * as BranchStart from "./BranchStart.js"
 import { type ThreadSetup, ThreadSetups } from "./ThreadSetup.js"
 
 /** What a thread of the session is opened with, before any connection is involved. */
 export interface PlanRequest {
   readonly sessionId: string
-  /** the session's state, as read under its hold (empty for a session being made, such as a branch) */
+  /** the session's state, as read under its hold */
   readonly state: SessionState
   /** the kind of turn the thread is opened for; a compaction opens it as for a user turn */
   readonly kind: TurnKind
@@ -55,6 +58,17 @@ export interface OpenRequest extends PlanRequest {
   readonly mayStartFresh: boolean
   /** the session's records: what a fresh thread that takes over a conversation carries (S38) */
   readonly records: ReadonlyArray<SessionRecord>
+  /**
+   * The caller's handlers for the thread (a turn's server-request routes and observers), installed in the caller's
+   * Scope once the thread exists and before anything else is asked of it: before an apps check, an injection, a turn
+   */
+  readonly install?: ((thread: InstallTarget) => Effect.Effect<void, never, Scope.Scope>) | undefined
+}
+
+export interface InstallTarget {
+  readonly connection: AppServerConnection
+  readonly threadId: string
+  readonly setup: ThreadSetup
 }
 
 export interface SessionThread {
@@ -74,11 +88,6 @@ export interface SessionThread {
 export type OpenError = LeaseError | RequestError | RuntimeRefusal | SupervisedThreadGone | AppsError | MirrorError | Bootstrap.BootstrapFailed
 
 export interface ThreadOpenerService {
-  /**
-   * The thread settings, instructions, tools and config a thread of the session gets: what `open` sends, for a path
-   * that must start the thread itself (a supervised branch's canonical thread, with the pair its probe pinned)
-   */
-  readonly plan: (request: PlanRequest) => Effect.Effect<ThreadPlan>
   /** leases the session's connection for the Scope and opens its thread on it (started, resumed, or already loaded) */
   readonly open: (request: OpenRequest) => Effect.Effect<SessionThread, OpenError, Scope.Scope>
 }
@@ -97,6 +106,7 @@ export const make = Effect.gen(function* () {
   const apps = yield* AppAdmission
   const appsOn = AppsPolicy.hasAppsConfig(settings.apps)
 
+  // the thread settings, instructions, tools and config a thread of the session gets: what `open` sends
   const plan = (request: PlanRequest) =>
     Effect.gen(function* () {
       const { kind, sessionId, state } = request
@@ -121,6 +131,29 @@ export const make = Effect.gen(function* () {
       const gate = appsOn ? yield* apps.prepare(connection, { poolKey: runtime.poolKey, cwd: threadSettings.cwd }) : undefined
       const readiness = gate !== undefined ? yield* apps.watchReadiness(connection) : undefined
       const extras = gate === undefined ? setup.extras : { ...setup.extras, config: { ...setup.extras.config, ...gate.threadConfig } }
+      const caller = yield* Effect.scope
+      const install = (threadId: string) =>
+        request.install === undefined ? Effect.void : Scope.extend(request.install({ connection, threadId, setup }), caller)
+      const retire = (reason: string) => runtimes.retire(runtime, reason)
+      // a branch that was only decided: its canonical thread is made now, and bound before the turn starts (S15)
+      const branch = state.binding === undefined ? state.branch : undefined
+      if (branch !== undefined) {
+        const thread = yield* BranchStart.start({ mirror, loadedThreads, retire: runtimes.retire }, {
+          sessionId,
+          branch,
+          records,
+          connection,
+          runtime,
+          settings: threadSettings,
+          extras,
+          install,
+          admit: gate === undefined
+            ? undefined
+            : (threadId, cleanup) => apps.confirm(connection, { threadId, ephemeral: false, gate, readiness, cleanup, retire })
+        })
+        const forget = Effect.sync(() => loadedThreads.forget(connection, thread.threadId))
+        return { connection, runtime, thread, setup, settings: threadSettings, locked, carriedFrom: undefined, forget } satisfies SessionThread
+      }
       const thread = yield* TurnRunner.openThread(connection, threadSettings, bound, extras, loadedThreads).pipe(
         Effect.catchIf(
           (error): error is RpcError => locked && TurnRunner.isThreadGone(error),
@@ -128,13 +161,14 @@ export const make = Effect.gen(function* () {
         )
       )
       const forget = Effect.sync(() => loadedThreads.forget(connection, thread.threadId))
+      yield* install(thread.threadId)
       if (gate !== undefined && !thread.resumed) {
         yield* apps.confirm(connection, {
           threadId: thread.threadId,
           ephemeral: false,
           gate,
           readiness,
-          retire: (reason) => runtimes.retire(runtime, reason),
+          retire,
           forget
         })
       }
@@ -165,7 +199,7 @@ export const make = Effect.gen(function* () {
       return { connection, runtime, thread, setup, settings: threadSettings, locked, carriedFrom, forget } satisfies SessionThread
     }).pipe(Effect.withSpan("ThreadOpener.open", { attributes: { sessionId: request.sessionId, kind: request.kind } }))
 
-  return { plan, open } satisfies ThreadOpenerService
+  return { open } satisfies ThreadOpenerService
 })
 
 export const layer: Layer.Layer<

@@ -118,6 +118,66 @@ export const turnParams = (threadId: string, input: ReadonlyArray<UserInput>, se
   ...(extras.collaborationMode !== undefined ? { collaborationMode: extras.collaborationMode } : {})
 })
 
+/** What a resume of a thread sends; as text, compared with what opened it on this connection. */
+const resumeParams = (settings: ThreadSettings, extras: ThreadExtras, threadId: string, locked: boolean) => ({
+  ...threadParams(settings, extras, locked),
+  threadId,
+  excludeTurns: true
+})
+
+/** How the thread was opened on this connection: a later open that would send the same sends nothing. */
+const remember = (
+  connection: AppServerConnection,
+  settings: ThreadSettings,
+  extras: ThreadExtras,
+  loaded: LoadedThreadsService,
+  opened: OpenedThread,
+  locked: boolean
+) =>
+  Effect.sync(() => {
+    loaded.remember(connection, opened.threadId, {
+      sentWith: JSON.stringify(resumeParams(settings, extras, opened.threadId, locked)),
+      config: JSON.stringify(extras.config ?? null),
+      opened
+    })
+    return opened
+  })
+
+/**
+ * Starts a fresh thread (`thread/start`) with the settings and extras. `pinned`: a supervised branch's canonical thread
+ * (S15), started with exactly the model and provider its probe fork returned and kept model-locked from then on.
+ */
+export const startThread = (
+  connection: AppServerConnection,
+  settings: ThreadSettings,
+  extras: ThreadExtras = {},
+  loaded: LoadedThreadsService = LoadedThreads.none,
+  pinned?: { readonly model: string; readonly modelProvider: string }
+): Effect.Effect<OpenedThread, RequestError> =>
+  connection
+    .request("thread/start", {
+      ...threadParams(settings, extras, pinned !== undefined),
+      ...(pinned !== undefined ? { model: pinned.model, modelProvider: pinned.modelProvider } : {}),
+      ...(extras.dynamicTools !== undefined && extras.dynamicTools.length > 0 ? { dynamicTools: extras.dynamicTools } : {}),
+      ...(extras.environments !== undefined && extras.environments.length > 0 ? { environments: extras.environments } : {})
+    })
+    .pipe(
+      Effect.flatMap((r) =>
+        remember(
+          connection,
+          settings,
+          extras,
+          loaded,
+          { threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: false },
+          pinned !== undefined
+        )
+      )
+    )
+
+/**
+ * The session's thread on this connection: the bound one (nothing sent when it is loaded here as this open would
+ * leave it, else resumed; replaced by a fresh one when gone, unless the binding forbids it), or a fresh one.
+ */
 export const openThread = (
   connection: AppServerConnection,
   settings: ThreadSettings,
@@ -125,27 +185,10 @@ export const openThread = (
   extras: ThreadExtras = {},
   loaded: LoadedThreadsService = LoadedThreads.none
 ): Effect.Effect<OpenedThread, RequestError> => {
-  // what a resume of this thread sends, as text: compared with what opened it on this connection
-  const resumeParams = (threadId: string, locked: boolean) => ({ ...threadParams(settings, extras, locked), threadId, excludeTurns: true })
-  const configText = JSON.stringify(extras.config ?? null)
-  const opened = (opened: OpenedThread, locked: boolean) =>
-    Effect.sync(() => {
-      loaded.remember(connection, opened.threadId, {
-        sentWith: JSON.stringify(resumeParams(opened.threadId, locked)),
-        config: configText,
-        opened
-      })
-      return opened
-    })
-  const start = connection
-    .request("thread/start", {
-      ...threadParams(settings, extras, false),
-      ...(extras.dynamicTools !== undefined && extras.dynamicTools.length > 0 ? { dynamicTools: extras.dynamicTools } : {}),
-      ...(extras.environments !== undefined && extras.environments.length > 0 ? { environments: extras.environments } : {})
-    })
-    .pipe(Effect.flatMap((r) => opened({ threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: false }, false)))
+  const start = startThread(connection, settings, extras, loaded)
   if (bound === undefined) return start
-  const params = resumeParams(bound.threadId, bound.locked)
+  const params = resumeParams(settings, extras, bound.threadId, bound.locked)
+  const configText = JSON.stringify(extras.config ?? null)
   const known = loaded.get(connection, bound.threadId)
   if (known !== undefined && known.sentWith === JSON.stringify(params)) {
     return Effect.succeed({ ...known.opened, resumed: true, reused: true, replacedThreadId: undefined })
@@ -156,7 +199,16 @@ export const openThread = (
     : Effect.void
   return reload.pipe(Effect.zipRight(connection.request("thread/resume", params)))
     .pipe(
-      Effect.flatMap((r) => opened({ threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: true }, bound.locked)),
+      Effect.flatMap((r) =>
+        remember(
+          connection,
+          settings,
+          extras,
+          loaded,
+          { threadId: r.thread.id, model: r.model, modelProvider: r.modelProvider, resumed: true },
+          bound.locked
+        )
+      ),
       Effect.catchIf((error): error is RpcError => bound.replaceIfGone !== false && isThreadGone(error), (error) =>
         Effect.logWarning(`bound thread ${bound.threadId} is gone (${error.rpcMessage}); starting a fresh thread`).pipe(
           Effect.zipRight(start),

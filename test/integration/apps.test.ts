@@ -186,10 +186,10 @@ describe("connected apps on the real app-server", () => {
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }), 240_000)
 
-  it.scopedLive("[S4][S15] a supervised branch admits its canonical thread first; a failed check deletes it (really gone) and closes the probe", () =>
+  it.scopedLive("[S4][S15] a supervised branch's first turn admits its canonical thread first; a failed check deletes it (really gone) and archives the probe", () =>
     Effect.gen(function* () {
       const { f, mk, settings: base } = yield* run({ plugins: { "demo@local-test": { allow: ["connector_calendar"] } }, disabledPlugins: [] }, {
-        replies: [reply.text("source answer")]
+        replies: [reply.text("source answer"), reply.text("branched answer")]
       })
       // the supervision home is the apps home: its threads, its plugins, its (offline) ChatGPT login
       const settings = { ...base, supervision: { enabled: true, codexHome: base.codexHome } }
@@ -208,22 +208,25 @@ describe("connected apps on the real app-server", () => {
           yield* TurnRunner.runTurn(connection, source, [{ type: "text", text: "source question" }], threadSettings)
           const modelRequests = (yield* f.model.requests).length
           const branching = Context.get(context, Branching)
+          const harness = Context.get(context, CodexHarness)
           const store = Context.get(context, SessionStore)
 
           // the user's config turns the admitted app's tools off: the canonical thread's check fails
           const plain = fs.readFileSync(config, "utf8")
           fs.writeFileSync(config, `${plain}\n[apps.connector_calendar]\ndefault_tools_enabled = false\n`)
-          const failed = yield* Effect.flip(branching.branch(source, { sessionId: "b-fail" }))
+          yield* branching.branch(source, { sessionId: "b-fail" })
+          const failed = yield* Effect.flip(harness.runTurn({ sessionId: "b-fail", prompt: "go on" }))
           const canonical = (failed as { threadId?: string }).threadId ?? ""
           const read = yield* Effect.either(connection.request("thread/read", { threadId: canonical }))
           const listed = yield* connection.request("thread/list", { includedThreadIds: [canonical], modelProviders: [] })
           const failedRecords = (yield* store.read("b-fail")).records
 
-          // the same branch once the app is callable: admitted, then history and binding
+          // the same branch once the app is callable: admitted, then history, binding and the turn
           fs.writeFileSync(config, plain)
           const made = yield* branching.branch(source, { sessionId: "b-ok" })
+          const first = yield* harness.runTurn({ sessionId: "b-ok", prompt: "go on" })
           const okRecords = (yield* store.read("b-ok")).records
-          return { failed, canonical, read, listed, failedRecords, made, okRecords, modelRequests, after: (yield* f.model.requests).length }
+          return { failed, canonical, read, listed, failedRecords, made, first, okRecords, modelRequests, after: (yield* f.model.requests).length }
         })
       )
       expect(result.failed._tag).toBe("AppsNotConfirmed")
@@ -233,14 +236,16 @@ describe("connected apps on the real app-server", () => {
       expect(result.read._tag).toBe("Left")
       expect(JSON.stringify(result.read)).toMatch(/thread not loaded|no rollout/)
       expect(result.listed.data).toEqual([])
-      expect(result.failedRecords.map((r) => r._tag)).toEqual(["probe", "probe"])
+      expect(result.failedRecords.map((r) => r._tag)).not.toContain("binding")
       expect(result.failedRecords.flatMap((r) => (r._tag === "probe" ? [r.status] : []))).toEqual(["open", "closed"])
 
-      expect(result.made).toMatchObject({ sessionId: "b-ok", probe: "closed" })
+      expect(result.made).toMatchObject({ sessionId: "b-ok" })
       expect(result.made.history.messages.map((m) => m.text)).toEqual(["source question", "source answer"])
-      expect(result.okRecords.find((r) => r._tag === "binding")).toMatchObject({ threadId: result.made.threadId, locked: true })
-      // neither branch asked the model anything
-      expect(result.after).toBe(result.modelRequests)
+      expect(result.first).toMatchObject({ status: "completed", finalText: "branched answer" })
+      expect(result.okRecords.find((r) => r._tag === "binding")).toMatchObject({ threadId: result.first.threadId, locked: true })
+      expect(result.okRecords.flatMap((r) => (r._tag === "probe" ? [r.status] : []))).toEqual(["open", "closed"])
+      // the failed first turn asked the model nothing; the admitted one asked once
+      expect(result.after).toBe(result.modelRequests + 1)
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }), 240_000)
 })

@@ -15,6 +15,7 @@ import { Compaction } from "../../src/compaction/Compaction.js"
 import { SessionWork } from "../../src/harness/SessionWork.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { type HarnessSettings } from "../../src/config/Settings.js"
+import { ApprovalPrompts, type ApprovalRequest } from "../../src/ports/ApprovalPrompts.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { sessionState } from "../../src/session/SessionState.js"
 import { ArchiveGuard } from "../../src/supervision/ArchiveGuard.js"
@@ -63,12 +64,12 @@ const setup = (model: ScriptedModelOptions, options: { readonly agentInNativeHom
   })
 
 /** The harness with supervision, in a scope of its own that `stop` closes (app-servers and all). */
-const start = (settings: HarnessSettings) =>
+const start = (settings: HarnessSettings, ports: Layer.Layer<never> = Layer.empty) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(
       Supervision.layer.pipe(
-        Layer.provideMerge(Live.layer(settings)),
+        Layer.provideMerge(Live.layer(settings).pipe(Layer.provide(ports))),
         Layer.provideMerge(RecordingDelivery.layer)
       ),
       scope
@@ -144,7 +145,7 @@ describe("supervision on the real app-server", () => {
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }))
 
-  it.scopedLive("[S15][S13] a branch carries the bounded visible history and the fork's model and provider, never resumes the source and leaves no probe", () =>
+  it.scopedLive("[S15][S13] a branch only records its intent; its first turn, with the real approval handlers, forks the snapshot, starts the canonical thread with the fork's pair, injects the bounded visible history and archives the fork; the source is never resumed", () =>
     Effect.gen(function* () {
       const f = yield* setup({
         replies: [
@@ -155,7 +156,10 @@ describe("supervision on the real app-server", () => {
           ),
           reply.text("beta answer"),
           reply.text("gamma answer"),
-          reply.text("branched answer")
+          // the chat's first turn runs a command that asks for approval
+          reply.steps({ type: "function_call", name: "exec_command", arguments: { cmd: "touch branch_marker.txt" } }),
+          reply.text("branched answer"),
+          reply.text("later answer")
         ]
       })
       const other = yield* otherClient(f.nativeHome, f.model.url, "source-model")
@@ -165,14 +169,15 @@ describe("supervision on the real app-server", () => {
         thread: { path: string }
       }).thread.path
       const before = fs.readFileSync(rollout, "utf8")
+      yield* other.stop
       const requestsBefore = (yield* f.model.requests).length
 
-      const h = yield* start(f.settings)
+      const asked: Array<ApprovalRequest> = []
+      const prompts = Layer.succeed(ApprovalPrompts, { ask: (request) => Effect.sync(() => asked.push(request)).pipe(Effect.as("allowOnce" as const)) })
+      const h = yield* start({ ...f.settings, approvalPolicy: "untrusted", sandbox: "workspace-write" }, prompts)
       const branched = yield* h.branching.branch(source, { sessionId: "branch-1" })
-      expect(branched).toMatchObject({ sessionId: "branch-1", sourceThreadId: source, probe: "closed" })
-      // Codex's pair for the probe (the supervision home is configured with branch-model), not the source's
-      expect(branched.model).toBe("branch-model")
-      expect(branched.modelProvider).toBe(CodexArgs.providerId)
+      expect(branched).toMatchObject({ sessionId: "branch-1", sourceThreadId: source })
+      expect(branched.lastTurnId).toBeDefined()
       expect(branched.history.messages.map((m) => `${m.role}:${m.text}`)).toEqual([
         "user:alpha question",
         "assistant:alpha answer",
@@ -181,44 +186,77 @@ describe("supervision on the real app-server", () => {
         "user:gamma question",
         "assistant:gamma answer"
       ])
+      // the intent only: no private app-server, no fork, no canonical thread, no binding, nothing asked of the model
+      expect(yield* h.pool.keys).toEqual([])
+      const threadsNow = [
+        ...(yield* h.discovery.read("thread/list", { archived: false })).data,
+        ...(yield* h.discovery.read("thread/list", { archived: true })).data
+      ].map((t) => t.id)
+      expect(threadsNow).toEqual([source])
+      const decided = (yield* h.store.read("branch-1")).records
+      expect(decided.map((r) => r._tag)).toEqual(["branch", "user", "assistant", "user", "assistant", "user", "assistant", "notice"])
+      expect(decided[0]).toMatchObject({
+        sourceThreadId: source,
+        lastTurnId: branched.lastTurnId,
+        messages: 6,
+        runtime: { transport: "stdio", poolKey: supervisedPoolKey("branch-1"), codexHome: f.nativeHome, locked: true }
+      })
+      expect(sessionState(decided).binding).toBeUndefined()
       expect((yield* f.model.requests).length).toBe(requestsBefore)
 
+      // the first turn: the canonical thread is made in it, on the private connection, locked to Codex's pair
+      const first = yield* h.harness.runTurn({ sessionId: "branch-1", prompt: "what did we say?" })
+      expect(first).toMatchObject({ status: "completed", finalText: "branched answer", model: "branch-model" })
+      const canonical = first.threadId
+      // the turn's real approval handlers answered for the canonical thread
+      expect(asked).toHaveLength(1)
+      expect(asked[0]).toMatchObject({ kind: "command", sessionId: "branch-1", threadId: canonical })
+      expect(fs.existsSync(path.join(f.workDir, "branch_marker.txt"))).toBe(true)
+      const firstRequest = (yield* f.model.requests)[requestsBefore]!
+      expect((firstRequest.json as { model: string }).model).toBe("branch-model")
+      for (const text of ["alpha question", "alpha answer", "beta answer", "gamma answer", "what did we say?"]) expect(firstRequest.body).toContain(text)
+      expect(firstRequest.body).not.toContain("SECRET_REASONING")
+      expect(firstRequest.body).not.toContain("TOOL_MARKER")
+
       const records = (yield* h.store.read("branch-1")).records
-      expect(sessionState(records).binding).toMatchObject({
-        threadId: branched.threadId,
+      const binding = sessionState(records).binding
+      expect(binding).toMatchObject({
+        threadId: canonical,
         model: "branch-model",
         modelProvider: CodexArgs.providerId,
         locked: true,
         runtime: { transport: "stdio", poolKey: supervisedPoolKey("branch-1"), codexHome: f.nativeHome, locked: true }
       })
-      expect(records.flatMap((r) => (r._tag === "probe" ? [r.status] : []))).toEqual(["open", "closed"])
+      const probes = records.filter((r): r is Extract<typeof r, { _tag: "probe" }> => r._tag === "probe")
+      expect(probes.map((p) => p.status)).toEqual(["open", "closed"])
+      const probeId = probes[0]!.threadId
+      // fork, binding and archive, all before the turn was recorded
+      const at = (pick: (r: (typeof records)[number]) => boolean) => records.findIndex(pick)
+      expect(at((r) => r._tag === "binding")).toBeGreaterThan(at((r) => r._tag === "probe"))
+      expect(at((r) => r._tag === "probe" && r.status === "closed")).toBeLessThan(at((r) => r._tag === "turn"))
 
-      // the next turn stays on the private connection, locked to the pair, and sees the history and nothing else
-      const next = yield* h.harness.runTurn({ sessionId: "branch-1", prompt: "what did we say?" })
-      expect(next).toMatchObject({ status: "completed", finalText: "branched answer", threadId: branched.threadId, model: "branch-model" })
-      const last = (yield* f.model.requests).at(-1)!
-      expect((last.json as { model: string }).model).toBe("branch-model")
-      for (const text of ["alpha question", "alpha answer", "beta answer", "gamma answer"]) expect(last.body).toContain(text)
-      expect(last.body).not.toContain("SECRET_REASONING")
-      expect(last.body).not.toContain("TOOL_MARKER")
+      // the fork was a fork of the source's snapshot, and it is archived, not merely unsubscribed
+      const probeRead = (yield* h.discovery.read("thread/read", { threadId: probeId })).thread
+      expect(probeRead.forkedFromId).toBe(source)
+      expect((yield* h.discovery.read("thread/list", { archived: true })).data.map((t) => t.id)).toEqual([probeId])
+      expect((yield* h.discovery.read("thread/list", { archived: false })).data.map((t) => t.id)).not.toContain(probeId)
 
-      // the source was never resumed or written, and the probe is gone from the private connection
+      // a later turn stays on the private connection and the same thread; nothing is forked again
+      const later = yield* h.harness.runTurn({ sessionId: "branch-1", prompt: "and then?" })
+      expect(later).toMatchObject({ status: "completed", finalText: "later answer", threadId: canonical, model: "branch-model" })
+      expect((yield* h.store.read("branch-1")).records.filter((r) => r._tag === "probe")).toHaveLength(2)
+      expect(yield* h.pool.keys).toEqual([supervisedPoolKey("branch-1")])
+
+      // the source was never resumed or written, and neither it nor the fork is loaded on the private connection
       expect(fs.readFileSync(rollout, "utf8")).toBe(before)
       const spec = yield* supervisionClientSpec(f.settings.supervision)
       const privateClient = yield* h.pool.lease(supervisedPoolKey("branch-1"), spec)
       const loaded = (yield* privateClient.requestRaw("thread/loaded/list", {})) as { data: Array<string> }
-      expect(loaded.data).toContain(branched.threadId)
+      expect(loaded.data).toContain(canonical)
       expect(loaded.data).not.toContain(source)
-      const again = (yield* privateClient.requestRaw("thread/unsubscribe", { threadId: branched.probeThreadId })) as { status: string }
-      expect(again.status).not.toBe("unsubscribed")
-      const everything = [
-        ...(yield* h.discovery.read("thread/list", { archived: false })).data,
-        ...(yield* h.discovery.read("thread/list", { archived: true })).data
-      ].map((t) => t.id)
-      expect(everything).not.toContain(branched.probeThreadId)
+      expect(loaded.data).not.toContain(probeId)
 
       yield* h.stop
-      yield* other.stop
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }))
 
@@ -327,6 +365,8 @@ describe("supervision on the real app-server", () => {
       yield* other.stop
       const h = yield* start(f.settings)
       yield* h.branching.branch(source, { sessionId: "sup" })
+      // a branch has a thread to compact once its first turn made it
+      yield* h.harness.runTurn({ sessionId: "sup", prompt: "carry on" })
       const compacted = yield* h.compaction.compact("sup")
       expect(compacted).toMatchObject({ sessionId: "sup" })
       const requests = yield* f.model.requests

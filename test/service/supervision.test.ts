@@ -11,13 +11,14 @@ import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { type HarnessSettings } from "../../src/config/Settings.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { ArchiveGuard } from "../../src/supervision/ArchiveGuard.js"
-import { boundHistory, Branching, historyBounds, injectionItems } from "../../src/supervision/Branching.js"
+import { boundHistory, Branching, historyBounds } from "../../src/supervision/Branching.js"
 import { Catalog, descendantCycle, localRow } from "../../src/supervision/Catalog.js"
 import { EnumerationFailed } from "../../src/supervision/errors.js"
 import * as Supervision from "../../src/supervision/layer.js"
 import { RemoteCatalogs } from "../../src/supervision/RemoteCatalogs.js"
 import { checkDeletable } from "../../src/supervision/SessionGuard.js"
 import { supervisedPoolKey } from "../../src/supervision/SupervisionSettings.js"
+import { branchHistory } from "../../src/threads/BranchStart.js"
 import { type Handler, MockAppServer, type MockScript } from "../../src/testing/MockAppServer.js"
 
 const NATIVE = "/mock/native-home"
@@ -81,7 +82,7 @@ const nativeHandlers = (
     }),
   "thread/fork": (params) =>
     Effect.succeed({
-      thread: nativeThread("probe-thread", { ephemeral: true, forkedFromId: params.threadId, status: { type: "idle" } }),
+      thread: nativeThread("probe-thread", { forkedFromId: params.threadId, status: { type: "idle" } }),
       model: "fork-model",
       modelProvider: "fork-provider",
       cwd: "/work",
@@ -311,55 +312,118 @@ describe("supervision: archive guard", () => {
 })
 
 describe("supervision: continue as branch", () => {
-  it.scoped("[S15][S4] a probe whose cleanup fails keeps recovery state, retires its connection, and the branch still stays locked on it", () =>
+  it.scoped("[S15][S13] a branch asks nothing of its private connection; the first turn forks with no model or provider, starts the canonical thread with the fork's pair, injects only the visible history and archives the fork", () =>
     Effect.gen(function* () {
       const mock = yield* MockAppServer
       const made = yield* (yield* Branching).branch(SOURCE, { sessionId: "b1" })
-      expect(made).toMatchObject({ probe: "cleanupFailed", probeThreadId: "probe-thread", model: "fork-model", modelProvider: "fork-provider" })
-      const records = yield* recordsOf("b1")
-      const probes = records.filter((r): r is Extract<SessionRecord, { _tag: "probe" }> => r._tag === "probe")
-      expect(probes.map((p) => p.status)).toEqual(["open", "cleanupFailed"])
-      expect(probes[1]).toMatchObject({ threadId: "probe-thread", sourceThreadId: SOURCE })
-      expect(probes[1]!.reason).toContain("unsubscribe refused")
-      // the private connection was retired
-      const privatePeer = (yield* mock.peers).find((p) => p.index === 2)!
-      expect(yield* privatePeer.inputEnded).toBe(true)
+      expect(made).toMatchObject({ sessionId: "b1", sourceThreadId: SOURCE, lastTurnId: "t2" })
+      // only the discovery client was asked anything, and only passive reads
+      const passive = new Set(["initialize", "thread/list", "thread/read", "thread/turns/list"])
+      expect((yield* methodsOfNativePeers).filter((m) => !passive.has(m))).toEqual([])
+      expect((yield* mock.peers).filter((p) => p.options.codexHome === NATIVE)).toHaveLength(1)
+      expect(yield* mock.requests("thread/fork")).toHaveLength(0)
+      expect(yield* mock.requests("thread/start")).toHaveLength(0)
 
-      // the probe carried no model or provider; the canonical start carried exactly the fork's pair
-      const fork = (yield* mock.requests("thread/fork"))[0]!.params as Record<string, unknown>
-      expect(fork).toEqual({ threadId: SOURCE, ephemeral: true, excludeTurns: true, lastTurnId: "t2" })
+      const harness = yield* CodexHarness
+      const first = yield* harness.runTurn({ sessionId: "b1", prompt: "go on" })
+      // the probe carried no model or provider, and is a persistent fork (it is archived, not unsubscribed)
+      const fork = (yield* mock.requests("thread/fork"))[0]!
+      expect(fork.params).toEqual({ threadId: SOURCE, excludeTurns: true, lastTurnId: "t2" })
       const start = (yield* mock.requests("thread/start"))[0]!.params as Record<string, unknown>
       expect(start).toMatchObject({ model: "fork-model", modelProvider: "fork-provider", personality: "none" })
+      expect(first.threadId).not.toBe("probe-thread")
       // only visible user/assistant text up to the last terminal turn; no reasoning, no tool call
-      const inject = (yield* mock.requests("thread/inject_items"))[0]!.params as { items: Array<{ role: string; content: Array<{ text: string }> }> }
+      const inject = (yield* mock.requests("thread/inject_items"))[0]!.params as { threadId: string; items: Array<{ role: string; content: Array<{ text: string }> }> }
+      expect(inject.threadId).toBe(first.threadId)
       expect(inject.items.map((i) => `${i.role}:${i.content[0]!.text}`)).toEqual([
         "user:first question",
         "assistant:first answer",
         "user:second question",
         "assistant:second answer"
       ])
+      expect((yield* mock.requests("thread/archive")).map((r) => r.params)).toEqual([{ threadId: "probe-thread" }])
+      expect(yield* mock.requests("thread/unsubscribe")).toHaveLength(0)
       expect(yield* mock.requests("thread/resume")).toHaveLength(0)
-
-      // a later turn runs on a fresh private connection under the supervision home, resumes without a model
-      const harness = yield* CodexHarness
-      const result = yield* harness.runTurn({ sessionId: "b1", prompt: "go on" })
-      expect(result.threadId).toBe(made.threadId)
-      const resume = (yield* mock.requests("thread/resume"))[0]!
-      expect(resume.params).toMatchObject({ threadId: made.threadId })
-      expect(resume.params).not.toHaveProperty("model")
-      const peer = (yield* mock.peers).find((p) => p.index === resume.peer)!
-      expect(peer.options.codexHome).toBe(NATIVE)
-      expect(resume.peer).not.toBe(privatePeer.index)
+      // all of it on the private connection under the supervision home, before the turn started
+      const privatePeer = (yield* mock.peers).find((p) => p.index === fork.peer)!
+      expect(privatePeer.options.codexHome).toBe(NATIVE)
+      const methods = (yield* mock.requests()).filter((r) => r.peer === fork.peer).map((r) => r.method)
+      const order = ["thread/fork", "thread/start", "thread/inject_items", "thread/archive", "turn/start"].map((m) => methods.indexOf(m))
+      expect(order).toEqual([...order].sort((a, b) => a - b))
       expect((yield* mock.requests("turn/start"))[0]!.params).not.toHaveProperty("model")
+      const records = yield* recordsOf("b1")
+      expect(records.filter((r) => r._tag === "probe").map((r) => (r as { status: string }).status)).toEqual(["open", "closed"])
+      expect(records.find((r) => r._tag === "binding")).toMatchObject({ threadId: first.threadId, model: "fork-model", modelProvider: "fork-provider", locked: true })
+
+      // a later turn reuses the thread on the same private connection: no fork, no start, no resume
+      const later = yield* harness.runTurn({ sessionId: "b1", prompt: "and on" })
+      expect(later.threadId).toBe(first.threadId)
+      expect(yield* mock.requests("thread/fork")).toHaveLength(1)
+      expect(yield* mock.requests("thread/start")).toHaveLength(1)
+      expect(yield* mock.requests("thread/resume")).toHaveLength(0)
+      expect((yield* mock.requests("turn/start")).map((r) => r.peer)).toEqual([fork.peer, fork.peer])
+    }).pipe(Effect.provide(testLayer({ handlers: nativeHandlers([nativeThread(SOURCE)]) }))))
+
+  it.scoped("[S15][S4] a probe that cannot be archived stays as recovery state; the connection stays and the first turn goes on", () =>
+    Effect.gen(function* () {
+      const mock = yield* MockAppServer
+      yield* (yield* Branching).branch(SOURCE, { sessionId: "b1" })
+      const result = yield* (yield* CodexHarness).runTurn({ sessionId: "b1", prompt: "go on" })
+      expect(result.status).toBe("completed")
+      const probes = (yield* recordsOf("b1")).filter((r): r is Extract<SessionRecord, { _tag: "probe" }> => r._tag === "probe")
+      expect(probes.map((p) => p.status)).toEqual(["open", "cleanupFailed"])
+      expect(probes[1]).toMatchObject({ threadId: "probe-thread", sourceThreadId: SOURCE })
+      expect(probes[1]!.reason).toContain("archive refused")
+      const fork = (yield* mock.requests("thread/fork"))[0]!
+      expect(yield* (yield* mock.peers).find((p) => p.index === fork.peer)!.inputEnded).toBe(false)
+      expect((yield* mock.requests("turn/start")).map((r) => r.peer)).toEqual([fork.peer])
     }).pipe(
       Effect.provide(
         testLayer({
           handlers: nativeHandlers([nativeThread(SOURCE)], {
-            "thread/unsubscribe": () => Effect.fail({ code: -32603, message: "unsubscribe refused" })
+            "thread/archive": () => Effect.fail({ code: -32603, message: "archive refused" })
           })
         })
       )
     ))
+
+  it.scoped("[S15] a first turn that fails before the canonical thread exists leaves the branch pending; the next turn forks again", () =>
+    Effect.gen(function* () {
+      const mock = yield* MockAppServer
+      yield* (yield* Branching).branch(SOURCE, { sessionId: "b1" })
+      const harness = yield* CodexHarness
+      const failed = yield* harness.runTurn({ sessionId: "b1", prompt: "first try" }).pipe(Effect.flip)
+      expect(failed.message).toContain("fork refused")
+      expect(yield* mock.requests("thread/start")).toHaveLength(0)
+      yield* mock.setHandler("thread/fork", nativeHandlers([nativeThread(SOURCE)])["thread/fork"]!)
+      const again = yield* harness.runTurn({ sessionId: "b1", prompt: "second try" })
+      expect(again.status).toBe("completed")
+      expect(yield* mock.requests("thread/fork")).toHaveLength(2)
+      // the history injected once, without the failed prompt
+      const inject = (yield* mock.requests("thread/inject_items")).map((r) => JSON.stringify(r.params))
+      expect(inject).toHaveLength(1)
+      expect(inject[0]).not.toContain("first try")
+    }).pipe(
+      Effect.provide(
+        testLayer({
+          handlers: nativeHandlers([nativeThread(SOURCE)], { "thread/fork": () => Effect.fail({ code: -32603, message: "fork refused" }) })
+        })
+      )
+    ))
+
+  it.scoped("[S15] a branch whose history was not fully recorded fails closed before anything is asked of Codex", () =>
+    Effect.gen(function* () {
+      const store = yield* SessionStore
+      const runtime = { transport: "stdio" as const, codexHome: NATIVE, poolKey: supervisedPoolKey("cut"), locked: true }
+      yield* store.append("cut", { _tag: "branch", at: "t", sourceThreadId: SOURCE, messages: 2, runtime })
+      yield* store.append("cut", { _tag: "user", at: "t", text: "only the question" })
+      const error = yield* (yield* CodexHarness).runTurn({ sessionId: "cut", prompt: "hi" }).pipe(Effect.flip)
+      expect(error._tag).toBe("SupervisedBindingDrift")
+      expect(error.message).toContain("was not fully recorded")
+      const mock = yield* MockAppServer
+      expect(yield* mock.requests("thread/fork")).toHaveLength(0)
+      expect(yield* mock.requests("turn/start")).toHaveLength(0)
+    }).pipe(Effect.provide(testLayer({ handlers: nativeHandlers([nativeThread(SOURCE)]) }))))
 
   it.scoped("[S15] a supervised binding whose home drifted fails closed; so does one naming another session's connection", () =>
     Effect.gen(function* () {
@@ -434,7 +498,22 @@ describe("supervision: continue as branch", () => {
 
     const none = boundHistory([turn("running", "inProgress", "q", "a")] as Array<Turn>)
     expect(none).toEqual({ messages: [], bytes: 0, truncated: false, lastTurnId: undefined })
-    expect(injectionItems(cut)[1]).toEqual({ type: "message", role: "assistant", content: [{ type: "output_text", text: "ok" }] })
+  })
+
+  it("[S15] the first turn takes exactly the history its branch record announces, closed by the branch's notice", () => {
+    const runtime = { transport: "stdio" as const, codexHome: NATIVE, poolKey: supervisedPoolKey("b"), locked: true }
+    const branch: SessionRecord = { _tag: "branch", at: "t", sourceThreadId: SOURCE, messages: 2, runtime }
+    const q: SessionRecord = { _tag: "user", at: "t", text: "q" }
+    const a: SessionRecord = { _tag: "assistant", at: "t", threadId: SOURCE, turnId: "t1", text: "a" }
+    const notice: SessionRecord = { _tag: "notice", at: "t", text: "Branched" }
+    const prompt: SessionRecord = { _tag: "user", at: "t", text: "a later prompt" }
+    const settled: SessionRecord = { _tag: "settled", at: "t", status: "failed", reason: "fork refused" }
+    const b = branch as Extract<SessionRecord, { _tag: "branch" }>
+    expect(branchHistory([b, q, a, notice, prompt, settled], b)).toEqual([{ role: "user", text: "q" }, { role: "assistant", text: "a" }])
+    // cut short (a failed write): never completed by a later prompt
+    expect(branchHistory([b, q, prompt, settled], b)).toBeUndefined()
+    expect(branchHistory([b, q, a], b)).toBeUndefined()
+    expect(branchHistory([{ ...b, messages: 0 }, notice], { ...b, messages: 0 })).toEqual([])
   })
 })
 
