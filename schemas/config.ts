@@ -338,7 +338,11 @@ export const HarnessConfig = section({
   serviceTier: field(text, { description: "Service tier to ask Codex for; unset: Codex's own configuration decides." }),
   codexHome: field(text, {
     description:
-      "CODEX_HOME for the app-server, relative to this file (--codex-home wins). Default: <state-dir>/codex-home with a provider URL, else your own."
+      "CODEX_HOME for the app-server, relative to this file (--codex-home wins). Default: the agent's own, <state-dir>/codex-home."
+  }),
+  userCodexHome: field(Schema.Boolean.pipe(expecting("true or false")), {
+    description:
+      "true: new sessions' app-server runs in your own CODEX_HOME ($CODEX_HOME, else ~/.codex), with its config, login and threads, instead of the agent's own (--user-codex-home; codexHome wins). Default: false."
   }),
   codexBin: field(text, { description: "Path to a codex executable, relative to this file (--codex-bin wins)." }),
   messages: field(Messages, { description: "Reply delivery and steering." }),

@@ -131,6 +131,7 @@ export const withClient = <A, E, R>(
 const runtimeFlags = [
   ["cwd", "cwd"],
   ["codexHome", "codex-home"],
+  ["userCodexHome", "user-codex-home"],
   ["providerUrl", "provider-url"],
   ["providerKeyEnv", "provider-key-env"],
   ["approvalPolicy", "approval-policy"],
@@ -147,7 +148,7 @@ export const runtimeFlagsGiven = (options: object): ReadonlyArray<string> =>
   runtimeFlags
     .filter(([key]) => {
       const value = (options as Record<string, unknown>)[key]
-      return Option.isOption(value) && Option.isSome(value)
+      return value === true || (Option.isOption(value) && Option.isSome(value))
     })
     .map(([, flag]) => `--${flag}`)
 

@@ -108,7 +108,9 @@ export const make = Effect.gen(function* () {
         })
       )
     }
-    if (recorded.codexHome !== fresh.codexHome && settings.codexHome !== undefined) {
+    // a home the settings name (a path, or the user's own by opt-in) is a request; the agent's default follows the record
+    const homeRequested = settings.codexHome !== undefined || settings.userCodexHome === true
+    if (recorded.codexHome !== fresh.codexHome && homeRequested) {
       return Effect.fail(
         new RuntimeMismatch({ sessionId, what: "CODEX_HOME", recorded: recorded.codexHome, requested: fresh.codexHome })
       )

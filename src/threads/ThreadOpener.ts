@@ -3,8 +3,9 @@
 // its developer instructions, hooks and tools for as long as that app-server keeps it loaded (Codex ignores them on a
 // resume of a loaded thread, and a compaction rebuilds the context from them), so every path gets them from here: the
 // session's recorded runtime (the lease), its thread settings (S12, S13) and its ThreadSetup (S6-S11, S20), with the
-// apps gate when apps are configured (S2-S5). A bound thread that is gone is replaced by a fresh one carrying the
-// conversation (S38) only where the caller allows it; the binding is recorded before the caller sends anything else.
+// apps gate when apps are configured (S2-S5), checked on a started and a resumed thread alike. A bound thread that is
+// gone is replaced by a fresh one carrying the conversation (S38) only where the caller allows it; the binding is
+// recorded before the caller sends anything else.
 import { Context, Effect, Layer, type Scope } from "effect"
 import type { SessionRecord } from "../../schemas/session.js"
 import type { SessionRuntime as Runtime } from "../../schemas/session.js"
@@ -128,10 +129,12 @@ export const make = Effect.gen(function* () {
         )
       )
       const forget = Effect.sync(() => loadedThreads.forget(connection, thread.threadId))
-      if (gate !== undefined && !thread.resumed) {
+      // S3 on every thread this open loaded, started or resumed; one already loaded here was checked when it was
+      if (gate !== undefined && thread.reused !== true) {
         yield* apps.confirm(connection, {
           threadId: thread.threadId,
           ephemeral: false,
+          resumed: thread.resumed,
           gate,
           readiness,
           retire: (reason) => runtimes.retire(runtime, reason),

@@ -150,6 +150,7 @@ describe("the config file and the flag", () => {
     cwd: Option.none(),
     stateDir: Option.some(stateDir),
     codexHome: Option.none(),
+    userCodexHome: false,
     model: Option.none(),
     providerUrl: Option.some("http://127.0.0.1:8080/v1"),
     providerKeyEnv: Option.none(),
