@@ -35,7 +35,7 @@ import * as Supervision from "../supervision/layer.js"
 import * as ClusterCli from "./cluster.js"
 import type { ServeOptions } from "./commands/serve.js"
 import { UsageError } from "./errors.js"
-import { loadFor, toSettings } from "./settings.js"
+import { toSettingsAndFile } from "./settings.js"
 import { packageVersion } from "./version.js"
 
 export type Listen =
@@ -151,8 +151,8 @@ export const serve = (options: ServeOptions) =>
     )
     // every flag is checked before the state dir is touched
     const cluster = yield* clusterOptions(options)
-    const settings = yield* toSettings(options)
-    const maxRequestBytes = maxRequestFlag ?? (yield* loadFor(options)).serve?.maxRequestBytes ?? ConfigSchema.Defaults.serve.maxRequestBytes
+    const { file, settings } = yield* toSettingsAndFile(options)
+    const maxRequestBytes = maxRequestFlag ?? file.serve?.maxRequestBytes ?? ConfigSchema.Defaults.serve.maxRequestBytes
     yield* ServeFiles.lock(settings.stateDir)
     const token = yield* ServeFiles.ensureToken(settings.stateDir)
     const version = packageVersion()

@@ -102,6 +102,16 @@ const supervisionSettings = (
 export const toSettings = (
   flags: SettingsOptions
 ): Effect.Effect<HarnessSettings, BadOption | UsageError | HarnessConfig.ConfigError | UntrustedPath, FileSystem.FileSystem> =>
+  Effect.map(toSettingsAndFile(flags), (loaded) => loaded.settings)
+
+/** The same, with the config file they came from, for a command with keys of its own in it (serve): read once. */
+export const toSettingsAndFile = (
+  flags: SettingsOptions
+): Effect.Effect<
+  { readonly settings: HarnessSettings; readonly file: HarnessConfig.HarnessConfigFile },
+  BadOption | UsageError | HarnessConfig.ConfigError | UntrustedPath,
+  FileSystem.FileSystem
+> =>
   Effect.gen(function* () {
     const options = {
       cwd: given(flags, "cwd"),
@@ -151,7 +161,7 @@ export const toSettings = (
       Effect.orElseSucceed(() => undefined)
     )
     if (kind !== "Directory") return yield* Effect.fail(new BadOption({ option: "cwd", reason: `not a directory: ${cwd}` }))
-    return {
+    const settings: HarnessSettings = {
       stateDir: yield* stateDirOf(options.stateDir),
       cwd,
       codexHome: effective.codexHome,
@@ -200,4 +210,5 @@ export const toSettings = (
           ...(effective.apps.readyTimeoutSeconds !== undefined ? { readyTimeout: Duration.seconds(effective.apps.readyTimeoutSeconds) } : {})
         }
     }
+    return { settings, file }
   })
