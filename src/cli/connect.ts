@@ -105,12 +105,17 @@ const reasonOf = (error: unknown): string => {
 /** the WebSocket upgrade was answered 401: the serve is there and the token is not its own */
 const refusedToken = (error: unknown) => / 401\b/.test(reasonOf(error))
 
-/** ControlFailure as the CLI reports it: its usage refusals are usage errors (exit 2). */
+/** the serve closed the WebSocket with 1009: a message of ours was past its request bound (serve's --max-request-bytes) */
+const refusedSize = (error: unknown) => /\b1009\b/.test(reasonOf(error))
+
+/** ControlFailure as the CLI reports it: its usage refusals are usage errors (exit 2), and so is a request too large. */
 const asCli = (error: ControlFailure | { readonly _tag: "RpcClientError"; readonly message: string }, url: string) =>
   error._tag === "ControlFailure"
     ? error.code === "usage" ? new UsageError({ line: error.message }) : error
     : refusedToken(error)
     ? new ServeRefusedToken({ url })
+    : refusedSize(error)
+    ? new UsageError({ line: `codex-harness serve at ${url} refused the request as too large (past its --max-request-bytes, 4 MiB unless set): send a shorter prompt` })
     : new ServeUnreachable({ url, reason: reasonOf(error) })
 
 /** Runs `use` with a client of `target`, connected for its duration. */

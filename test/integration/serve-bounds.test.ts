@@ -111,6 +111,11 @@ describe("serve's bounds on what a client sends", () => {
       expect(yield* rawAnswer(flagged.port, `POST /rpc HTTP/1.1\r\n${auth}Content-Length: 65537\r\n\r\n`)).toContain("larger than 65536 bytes")
       expect((yield* overWebSocket(flagged, healthOf(65537))).closeCode).toBe(1009)
       expect((yield* overWebSocket(flagged, healthOf(65536))).answer).toContain('"pid"')
+      // what a person sees: `run` through the serve with a prompt past its bound is told so in one line, exit 2
+      const tooLong = yield* runBin(["run", "--state-dir", f.stateDir, "--session", "big", "x".repeat(70_000)])
+      expect(tooLong.code).toBe(2)
+      expect(tooLong.stderr.trim().split("\n")).toEqual([expect.stringContaining("refused the request as too large (past its --max-request-bytes")])
+      expect(yield* f.model.requests).toEqual([])
       yield* Effect.sync(() => flagged.serve.child.kill("SIGTERM"))
       yield* flagged.serve.exited
 
