@@ -60,9 +60,9 @@ const localClientSpec = (runtime: SessionRuntime, settings: HarnessSettings, pro
   codexHome: runtime.codexHome,
   args: [
     ...(runtime.providerUrl !== undefined ? CodexArgs.providerArgs(runtime.providerUrl, settings.model, settings.providerKeyEnv) : []),
-    ...CodexArgs.mcpServerArgs(settings.mcpServers ?? {}),
-    ...CodexArgs.shellEnvironmentArgs(settings.providerKeyEnv)
+    ...CodexArgs.mcpServerArgs(settings.mcpServers ?? {})
   ],
+  hiddenEnv: CodexArgs.secretEnvNames(settings.providerKeyEnv),
   env: runtime.providerUrl !== undefined ? CodexArgs.providerEnv(providerKey, settings.providerKeyEnv) : undefined,
   requestTimeout: settings.requestTimeout
 })
@@ -88,10 +88,8 @@ export const supervisionClientSpec = (
     codexBin: settings?.codexBin,
     // explicit even for the user's own home, so a recorded binding can be compared with it
     codexHome,
-    args: [
-      ...(settings?.providerUrl !== undefined ? CodexArgs.providerArgs(settings.providerUrl, settings.model, settings.providerKeyEnv) : []),
-      ...CodexArgs.shellEnvironmentArgs(settings?.providerKeyEnv)
-    ],
+    args: settings?.providerUrl !== undefined ? CodexArgs.providerArgs(settings.providerUrl, settings.model, settings.providerKeyEnv) : [],
+    hiddenEnv: CodexArgs.secretEnvNames(settings?.providerKeyEnv),
     env: settings?.providerUrl !== undefined ? CodexArgs.providerEnv(providerKey, settings.providerKeyEnv) : undefined,
     requestTimeout: settings?.requestTimeout
   }))

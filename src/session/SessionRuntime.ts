@@ -145,10 +145,8 @@ export const make = Effect.gen(function* () {
         runtime: recorded,
         spec: {
           ...base,
-          args: [
-            ...CodexArgs.providerArgs(recorded.providerUrl, settings.supervision?.model, settings.supervision?.providerKeyEnv),
-            ...CodexArgs.shellEnvironmentArgs(settings.supervision?.providerKeyEnv)
-          ],
+          args: CodexArgs.providerArgs(recorded.providerUrl, settings.supervision?.model, settings.supervision?.providerKeyEnv),
+          hiddenEnv: CodexArgs.secretEnvNames(settings.supervision?.providerKeyEnv),
           env: CodexArgs.providerEnv(providerKey, settings.supervision?.providerKeyEnv)
         },
         notice: `session ${sessionId} continues where it was made: provider ${recorded.providerUrl}, CODEX_HOME ${recorded.codexHome}`

@@ -4,6 +4,7 @@ import type { SessionRecord, SessionRuntime } from "../../schemas/session.js"
 
 type BindingRecord = Extract<SessionRecord, { readonly _tag: "binding" }>
 type DetachedRecord = Extract<SessionRecord, { readonly _tag: "detached" }>
+type ProbeRecord = Extract<SessionRecord, { readonly _tag: "probe" }>
 
 export interface SessionState {
   /** the last binding record; absent for a session that has never opened a thread, or whose thread was detached */
@@ -18,6 +19,11 @@ export interface SessionState {
   readonly detached?: DetachedRecord | undefined
   /** the last explicit model choice (S12) */
   readonly modelChoice?: string | undefined
+  /**
+   * A supervised branch's probes not known to be cleaned up (S4): the last record of each says `cleanupFailed`, or
+   * `open` with no end (the branch's process died first). The session's next open of its connection retries them.
+   */
+  readonly pendingProbes?: ReadonlyArray<ProbeRecord> | undefined
 }
 
 /** The runtime a binding record names: its own, or the one a supervised binding of an older file implies. */
@@ -34,6 +40,7 @@ export const sessionState = (records: ReadonlyArray<SessionRecord>): SessionStat
   let runtime: SessionRuntime | undefined
   let detached: DetachedRecord | undefined
   let modelChoice: string | undefined
+  const probes = new Map<string, ProbeRecord>()
   for (const record of records) {
     if (record._tag === "binding") {
       binding = record
@@ -46,6 +53,8 @@ export const sessionState = (records: ReadonlyArray<SessionRecord>): SessionStat
       binding = undefined
       detached = record
     } else if (record._tag === "model") modelChoice = record.model
+    else if (record._tag === "probe") probes.set(record.threadId, record)
   }
-  return { binding, runtime, detached, modelChoice }
+  const pendingProbes = [...probes.values()].filter((probe) => probe.status !== "closed")
+  return { binding, runtime, detached, modelChoice, ...(pendingProbes.length > 0 ? { pendingProbes } : {}) }
 }

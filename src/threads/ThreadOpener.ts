@@ -6,6 +6,7 @@
 // apps gate when apps are configured (S2-S5), checked on a started and a resumed thread alike. A bound thread that is
 // gone is replaced by a fresh one carrying the conversation (S38) only where the caller allows it; the binding is
 // recorded before the caller sends anything else.
+// A supervised branch's probe still waiting for its cleanup is retried on the connection first (ProbeCleanup.ts).
 import { Context, Effect, Layer, type Scope } from "effect"
 import type { SessionRecord } from "../../schemas/session.js"
 import type { SessionRuntime as Runtime } from "../../schemas/session.js"
@@ -29,6 +30,7 @@ import type { TurnKind } from "../turn/TurnExtension.js"
 import type { OpenedThread } from "../turn/TurnEvent.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { threadSettingsFor } from "../turn/ThreadSettings.js"
+import * as ProbeCleanup from "./ProbeCleanup.js"
 import { type ThreadSetup, ThreadSetups } from "./ThreadSetup.js"
 
 /** What a thread of the session is opened with, before any connection is involved. */
@@ -115,6 +117,8 @@ export const make = Effect.gen(function* () {
       const { records, sessionId, state } = request
       const { locked, settings: threadSettings, setup } = yield* plan(request)
       const { connection, runtime } = yield* runtimes.lease(sessionId, state)
+      // a branch probe whose cleanup failed (or never ran) is retried on the session's connection first (S4)
+      if (state.pendingProbes !== undefined) yield* ProbeCleanup.retryPending(connection, mirror, sessionId, state.pendingProbes)
       const bound = state.binding !== undefined
         ? { threadId: state.binding.threadId, locked, replaceIfGone: !locked && request.mayStartFresh }
         : undefined

@@ -361,6 +361,59 @@ describe("supervision: continue as branch", () => {
       )
     ))
 
+  it.scoped("[S4] a probe whose cleanup failed is retried when the session next opens its connection, until Codex answers for it", () =>
+    Effect.gen(function* () {
+      const mock = yield* MockAppServer
+      const harness = yield* CodexHarness
+      const probeStatuses = Effect.map(recordsOf("b2"), (records) =>
+        records.flatMap((r) => (r._tag === "probe" ? [r.status] : [])))
+      const probeUnsubscribes = Effect.map(mock.requests("thread/unsubscribe"), (requests) =>
+        requests.filter((r) => (r.params as { threadId?: string }).threadId === "probe-thread"))
+
+      const made = yield* (yield* Branching).branch(SOURCE, { sessionId: "b2" })
+      expect(made.probe).toBe("cleanupFailed")
+      expect(yield* probeStatuses).toEqual(["open", "cleanupFailed"])
+
+      // the next turn runs on a fresh private connection: the probe is unsubscribed there first; that fails again, and
+      // the turn still runs, the record stays, nothing is retired
+      const first = yield* harness.runTurn({ sessionId: "b2", prompt: "one" })
+      expect(first.status).toBe("completed")
+      const retried = yield* probeUnsubscribes
+      expect(retried).toHaveLength(2)
+      expect(retried[1]!.peer).not.toBe(retried[0]!.peer)
+      const resume = (yield* mock.requests("thread/resume"))[0]!
+      expect(resume.peer).toBe(retried[1]!.peer)
+      expect(yield* probeStatuses).toEqual(["open", "cleanupFailed"])
+
+      // the turn after: Codex answers (the probe went with the retired app-server), and the probe is recorded closed
+      expect((yield* harness.runTurn({ sessionId: "b2", prompt: "two" })).status).toBe("completed")
+      expect(yield* probeUnsubscribes).toHaveLength(3)
+      expect(yield* probeStatuses).toEqual(["open", "cleanupFailed", "closed"])
+      const closed = (yield* recordsOf("b2")).filter((r) => r._tag === "probe").at(-1)
+      expect(closed).toMatchObject({ threadId: "probe-thread", sourceThreadId: SOURCE, reason: "cleaned up on a later start (notLoaded)" })
+
+      // and never again
+      expect((yield* harness.runTurn({ sessionId: "b2", prompt: "three" })).status).toBe("completed")
+      expect(yield* probeUnsubscribes).toHaveLength(3)
+    }).pipe(
+      Effect.provide(
+        testLayer({
+          handlers: nativeHandlers([nativeThread(SOURCE)], {
+            "thread/unsubscribe": (() => {
+              let probeCalls = 0
+              return (params: { threadId: string }) => {
+                if (params.threadId !== "probe-thread") return Effect.succeed({ status: "unsubscribed" })
+                probeCalls++
+                return probeCalls <= 2
+                  ? Effect.fail({ code: -32603, message: `unsubscribe refused (${probeCalls})` })
+                  : Effect.succeed({ status: "notLoaded" })
+              }
+            })()
+          })
+        })
+      )
+    ))
+
   it.scoped("[S15] a supervised binding whose home drifted fails closed; so does one naming another session's connection", () =>
     Effect.gen(function* () {
       const store = yield* SessionStore
