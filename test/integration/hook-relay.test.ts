@@ -29,23 +29,35 @@ interface Start {
   readonly decision?: ApprovalDecision
   readonly events?: ReadonlyArray<NativeHookEvent>
   readonly socketParentDir?: string
+  readonly preToolUseApprovalMode?: "report"
 }
 
 /** the live composition, with these approval decisions, hook policy and relay options */
 const start = (settings: HarnessSettings, options: Start = {}) =>
   Effect.gen(function* () {
     const asked: Array<ApprovalRequest> = []
+    let decision: ApprovalDecision = options.decision ?? "deny"
     const prompts = Layer.succeed(ApprovalPrompts, {
-      ask: (request) => Effect.sync(() => asked.push(request)).pipe(Effect.as(options.decision ?? "deny"))
+      ask: (request) => Effect.sync(() => (asked.push(request), decision))
     })
     const live = Live.layer({ ...settings, ...(options.events !== undefined ? { nativeHookEvents: options.events } : {}) }).pipe(
       Layer.provide(prompts),
       Layer.provide(Layer.succeed(HookRelay.HookPolicy, options.policy ?? HookRelay.allowAll)),
-      Layer.provide(Layer.succeed(HookRelay.HookRelayConfig, { relayCommand, socketParentDir: options.socketParentDir })),
+      Layer.provide(Layer.succeed(HookRelay.HookRelayConfig, {
+        relayCommand,
+        socketParentDir: options.socketParentDir,
+        preToolUseApprovalMode: options.preToolUseApprovalMode
+      })),
       Layer.provideMerge(RecordingDelivery.layer)
     )
     const context = yield* Layer.build(live)
-    return { harness: Context.get(context, CodexHarness.CodexHarness), asked }
+    return {
+      harness: Context.get(context, CodexHarness.CodexHarness),
+      reports: Context.get(context, HookRelay.HookReports),
+      asked,
+      /** what the prompts answer from now on */
+      decide: (next: ApprovalDecision) => void (decision = next)
+    }
   })
 
 const touch = (file: string) => reply.steps({ type: "function_call", name: "exec_command", arguments: { cmd: `touch ${file}` } })
@@ -172,6 +184,39 @@ describe("native hook relay on the real app-server", () => {
       const requests = yield* f.model.requests
       expect(requests[2]!.body).toContain("second process says no")
       expect(requests[2]!.body).not.toContain("unreachable")
+    })
+  )
+
+  it.scopedLive("[S22] report mode: a PreToolUse requirement is recorded with no native decision, then shown once with the app-server's approval for that tool use; its decision maps back", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [touch("reported.txt"), reply.text("approved then"), touch("refused.txt"), reply.text("declined then")] }, untrusted)
+      const modes: Array<string | undefined> = []
+      const reason = "the deploy plugin reviews shell commands"
+      const h = yield* start(f.settings, {
+        preToolUseApprovalMode: "report",
+        policy: {
+          preToolUse: ({ payload }) =>
+            Effect.sync(() => modes.push(payload.approvalMode)).pipe(Effect.as({ _tag: "RequireApproval", reason } as const))
+        }
+      })
+      h.decide("allowOnce")
+      const allowed = yield* h.harness.runTurn({ sessionId: "report", prompt: "make reported.txt" })
+      expect(allowed.finalText).toBe("approved then")
+      // the relay marked Codex's payload; the hook decided nothing, and the one prompt is the app-server's approval
+      // (its command is Codex's shell invocation) carrying the policy's reason
+      expect(h.asked).toEqual([expect.objectContaining({ kind: "command", reason, command: expect.stringContaining("touch reported.txt") })])
+      expect(modes).toEqual(["report"])
+      expect((h.asked[0] as { command: string }).command).not.toBe("touch reported.txt")
+      expect(fs.existsSync(path.join(f.workDir, "reported.txt"))).toBe(true)
+      expect(yield* h.reports.pending).toEqual([])
+      // a deny maps back as the app-server's decline
+      h.decide("deny")
+      const denied = yield* h.harness.runTurn({ sessionId: "report", prompt: "make refused.txt" })
+      expect(denied.finalText).toBe("declined then")
+      expect(h.asked).toHaveLength(2)
+      expect(h.asked[1]).toMatchObject({ kind: "command", reason })
+      expect(fs.existsSync(path.join(f.workDir, "refused.txt"))).toBe(false)
+      expect(yield* h.reports.pending).toEqual([])
     })
   )
 })

@@ -6,7 +6,7 @@ import * as crypto from "node:crypto"
 import * as HookRelay from "../../src/approvals/HookRelay.js"
 import { defaultNativeHookEvents } from "../../src/config/HarnessConfig.js"
 import { type ApprovalDecision, declineAll } from "../../src/ports/ApprovalPrompts.js"
-import { defaultTimeoutMs, failsClosed, parseArgs, readOutput } from "../../src/cli/hookRelay.js"
+import { defaultTimeoutMs, failsClosed, markPayload, parseArgs, readOutput } from "../../src/cli/hookRelay.js"
 
 const services = (
   policy: HookRelay.HookPolicyService,
@@ -168,6 +168,16 @@ describe("hook relay thread config", () => {
     expect(HookRelay.shellQuote("it's")).toBe(`'it'\\''s'`)
   })
 
+  it("[S22] report mode: the command asks the relay to mark the payload, which it does unless the payload names a mode", () => {
+    expect(HookRelay.relayCommandLine(["relay"], "/s", "/t", "PreToolUse", 30, "report")).toBe(
+      "relay --socket /s --token-file /t --event PreToolUse --timeout-ms 27000 --approval-mode report"
+    )
+    expect(markPayload({ tool_use_id: "c1" }, "report")).toEqual({ tool_use_id: "c1", openclaw_approval_mode: "report" })
+    expect(markPayload({ openclaw_approval_mode: "other" }, "report")).toEqual({ openclaw_approval_mode: "other" })
+    expect(markPayload({ tool_use_id: "c1" }, undefined)).toEqual({ tool_use_id: "c1" })
+    expect(markPayload(null, "report")).toBe(null)
+  })
+
   it("the relay's deadline is Codex's hook timeout less 10%, at most 5 s less", () => {
     expect(HookRelay.relayTimeoutMs(600)).toBe(595_000)
     expect(HookRelay.relayTimeoutMs(30)).toBe(27_000)
@@ -188,6 +198,8 @@ describe("hook relay thread config", () => {
     // the token itself is no longer accepted on the command line
     expect(parseArgs(["--socket", "S", "--token", "T", "--event", "Stop"])).toBeUndefined()
     expect(parseArgs(["--socket", "S"])).toBeUndefined()
+    expect(parseArgs(["--socket", "S", "--token-file", "F", "--event", "PreToolUse", "--approval-mode", "report"])?.approvalMode).toBe("report")
+    expect(parseArgs(["--socket", "S", "--token-file", "F", "--event", "PreToolUse", "--approval-mode", "ask"])).toBeUndefined()
     expect(failsClosed("PreToolUse")).toBe(true)
     expect(failsClosed("PermissionRequest")).toBe(true)
     expect(failsClosed("PostToolUse")).toBe(false)
