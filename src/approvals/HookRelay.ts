@@ -12,7 +12,8 @@
 // (`openclaw_approval_mode: "report"`, which Codex never sets itself: the relay command marks the payload when
 // `preToolUseApprovalMode: "report"` asks for it) is recorded in HookReports for the later app-server approval and gets
 // no native decision (S22). PermissionRequest answers only an explicit allow or deny from ApprovalPrompts; anything else is no
-// decision, which Codex treats as "ask the usual way", never as an allow (S27). Stop never blocks when
+// decision, which Codex treats as "ask the usual way", never as an allow (S27); an "always" there is remembered for
+// the exact fingerprint, as on the approval path (S28, PermissionMemory). Stop never blocks when
 // `stop_hook_active` is set, so a Stop hook can continue a turn at most once in a row.
 import { FileSystem } from "@effect/platform"
 import { Clock, Context, type Duration, Effect, type Scope } from "effect"
@@ -38,6 +39,7 @@ import {
   type StopVerdict
 } from "../ports/HookPolicy.js"
 import { HookReports, type HookReportsService } from "./HookReports.js"
+import * as PermissionMemory from "./PermissionMemory.js"
 import {
   type HookCall,
   type HookEventName,
@@ -306,6 +308,8 @@ export interface RelayServices {
   readonly prompts: ApprovalPromptsService
   readonly reports: HookReportsService
   readonly promptTimeout: Duration.DurationInput
+  /** what "always" answered on the PermissionRequest path (S28) */
+  readonly permissions: PermissionMemory.PermissionMemory
   /** reports a relayed PostToolUse as after_tool_call (S23); never waits for the observers */
   readonly reportPostToolUse?: ((sessionId: string, payload: HookPayload) => Effect.Effect<void>) | undefined
 }
@@ -376,8 +380,12 @@ export const handle = (services: RelayServices) => (call: HookCall): Effect.Effe
         Effect.catchAllDefect(() => Effect.succeed(preToolUseOutput({ deny: "the hook policy failed" })))
       )
     }
-    case "PermissionRequest":
-      return ask(services, commandApproval(call, payload, "PermissionRequest hook")).pipe(Effect.map((d) => permissionRequestOutput(d)))
+    case "PermissionRequest": {
+      const request = commandApproval(call, payload, "PermissionRequest hook")
+      return PermissionMemory.decide(services.permissions, services.prompts, request, payload, ask(services, request)).pipe(
+        Effect.map((d) => permissionRequestOutput(d))
+      )
+    }
     case "PostToolUse": {
       const observe = services.policy.postToolUse
       const reported = services.reportPostToolUse?.(call.sessionId, payload) ?? Effect.void
@@ -425,6 +433,7 @@ export const makeExtension = (
       prompts,
       reports,
       promptTimeout: options.promptTimeout ?? "5 minutes",
+      permissions: yield* PermissionMemory.make(settings),
       reportPostToolUse: reportsPostToolUse ? reporterOf(reporting) : undefined
     }
     const server = yield* makeServer({ parentDir: options.socketParentDir, handle: handle(services) })

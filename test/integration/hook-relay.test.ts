@@ -37,8 +37,10 @@ const start = (settings: HarnessSettings, options: Start = {}) =>
   Effect.gen(function* () {
     const asked: Array<ApprovalRequest> = []
     let decision: ApprovalDecision = options.decision ?? "deny"
+    const remembered: Array<ApprovalRequest> = []
     const prompts = Layer.succeed(ApprovalPrompts, {
-      ask: (request) => Effect.sync(() => (asked.push(request), decision))
+      ask: (request) => Effect.sync(() => (asked.push(request), decision)),
+      remembered: (request) => Effect.sync(() => void remembered.push(request))
     })
     const live = Live.layer({ ...settings, ...(options.events !== undefined ? { nativeHookEvents: options.events } : {}) }).pipe(
       Layer.provide(prompts),
@@ -55,6 +57,8 @@ const start = (settings: HarnessSettings, options: Start = {}) =>
       harness: Context.get(context, CodexHarness.CodexHarness),
       reports: Context.get(context, HookRelay.HookReports),
       asked,
+      /** requests an earlier "always" allowed without asking */
+      remembered,
       /** what the prompts answer from now on */
       decide: (next: ApprovalDecision) => void (decision = next)
     }
@@ -217,6 +221,42 @@ describe("native hook relay on the real app-server", () => {
       expect(h.asked[1]).toMatchObject({ kind: "command", reason })
       expect(fs.existsSync(path.join(f.workDir, "refused.txt"))).toBe(false)
       expect(yield* h.reports.pending).toEqual([])
+    })
+  )
+
+  it.scopedLive("[S28] an \"always\" on the PermissionRequest hook is remembered for the exact input in the session: the same request is not asked again; another command or session is", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({
+        replies: [
+          touch("always.txt"),
+          reply.text("one"),
+          touch("always.txt"),
+          reply.text("two"),
+          touch("other.txt"),
+          reply.text("three"),
+          touch("always.txt"),
+          reply.text("four")
+        ]
+      }, untrusted)
+      const h = yield* start(f.settings, { decision: "allowAlways", events: ["pre_tool_use", "permission_request", "stop"] })
+      expect((yield* h.harness.runTurn({ sessionId: "always", prompt: "make always.txt" })).finalText).toBe("one")
+      expect(h.asked).toEqual([expect.objectContaining({ kind: "command", reason: "PermissionRequest hook", command: "touch always.txt" })])
+      // the answer from now on would be a deny: only the remembered "always" can let the same command through
+      h.decide("deny")
+      fs.rmSync(path.join(f.workDir, "always.txt"))
+      expect((yield* h.harness.runTurn({ sessionId: "always", prompt: "make always.txt again" })).finalText).toBe("two")
+      expect(h.asked).toHaveLength(1)
+      expect(h.remembered).toEqual([expect.objectContaining({ command: "touch always.txt", sessionId: "always" })])
+      expect(fs.existsSync(path.join(f.workDir, "always.txt"))).toBe(true)
+      // a different command is a different fingerprint: asked, and denied
+      expect((yield* h.harness.runTurn({ sessionId: "always", prompt: "make other.txt" })).finalText).toBe("three")
+      expect(h.asked).toHaveLength(2)
+      expect(h.asked[1]).toMatchObject({ command: "touch other.txt" })
+      expect(fs.existsSync(path.join(f.workDir, "other.txt"))).toBe(false)
+      // another session is another scope: the same command is asked there
+      expect((yield* h.harness.runTurn({ sessionId: "elsewhere", prompt: "make always.txt" })).finalText).toBe("four")
+      expect(h.asked).toHaveLength(3)
+      expect(h.asked[2]).toMatchObject({ command: "touch always.txt", sessionId: "elsewhere" })
     })
   )
 })

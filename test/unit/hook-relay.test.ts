@@ -1,9 +1,10 @@
 // The native hook relay's pure parts (S20, S22, S27): decision mapping per event, Stop never looping, which events are
 // injected, and the thread config shape with its trust state.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Option, TestClock } from "effect"
 import * as crypto from "node:crypto"
 import * as HookRelay from "../../src/approvals/HookRelay.js"
+import * as PermissionMemory from "../../src/approvals/PermissionMemory.js"
 import { defaultNativeHookEvents } from "../../src/config/HarnessConfig.js"
 import { type ApprovalDecision, declineAll } from "../../src/ports/ApprovalPrompts.js"
 import { defaultTimeoutMs, failsClosed, markPayload, parseArgs, readOutput } from "../../src/cli/hookRelay.js"
@@ -12,12 +13,14 @@ const services = (
   policy: HookRelay.HookPolicyService,
   decision?: ApprovalDecision
 ): Effect.Effect<HookRelay.RelayServices> =>
-  Effect.map(HookRelay.makeReports(), (reports) => ({
-    policy,
-    prompts: decision === undefined ? declineAll : { ask: () => Effect.succeed(decision) },
-    reports,
-    promptTimeout: "1 second"
-  }))
+  Effect.all([HookRelay.makeReports(), PermissionMemory.make({ stateDir: "/s", cwd: "/w", approvalPolicy: "never", sandbox: "read-only" })])
+    .pipe(Effect.map(([reports, permissions]) => ({
+      policy,
+      prompts: decision === undefined ? declineAll : { ask: () => Effect.succeed(decision) },
+      reports,
+      promptTimeout: "1 second",
+      permissions
+    })))
 
 const pre = (extra: Record<string, unknown> = {}) => ({
   session_id: "th1",
@@ -106,6 +109,28 @@ describe("hook relay decisions", () => {
       expect(JSON.parse((yield* run("allowOnce")).stdout!).hookSpecificOutput.decision.behavior).toBe("allow")
       expect(JSON.parse((yield* run("deny")).stdout!).hookSpecificOutput.decision.behavior).toBe("deny")
       expect(yield* run("noDecision")).toEqual({ exitCode: 0 })
+    })
+  )
+
+  it.effect("[S28] a PermissionRequest \"always\" answers only the exact (session, tool input, cwd), and only within its window", () =>
+    Effect.gen(function* () {
+      let asked = 0
+      const base = yield* services({})
+      const h = HookRelay.handle({ ...base, prompts: { ask: () => Effect.sync(() => (asked++, "allowAlways" as const)) } })
+      const permission = (sessionId: string, extra: Record<string, unknown> = {}) =>
+        Effect.map(h({ sessionId, event: "PermissionRequest", payload: pre(extra) }), (out) =>
+          JSON.parse(out.stdout!).hookSpecificOutput.decision.behavior)
+      expect(yield* permission("s")).toBe("allow")
+      expect(yield* permission("s")).toBe("allow")
+      expect(asked).toBe(1)
+      yield* permission("s", { cwd: "/elsewhere" })
+      yield* permission("s", { tool_input: { command: "rm -rf y" } })
+      yield* permission("other")
+      expect(asked).toBe(4)
+      // past the window (30 minutes by default) the first one is asked again
+      yield* TestClock.adjust("31 minutes")
+      yield* permission("s")
+      expect(asked).toBe(5)
     })
   )
 
