@@ -6,7 +6,8 @@ import * as Live from "codex-harness/layers/Live"
 const settings: HarnessSettings = {
   stateDir: process.env.BOT_STATE_DIR ?? "/var/lib/my-bot",
   cwd: process.env.BOT_WORKSPACE ?? process.cwd(),
-  // any OpenAI Responses API server; left unset, Codex uses your own configuration and login
+  // any OpenAI Responses API server; left unset, Codex uses the configuration and login of the bot's own CODEX_HOME
+  // (<stateDir>/codex-home; `userCodexHome: true` for yours)
   providerUrl: process.env.BOT_PROVIDER_URL,
   approvalPolicy: "on-request",
   sandbox: "workspace-write"

@@ -1,6 +1,6 @@
 // The production composition: the real `codex app-server` over stdio and a file-backed session store under the state
 // dir. The embedder supplies Delivery, and may supply the optional ports (ApprovalPrompts, Questions, DynamicTools,
-// PluginHooks, HookPolicy, EmbedderExtensions); the CLI uses its terminal ones.
+// ToolCallHooks, PluginHooks, HookPolicy, EmbedderExtensions); the CLI uses its terminal ones.
 // the module itself, not the package index, which would load undici (500 KB) into the CLI bundle (scripts/bundle.mjs)
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Layer } from "effect"

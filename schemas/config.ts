@@ -14,8 +14,14 @@ export const Defaults = {
   appServer: { requestTimeoutSeconds: 60, idleTimeToLiveSeconds: 120, experimental: { sandboxExecServer: false } },
   questions: { timeoutSeconds: 600 },
   turns: { timeoutSeconds: 3600, silenceSeconds: 300 },
-  supervision: { enabled: true }
+  supervision: { enabled: true },
+  // 4 MiB: a prompt is at most 1 MiB of text (schemas/control.ts maxPromptChars), JSON-escaped at most 6 bytes a
+  // character in the worst case
+  serve: { maxRequestBytes: 4 * 1024 * 1024 }
 } as const
+
+/** The range `serve.maxRequestBytes` (and --max-request-bytes) may take: a control request fits, one string can hold it. */
+export const maxRequestBytesRange = { min: 64 * 1024, max: 256 * 1024 * 1024 } as const
 
 const shown = (value: unknown): string => {
   if (value === undefined) return "nothing"
@@ -291,6 +297,22 @@ export const Apps = section({
   })
 })
 
+export const Serve = section({
+  maxRequestBytes: field(
+    Schema.Number.pipe(
+      Schema.filter((n) => Number.isSafeInteger(n) && n >= maxRequestBytesRange.min && n <= maxRequestBytesRange.max, {
+        jsonSchema: { type: "integer", minimum: maxRequestBytesRange.min, maximum: maxRequestBytesRange.max }
+      }),
+      expecting(`an integer from ${maxRequestBytesRange.min} to ${maxRequestBytesRange.max}`)
+    ),
+    {
+      description:
+        "The largest control request serve reads: a POST /rpc body (larger: 413) and a WebSocket message (larger: the socket closes with 1009). --max-request-bytes wins.",
+      default: Defaults.serve.maxRequestBytes
+    }
+  )
+})
+
 export const HarnessConfig = section({
   $schema: field(text, { description: "The JSON Schema for editors (`codex-harness config schema`); ignored by the harness." }),
   model: field(text, { description: "Model to ask Codex for (--model wins)." }),
@@ -316,7 +338,11 @@ export const HarnessConfig = section({
   serviceTier: field(text, { description: "Service tier to ask Codex for; unset: Codex's own configuration decides." }),
   codexHome: field(text, {
     description:
-      "CODEX_HOME for the app-server, relative to this file (--codex-home wins). Default: <state-dir>/codex-home with a provider URL, else your own."
+      "CODEX_HOME for the app-server, relative to this file (--codex-home wins). Default: the agent's own, <state-dir>/codex-home."
+  }),
+  userCodexHome: field(Schema.Boolean.pipe(expecting("true or false")), {
+    description:
+      "true: new sessions' app-server runs in your own CODEX_HOME ($CODEX_HOME, else ~/.codex), with its config, login and threads, instead of the agent's own (--user-codex-home; codexHome wins). Default: false."
   }),
   codexBin: field(text, { description: "Path to a codex executable, relative to this file (--codex-bin wins)." }),
   messages: field(Messages, { description: "Reply delivery and steering." }),
@@ -332,7 +358,8 @@ export const HarnessConfig = section({
   mcpServers: field(Schema.Record({ key: mcpServerName, value: McpServer }).pipe(expecting("an object", false)), {
     description: "MCP servers the app-server starts, by name; their tools appear to the agent as mcp__<name>."
   }),
-  apps: field(Apps, { description: "Connected apps (native Codex apps owned by plugins) admitted to native threads; off when absent." })
+  apps: field(Apps, { description: "Connected apps (native Codex apps owned by plugins) admitted to native threads; off when absent." }),
+  serve: field(Serve, { description: "`codex-harness serve`: bounds on what a client sends." })
 }).annotations({
   title: "codex-harness config",
   description: "The codex-harness config file (JSON). Every key is optional; unknown keys are an error."

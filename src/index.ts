@@ -40,6 +40,7 @@ export {
 } from "./ports/DynamicTools.js"
 export * as HookPolicy from "./ports/HookPolicy.js"
 export * as PluginHooks from "./ports/PluginHooks.js"
+export * as ToolCallHooks from "./ports/ToolCallHooks.js"
 export * as ToolResultPersistence from "./ports/ToolResultPersistence.js"
 export * as ContextEngine from "./ports/ContextEngine.js"
 export {

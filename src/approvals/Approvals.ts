@@ -26,6 +26,7 @@ import {
 import { type InstalledTurn, type TurnExtension, TurnExtensions } from "../turn/TurnExtension.js"
 import * as AllowAlways from "./AllowAlways.js"
 import { HookReports } from "./HookRelay.js"
+import * as PermissionMemory from "./PermissionMemory.js"
 
 export interface ApprovalsOptions {
   /** how long a prompt may take before it counts as no decision (a decline); default 5 minutes */
@@ -98,7 +99,7 @@ export const makeExtension = (
     // S22: requirements a PreToolUse hook recorded in report mode, shown with the app-server's later approval
     const reports = yield* HookReports
     const promptTimeout = options.promptTimeout ?? defaults.promptTimeout
-    const provider = settings.providerUrl ?? "codex"
+    const provider = PermissionMemory.providerOf(settings)
 
     /** true only for an explicit allow (or a remembered allow-always for the exact fingerprint) */
     const decide = (request: TurnApprovalRequest, input: unknown | undefined, cwd: string) =>

@@ -9,9 +9,11 @@
 // hooks then stop running). Computing it here needs no probe thread and works the same on thread/start and resume.
 //
 // Decisions: PreToolUse asks the HookPolicy (default: no decision); a requirement for approval in report mode
-// (`openclaw_approval_mode: "report"`) is recorded in HookReports for the later app-server approval and gets no native
-// decision (S22). PermissionRequest answers only an explicit allow or deny from ApprovalPrompts; anything else is no
-// decision, which Codex treats as "ask the usual way", never as an allow (S27). Stop never blocks when
+// (`openclaw_approval_mode: "report"`, which Codex never sets itself: the relay command marks the payload when
+// `preToolUseApprovalMode: "report"` asks for it) is recorded in HookReports for the later app-server approval and gets
+// no native decision (S22). PermissionRequest answers only an explicit allow or deny from ApprovalPrompts; anything else is no
+// decision, which Codex treats as "ask the usual way", never as an allow (S27); an "always" there is remembered for
+// the exact fingerprint, as on the approval path (S28, PermissionMemory). Stop never blocks when
 // `stop_hook_active` is set, so a Stop hook can continue a turn at most once in a row.
 import { FileSystem } from "@effect/platform"
 import { Clock, Context, type Duration, Effect, type Scope } from "effect"
@@ -37,6 +39,7 @@ import {
   type StopVerdict
 } from "../ports/HookPolicy.js"
 import { HookReports, type HookReportsService } from "./HookReports.js"
+import * as PermissionMemory from "./PermissionMemory.js"
 import {
   type HookCall,
   type HookEventName,
@@ -255,10 +258,21 @@ export const relayCommandLine = (
   socketPath: string,
   tokenFile: string,
   event: HookEventName,
-  timeoutSeconds: number
+  timeoutSeconds: number,
+  approvalMode?: "report" | undefined
 ): string =>
-  [...prefix, "--socket", socketPath, "--token-file", tokenFile, "--event", event, "--timeout-ms", String(relayTimeoutMs(timeoutSeconds))]
-    .map(shellQuote).join(" ")
+  [
+    ...prefix,
+    "--socket",
+    socketPath,
+    "--token-file",
+    tokenFile,
+    "--event",
+    event,
+    "--timeout-ms",
+    String(relayTimeoutMs(timeoutSeconds)),
+    ...(approvalMode !== undefined ? ["--approval-mode", approvalMode] : [])
+  ].map(shellQuote).join(" ")
 
 // ---------------------------------------------------------------------------------------------------------------------
 // the relay's handler and extension
@@ -273,6 +287,15 @@ export interface HookRelayOptions {
   readonly socketParentDir?: string | undefined
   /** how long a PermissionRequest or PreToolUse prompt may take (then: no decision / deny); default 5 minutes */
   readonly promptTimeout?: Duration.DurationInput | undefined
+  /**
+   * S22: `report` marks every relayed PreToolUse payload `openclaw_approval_mode: "report"` (Codex never does), so a
+   * HookPolicy that requires approval is recorded and shown with the app-server's approval for that tool use: one
+   * prompt, carrying the policy's reason. It applies only with app-server approvals on (a policy other than `never`),
+   * and it has a cost: a tool use Codex runs without asking (a known-safe command; a sandboxed one under `on-request`)
+   * shows the requirement to nobody. Default: the relay asks the ApprovalPrompts port itself, in the hook, and the
+   * app-server's approval that may follow asks again.
+   */
+  readonly preToolUseApprovalMode?: "report" | undefined
 }
 
 /** Optional: how the relay runs (its command, socket directory, timeouts); the default suits an installed package. */
@@ -285,6 +308,8 @@ export interface RelayServices {
   readonly prompts: ApprovalPromptsService
   readonly reports: HookReportsService
   readonly promptTimeout: Duration.DurationInput
+  /** what "always" answered on the PermissionRequest path (S28) */
+  readonly permissions: PermissionMemory.PermissionMemory
   /** reports a relayed PostToolUse as after_tool_call (S23); never waits for the observers */
   readonly reportPostToolUse?: ((sessionId: string, payload: HookPayload) => Effect.Effect<void>) | undefined
 }
@@ -355,8 +380,12 @@ export const handle = (services: RelayServices) => (call: HookCall): Effect.Effe
         Effect.catchAllDefect(() => Effect.succeed(preToolUseOutput({ deny: "the hook policy failed" })))
       )
     }
-    case "PermissionRequest":
-      return ask(services, commandApproval(call, payload, "PermissionRequest hook")).pipe(Effect.map((d) => permissionRequestOutput(d)))
+    case "PermissionRequest": {
+      const request = commandApproval(call, payload, "PermissionRequest hook")
+      return PermissionMemory.decide(services.permissions, services.prompts, request, payload, ask(services, request)).pipe(
+        Effect.map((d) => permissionRequestOutput(d))
+      )
+    }
     case "PostToolUse": {
       const observe = services.policy.postToolUse
       const reported = services.reportPostToolUse?.(call.sessionId, payload) ?? Effect.void
@@ -404,10 +433,17 @@ export const makeExtension = (
       prompts,
       reports,
       promptTimeout: options.promptTimeout ?? "5 minutes",
+      permissions: yield* PermissionMemory.make(settings),
       reportPostToolUse: reportsPostToolUse ? reporterOf(reporting) : undefined
     }
     const server = yield* makeServer({ parentDir: options.socketParentDir, handle: handle(services) })
     const prefix = options.relayCommand ?? (yield* defaultRelayCommand)
+    // report mode needs an app-server approval to show the requirement with: under "never" Codex sends none
+    const reportMode = options.preToolUseApprovalMode === "report" && settings.approvalPolicy !== "never"
+    if (options.preToolUseApprovalMode === "report" && !reportMode) {
+      yield* Effect.logWarning(`hook relay: report mode ignored: approval policy "never" sends no approval to report to`)
+    }
+    const approvalModeOf = (event: NativeHookEvent) => (reportMode && event === "pre_tool_use" ? "report" as const : undefined)
     const threadConfig = (sessionId: string) =>
       server.tokenFileFor(sessionId).pipe(
         Effect.map((tokenFile) =>
@@ -415,7 +451,7 @@ export const makeExtension = (
             const timeout = options.timeouts?.[event] ?? defaultTimeouts[event]
             return {
               command: relayed(event, policy)
-                ? relayCommandLine(prefix, server.socketPath, tokenFile, eventNames[event], timeout)
+                ? relayCommandLine(prefix, server.socketPath, tokenFile, eventNames[event], timeout, approvalModeOf(event))
                 : noDecisionCommand,
               timeout,
               statusMessage: statusMessages[event]

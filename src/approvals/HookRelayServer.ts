@@ -9,7 +9,7 @@
 //
 // Leftovers: the directory is `codex-hr-<pid>-XXXXXX`, so a harness that was SIGKILLed (no finalizer ran) leaves a
 // directory that says whose it was; every server that starts removes the siblings of this user whose owner process is
-// gone. The platform's socket server runs each connection's handler in a fiber of this scope, so closing the scope
+// gone, and those of the old format without a pid whose socket nobody listens on (RelayDirs.ts). The platform's socket server runs each connection's handler in a fiber of this scope, so closing the scope
 // interrupts hooks still waiting on a decision, closes the server and removes the socket and its directory; a relay
 // that goes away first (past its deadline) interrupts the decision it was waiting for.
 import { FileSystem } from "@effect/platform"
@@ -21,7 +21,7 @@ import * as crypto from "node:crypto"
 import * as os from "node:os"
 import * as path from "node:path"
 import { describeFileError } from "../platform/fileErrors.js"
-import { isAlive } from "../platform/processAlive.js"
+import { dirPrefix, removeStaleDirs, socketName } from "./RelayDirs.js"
 
 /** Codex's hook event names as the relay passes them */
 export type HookEventName = "PreToolUse" | "PostToolUse" | "PermissionRequest" | "Stop"
@@ -78,41 +78,11 @@ export const maxRequestBytes = 4 * 1024 * 1024
  */
 export const rememberedNonces = 4096
 
-/** the directory name's prefix; the owner's pid follows it */
-export const dirPrefix = "codex-hr-"
-const ownedDir = /^codex-hr-(\d+)-[^/]+$/
 /** a client nonce: 16 to 128 characters of [A-Za-z0-9_-] (the relay sends 32 hex digits) */
 const nonceShape = /^[A-Za-z0-9_-]{16,128}$/
 
 const newline = 0x0a
 const failed = (e: PlatformError) => new HookRelayServerError({ reason: describeFileError(e) })
-
-/**
- * Removes the relay directories in `parent` that this user owns and whose owner process is no longer alive; returns
- * them. Never one whose pid is alive (a running harness, or a pid that was reused: left alone either way), never one
- * of another uid, never a link, never a name without a pid. Best effort: an entry that cannot be read or removed is
- * skipped.
- */
-export const removeStaleDirs = (parent: string): Effect.Effect<ReadonlyArray<string>, never, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const me = typeof process.getuid === "function" ? process.getuid() : undefined
-    const names = yield* fs.readDirectory(parent).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
-    const removed: Array<string> = []
-    for (const name of names) {
-      const pid = Number(ownedDir.exec(name)?.[1] ?? Number.NaN)
-      if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || isAlive(pid)) continue
-      const dir = path.join(parent, name)
-      // a link is never followed: readLink succeeds only on one
-      if (yield* fs.readLink(dir).pipe(Effect.as(true), Effect.orElseSucceed(() => false))) continue
-      const info = yield* fs.stat(dir).pipe(Effect.option)
-      if (Option.isNone(info) || info.value.type !== "Directory") continue
-      if (me === undefined || Option.getOrUndefined(info.value.uid) !== me) continue
-      const gone = yield* fs.remove(dir, { recursive: true }).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
-      if (gone) removed.push(dir)
-    }
-    return removed
-  })
 
 /** The nonces seen lately, oldest first (a Set keeps insertion order); `fresh` records one and says if it was new. */
 const makeNonceMemory = (capacity: number) => {
@@ -141,7 +111,7 @@ export const make = (
       Effect.mapError(failed)
     )
     yield* fs.chmod(dir, 0o700).pipe(Effect.mapError(failed))
-    const socketPath = path.join(dir, "relay.sock")
+    const socketPath = path.join(dir, socketName)
     const sessionsByToken = new Map<string, string>()
     const filesBySession = new Map<string, string>()
     const nonces = makeNonceMemory(rememberedNonces)

@@ -1,9 +1,10 @@
 // Connected-apps admission (S2-S5). Owns the `plugin/installed` snapshot cache, keyed by (runtime pool key, workspace)
 // with a time-to-live and explicit invalidation; reads the details (`plugin/read`) of exactly the configured plugins;
-// decides provisional admission; and, once the real thread exists, asks `app/installed` for it once (no forced
-// refresh) and holds the thread to what was admitted. A provisional thread that fails the check is cleaned up by a
-// finalizer (deleted and confirmed gone by thread/read and thread/list, or unsubscribed when ephemeral); cleanup that
-// fails or cannot be confirmed retires the connection. `cleanupThread` is that cleanup, for other owners of a
+// decides provisional admission; and, once the real thread exists (started, or a bound thread resumed), asks
+// `app/installed` for it once (no forced refresh) and holds the thread to what was admitted. A provisional thread that
+// fails the check is cleaned up by a finalizer (deleted and confirmed gone by thread/read and thread/list, or
+// unsubscribed when ephemeral); a resumed one is the session's committed thread, so it is kept and only unloaded.
+// Cleanup that fails or cannot be confirmed retires the connection. `cleanupThread` is that cleanup, for other owners of a
 // provisional thread (a supervised branch's canonical thread).
 // It never installs, enables or activates a plugin, never scans marketplaces it was not configured with, and never
 // forces an inventory refresh.
@@ -42,6 +43,8 @@ export type Readiness = (threadId: string) => Effect.Effect<void>
 export interface ConfirmOptions {
   readonly threadId: string
   readonly ephemeral: boolean
+  /** a bound thread resumed (not started): on failure it is kept and unloaded (`unloadResumed`), never deleted */
+  readonly resumed?: boolean | undefined
   readonly gate: Gate
   readonly readiness?: Readiness | undefined
   /** retires the connection's client: the cleanup of the provisional thread was not confirmed */
@@ -52,8 +55,11 @@ export interface ConfirmOptions {
   readonly cleanup?: Effect.Effect<CleanupOutcome> | undefined
 }
 
-/** What became of a provisional thread: deleted (and confirmed gone), unsubscribed, or its connection retired. */
-export type CleanupOutcome = "deleted" | "unsubscribed" | "retired"
+/**
+ * What became of a thread that failed the check: deleted (and confirmed gone), unsubscribed (ephemeral), unloaded (a
+ * resumed thread, kept), or its connection retired.
+ */
+export type CleanupOutcome = "deleted" | "unsubscribed" | "unloaded" | "retired"
 
 export interface CleanupOptions {
   readonly threadId: string
@@ -112,13 +118,32 @@ export const cleanupThread = (connection: AppServerConnection, options: CleanupO
     return "retired" as const
   }).pipe(Effect.withSpan("AppAdmission.cleanupThread", { attributes: { threadId: options.threadId, ephemeral: options.ephemeral } }))
 
+/**
+ * What a resumed thread that fails the check gets (S3): it is the session's committed thread, so it is kept, never
+ * deleted. This connection unsubscribes from it and forgets it as loaded, so nothing runs on it here and the next open
+ * resumes it and checks it again. An unsubscribe that fails retires the connection's client, which unloads it as well.
+ * Never fails.
+ */
+export const unloadResumed = (connection: AppServerConnection, options: Omit<CleanupOptions, "ephemeral">): Effect.Effect<CleanupOutcome> =>
+  Effect.gen(function* () {
+    const unsubscribed = yield* connection.request("thread/unsubscribe", { threadId: options.threadId }).pipe(Effect.either)
+    if (Either.isRight(unsubscribed)) {
+      yield* options.forget ?? Effect.void
+      return "unloaded" as const
+    }
+    const reason = `the resumed thread ${options.threadId} could not be unloaded: thread/unsubscribe failed: ${unsubscribed.left.message}`
+    yield* Effect.logWarning(`${reason}; retiring the app-server client`)
+    yield* options.retire(reason)
+    return "retired" as const
+  }).pipe(Effect.withSpan("AppAdmission.unloadResumed", { attributes: { threadId: options.threadId } }))
+
 export interface AppAdmissionService {
   readonly snapshot: (connection: AppServerConnection, key: InventoryKey) => Effect.Effect<PluginInstalledResponse, AppsInventoryFailed>
   readonly invalidate: (key?: InventoryKey) => Effect.Effect<void>
   /** snapshot + exact plugin/read + provisional decisions + the deny-by-default thread config */
   readonly prepare: (connection: AppServerConnection, key: InventoryKey) => Effect.Effect<Gate, AppsInventoryFailed>
   readonly watchReadiness: (connection: AppServerConnection) => Effect.Effect<Readiness, never, Scope.Scope>
-  /** one app/installed for the real thread; on any failure the provisional thread is cleaned up */
+  /** one app/installed for the real thread; on any failure a provisional thread is cleaned up, a resumed one unloaded */
   readonly confirm: (connection: AppServerConnection, options: ConfirmOptions) => Effect.Effect<void, AppsNotConfirmed>
 }
 
@@ -202,7 +227,7 @@ export const make = Effect.gen(function* () {
     Effect.gen(function* () {
       let settled = false
       // interrupted (or a defect) before the check settled: the provisional thread still goes
-      const cleanup = options.cleanup ?? cleanupThread(connection, options)
+      const cleanup = options.cleanup ?? (options.resumed === true ? unloadResumed(connection, options) : cleanupThread(connection, options))
       yield* Effect.addFinalizer(() => (settled ? Effect.void : Effect.ignore(cleanup)))
       if (options.readiness !== undefined) {
         yield* options.readiness(options.threadId).pipe(Effect.timeout(readyTimeout), Effect.ignore)

@@ -5,12 +5,17 @@ import { Schema } from "effect"
 export class AppsNotConfirmed extends Schema.TaggedError<AppsNotConfirmed>()("AppsNotConfirmed", {
   threadId: Schema.String,
   problems: Schema.Array(Schema.String),
-  /** what became of the provisional thread: "deleted", "unsubscribed", or "retired" when cleanup was not confirmed */
-  cleanup: Schema.Literal("deleted", "unsubscribed", "retired")
+  /**
+   * what became of the thread: a provisional one "deleted" or "unsubscribed", a resumed one (the session's, kept)
+   * "unloaded", or "retired" when that was not confirmed
+   */
+  cleanup: Schema.Literal("deleted", "unsubscribed", "unloaded", "retired")
 }) {
   override get message() {
     const what = this.cleanup === "retired"
       ? "its cleanup was not confirmed, so the app-server client was retired (try again)"
+      : this.cleanup === "unloaded"
+      ? "the session's thread is kept, unloaded until a turn whose check passes"
       : `the provisional thread was ${this.cleanup}`
     return `apps admission failed for thread ${this.threadId}: ${this.problems.join("; ")}; ${what}`
   }

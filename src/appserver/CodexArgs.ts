@@ -71,12 +71,19 @@ export const harnessSecretEnvNames = ["CODEX_HARNESS_TOKEN", "CODEX_HARNESS_APP_
  * Only `exclude` is set, as a dotted key: Codex merges it into the config's table, so the rest of the policy (`inherit`,
  * `set`, `include_only`, whether Codex's default `*KEY*`/`*SECRET*`/`*TOKEN*` excludes apply) stays what the CODEX_HOME's
  * config says, and every other variable still reaches the agent as it does today. Turning the default excludes on
- * instead would also hide variables the user's commands rely on (GH_TOKEN for gh, say). The cost: an `exclude` list of
- * that config is replaced by this one while the harness runs Codex. Exclude patterns match names without case.
+ * instead would also hide variables the user's commands rely on (GH_TOKEN for gh, say). The list itself replaces the
+ * config's `exclude`, so `userExcludes`, that config's own list (CodexConfigToml.readShellExcludes), comes first in it:
+ * what the user hid stays hidden. Exclude patterns match names without case.
  */
-export const shellEnvironmentArgs = (keyEnv?: string | undefined): ReadonlyArray<string> => [
+export const shellEnvironmentArgs = (
+  keyEnv?: string | undefined,
+  userExcludes: ReadonlyArray<string> = []
+): ReadonlyArray<string> => excludeArgs([...userExcludes, ...secretEnvNames(keyEnv)])
+
+/** The `-c` pair that sets `shell_environment_policy.exclude` to these patterns, each once, in order. */
+export const excludeArgs = (patterns: ReadonlyArray<string>): ReadonlyArray<string> => [
   "-c",
-  `shell_environment_policy.exclude=[${secretEnvNames(keyEnv).map(tomlString).join(",")}]`
+  `shell_environment_policy.exclude=[${[...new Set(patterns)].map(tomlString).join(",")}]`
 ]
 
 /**

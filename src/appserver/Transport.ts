@@ -7,7 +7,9 @@ import { Context, Deferred, Duration, Effect, Layer, Option, Scope, type Stream 
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { ensureDir } from "../platform/ensureDir.js"
 import { describeFileError } from "../platform/fileErrors.js"
+import * as CodexArgs from "./CodexArgs.js"
 import * as CodexBinary from "./CodexBinary.js"
+import { effectiveCodexHome, readShellExcludes } from "./CodexConfigToml.js"
 import { type AppServerExited, type AppServerUnreachable, SpawnFailed } from "./errors.js"
 import { type FramedLine, LineFramer } from "./LineFramer.js"
 import * as LineInbox from "./LineInbox.js"
@@ -27,6 +29,11 @@ export interface TransportOptions {
   readonly codexHome?: string | undefined
   /** extra codex arguments placed before `app-server` (e.g. `-c key=value` pairs) */
   readonly args?: ReadonlyArray<string> | undefined
+  /**
+   * variables (or patterns) no command the agent runs may see: sent as Codex's `shell_environment_policy.exclude`
+   * after the list the CODEX_HOME's config.toml has, read at spawn (a `-c` list replaces the file's, it does not add)
+   */
+  readonly hiddenEnv?: ReadonlyArray<string> | undefined
   readonly env?: Readonly<Record<string, string>> | undefined
   readonly cwd?: string | undefined
   readonly maxLineBytes?: number | undefined
@@ -103,7 +110,10 @@ const spawnProcess = (options: TransportOptions) =>
     }
     // a thread this connection unsubscribes is unloaded at once, so reopening it with other thread config (an internal
     // turn's project-doc switch, S8) takes effect: Codex ignores the config of a resume while the thread is loaded
-    const argv = [...codex.prefixArgs, "-c", "thread_unload_delay_secs=0", ...(options.args ?? []), "app-server"]
+    const hidden = options.hiddenEnv === undefined
+      ? []
+      : CodexArgs.excludeArgs([...yield* readShellExcludes(effectiveCodexHome(options.codexHome, env)), ...options.hiddenEnv])
+    const argv = [...codex.prefixArgs, "-c", "thread_unload_delay_secs=0", ...(options.args ?? []), ...hidden, "app-server"]
     const maxLineBytes = options.maxLineBytes ?? defaults.maxLineBytes
     const tailChars = options.stderrTailChars ?? defaults.stderrTailChars
     const exitGrace = options.exitGrace ?? defaults.exitGrace

@@ -105,12 +105,17 @@ const reasonOf = (error: unknown): string => {
 /** the WebSocket upgrade was answered 401: the serve is there and the token is not its own */
 const refusedToken = (error: unknown) => / 401\b/.test(reasonOf(error))
 
-/** ControlFailure as the CLI reports it: its usage refusals are usage errors (exit 2). */
+/** the serve closed the WebSocket with 1009: a message of ours was past its request bound (serve's --max-request-bytes) */
+const refusedSize = (error: unknown) => /\b1009\b/.test(reasonOf(error))
+
+/** ControlFailure as the CLI reports it: its usage refusals are usage errors (exit 2), and so is a request too large. */
 const asCli = (error: ControlFailure | { readonly _tag: "RpcClientError"; readonly message: string }, url: string) =>
   error._tag === "ControlFailure"
     ? error.code === "usage" ? new UsageError({ line: error.message }) : error
     : refusedToken(error)
     ? new ServeRefusedToken({ url })
+    : refusedSize(error)
+    ? new UsageError({ line: `codex-harness serve at ${url} refused the request as too large (past its --max-request-bytes, 4 MiB unless set): send a shorter prompt` })
     : new ServeUnreachable({ url, reason: reasonOf(error) })
 
 /** Runs `use` with a client of `target`, connected for its duration. */
@@ -131,6 +136,7 @@ export const withClient = <A, E, R>(
 const runtimeFlags = [
   ["cwd", "cwd"],
   ["codexHome", "codex-home"],
+  ["userCodexHome", "user-codex-home"],
   ["providerUrl", "provider-url"],
   ["providerKeyEnv", "provider-key-env"],
   ["approvalPolicy", "approval-policy"],
@@ -147,7 +153,7 @@ export const runtimeFlagsGiven = (options: object): ReadonlyArray<string> =>
   runtimeFlags
     .filter(([key]) => {
       const value = (options as Record<string, unknown>)[key]
-      return Option.isOption(value) && Option.isSome(value)
+      return value === true || (Option.isOption(value) && Option.isSome(value))
     })
     .map(([, flag]) => `--${flag}`)
 

@@ -7,7 +7,6 @@
 // leaves the machine); with --upload it uploads as well. Loaded when the command runs; its flags are in
 // commands/diagnostics.ts.
 import { Console, Effect, Layer, Option } from "effect"
-import * as path from "node:path"
 import * as Live from "../../layers/Live.js"
 import * as HarnessConfig from "../config/HarnessConfig.js"
 import { Diagnostics, type DiagnosticsReport, layer as diagnosticsLayer } from "../diagnostics/Diagnostics.js"
@@ -17,7 +16,7 @@ import * as ApprovalPromptsCli from "./approvalPrompts.js"
 import type { DiagnosticsOptions } from "./commands/diagnostics.js"
 import { UsageError } from "./errors.js"
 import { resolveSessionRef } from "./sessionRef.js"
-import { loadFor, toSettings } from "./settings.js"
+import { codexHomeOverrides, loadFor, toSettings } from "./settings.js"
 import { terminalText as safeText } from "../platform/terminalText.js"
 import * as TerminalDelivery from "./TerminalDelivery.js"
 import { packageVersion } from "./version.js"
@@ -65,7 +64,7 @@ export const diagnostics = (options: DiagnosticsOptions) =>
         const config = HarnessConfig.merge(file, {
           providerUrl: settings.providerUrl,
           providerKeyEnv: settings.providerKeyEnv,
-          codexHome: Option.getOrUndefined(Option.map(options.codexHome, (d) => path.resolve(d))),
+          ...codexHomeOverrides(options),
           codexBin: Option.getOrUndefined(options.codexBin)
         })
         const written = yield* (yield* DiagnosticsBundle).write({

@@ -17,7 +17,7 @@ import { leftoverProcesses, staleRelayDirs } from "./doctor/leftovers.js"
 import { providerReachable } from "./doctor/provider.js"
 import { hookRelayRoundTrip } from "./doctor/relay.js"
 import { UsageError } from "./errors.js"
-import { stateDirOf, toSettings } from "./settings.js"
+import { codexHomeOverrides, stateDirOf, toSettings } from "./settings.js"
 
 export class DoctorFailed extends Schema.TaggedError<DoctorFailed>()("DoctorFailed", {
   failed: Schema.Number,
@@ -45,7 +45,7 @@ const fromFlags = (options: DoctorOptions, stateDir: string): HarnessSettings =>
   return {
     stateDir,
     cwd: process.cwd(),
-    codexHome: Option.getOrUndefined(Option.map(options.codexHome, (d) => path.resolve(d))),
+    ...codexHomeOverrides(options),
     codexBin: Option.getOrUndefined(options.codexBin),
     providerUrl: providerUrl !== undefined && CodexArgs.checkProviderUrl(providerUrl) === undefined ? providerUrl : undefined,
     approvalPolicy: "never",
@@ -90,7 +90,7 @@ export const doctor = (options: DoctorOptions) =>
       )).result
     )
     yield* report((yield* runCheck("state dir", bounds.directory, writable("state dir", stateDir, { private: true }))).result)
-    // the CODEX_HOME a new session's app-server gets (the user's own, unless a provider URL or --codex-home says otherwise)
+    // the CODEX_HOME a new session's app-server gets (the agent's own, unless --codex-home or --user-codex-home says otherwise)
     const codexHome = Effect.flatMap(freshRuntime(effective), ({ runtime }) => writable("CODEX_HOME", runtime.codexHome))
     yield* report((yield* runCheck("CODEX_HOME", bounds.directory, codexHome)).result)
     yield* report((yield* runCheck("provider", bounds.provider, providerReachable(effective.providerUrl))).result)

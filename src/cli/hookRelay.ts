@@ -1,8 +1,10 @@
-// `codex-harness hook-relay --socket S --token-file F --event E [--timeout-ms N]`: the command Codex runs for each
-// relayed native hook (S20). It reads the hook payload from stdin, forwards it over the harness's relay socket with the
-// session's token (read from F: a command line is readable by every user, a 0600 file in the relay's private directory
-// is not) and a fresh nonce, and prints the decision in Codex's hook output format. It loads nothing but Node's own
-// modules so it starts fast.
+// `codex-harness hook-relay --socket S --token-file F --event E [--timeout-ms N] [--approval-mode report]`: the command
+// Codex runs for each relayed native hook (S20). It reads the hook payload from stdin, forwards it over the harness's
+// relay socket with the session's token (read from F: a command line is readable by every user, a 0600 file in the
+// relay's private directory is not) and a fresh nonce, and prints the decision in Codex's hook output format. It loads
+// nothing but Node's own modules so it starts fast. `--approval-mode report` marks the payload it forwards
+// `openclaw_approval_mode: "report"` (unless the payload says otherwise itself): Codex 0.171.0 never sets that field, so
+// this is how a harness that wants report mode (S22) gets it from the real binary.
 //
 // Whenever it cannot get a decision it can trust (the relay unreachable or refusing, no answer within its deadline, a
 // reply that is not one of the two exit codes a hook may have) it fails closed: PreToolUse and PermissionRequest exit 2
@@ -21,6 +23,8 @@ export interface RelayArgs {
   readonly event: string
   /** the relay's deadline, from its start */
   readonly timeoutMs: number
+  /** the approval mode the forwarded payload is marked with (S22) */
+  readonly approvalMode?: "report"
 }
 
 /**
@@ -29,7 +33,10 @@ export interface RelayArgs {
  */
 export const defaultTimeoutMs = 25_000
 
-/** Pure. undefined when a required flag is missing or --timeout-ms is not a positive whole number. */
+/**
+ * Pure. undefined when a required flag is missing, --timeout-ms is not a positive whole number or --approval-mode is
+ * not `report`.
+ */
 export const parseArgs = (argv: ReadonlyArray<string>): RelayArgs | undefined => {
   const values: Record<string, string> = {}
   for (let i = 0; i < argv.length; i++) {
@@ -42,9 +49,18 @@ export const parseArgs = (argv: ReadonlyArray<string>): RelayArgs | undefined =>
   const tokenFile = values["token-file"]
   const timeout = values["timeout-ms"]
   const timeoutMs = timeout === undefined ? defaultTimeoutMs : /^\d{1,9}$/.test(timeout) ? Number(timeout) : 0
+  const approvalMode = values["approval-mode"]
   if (socket === undefined || tokenFile === undefined || event === undefined || timeoutMs <= 0) return undefined
-  return { socket, tokenFile, event, timeoutMs }
+  if (approvalMode !== undefined && approvalMode !== "report") return undefined
+  return { socket, tokenFile, event, timeoutMs, ...(approvalMode !== undefined ? { approvalMode } : {}) }
 }
+
+/** The payload as it is forwarded: marked with the approval mode when one is asked for and it names none. Pure. */
+export const markPayload = (payload: unknown, approvalMode: "report" | undefined): unknown =>
+  approvalMode !== undefined && typeof payload === "object" && payload !== null && !Array.isArray(payload) &&
+    !("openclaw_approval_mode" in payload)
+    ? { ...payload, openclaw_approval_mode: approvalMode }
+    : payload
 
 /** PreToolUse and PermissionRequest block when the relay cannot decide; the others carry on. Pure. */
 export const failsClosed = (event: string) => event === "PreToolUse" || event === "PermissionRequest"
@@ -134,7 +150,7 @@ const decide = async (args: RelayArgs, hold: Release): Promise<Output> => {
   } catch (e) {
     throw new NoDecision(`codex-harness hook relay: cannot read the hook payload: ${e instanceof Error ? e.message : String(e)}`)
   }
-  return ask(args, token, payload, hold)
+  return ask(args, token, markPayload(payload, args.approvalMode), hold)
 }
 
 /** Runs the relay for one hook; resolves to the exit code (output already written). */
@@ -142,7 +158,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<number> => {
   const args = parseArgs(argv)
   if (args === undefined) {
     process.stderr.write(
-      "codex-harness hook-relay: usage: hook-relay --socket PATH --token-file PATH --event EVENT [--timeout-ms N]\n"
+      "codex-harness hook-relay: usage: hook-relay --socket PATH --token-file PATH --event EVENT [--timeout-ms N] [--approval-mode report]\n"
     )
     return 2
   }

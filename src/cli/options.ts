@@ -28,8 +28,11 @@ export const state = {
 /** which codex runs, and with which CODEX_HOME */
 export const codex = {
   codexHome: Options.text("codex-home").pipe(
-    Options.withDescription("CODEX_HOME for the app-server (default: <state-dir>/codex-home with --provider-url, else your own)"),
+    Options.withDescription("CODEX_HOME for a new session's app-server (default: the agent's own, <state-dir>/codex-home)"),
     Options.optional
+  ),
+  userCodexHome: Options.boolean("user-codex-home").pipe(
+    Options.withDescription("run a new session's app-server in your own CODEX_HOME ($CODEX_HOME, else ~/.codex), with its config, login and threads")
   ),
   codexBin: Options.text("codex-bin").pipe(Options.withDescription("path to a codex executable"), Options.optional)
 }
@@ -114,6 +117,7 @@ export const global = {
   cwd: workspace.cwd,
   stateDir: state.stateDir,
   codexHome: codex.codexHome,
+  userCodexHome: codex.userCodexHome,
   model: model.model,
   providerUrl: provider.providerUrl,
   providerKeyEnv: provider.providerKeyEnv,

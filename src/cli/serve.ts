@@ -17,6 +17,7 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Live from "../../layers/Live.js"
+import * as ConfigSchema from "../../schemas/config.js"
 import { isLoopbackHost } from "../appserver/AppServerUrl.js"
 import * as ClusterRouter from "../cluster/ClusterRouter.js"
 import * as ClusterRunner from "../cluster/ClusterRunner.js"
@@ -28,12 +29,13 @@ import * as Handlers from "../control/Handlers.js"
 import * as Interactions from "../control/Interactions.js"
 import * as ServeFiles from "../control/ServeFiles.js"
 import * as Telemetry from "../control/Telemetry.js"
+import * as WebSocketFrameBound from "../control/WebSocketFrameBound.js"
 import { parseHostPort } from "../platform/hostPort.js"
 import * as Supervision from "../supervision/layer.js"
 import * as ClusterCli from "./cluster.js"
 import type { ServeOptions } from "./commands/serve.js"
 import { UsageError } from "./errors.js"
-import { toSettings } from "./settings.js"
+import { toSettingsAndFile } from "./settings.js"
 import { packageVersion } from "./version.js"
 
 export type Listen =
@@ -116,6 +118,17 @@ const readPem = (flag: string, file: string) =>
     catch: (e) => new UsageError({ line: `--${flag} ${file}: ${e instanceof Error ? e.message : String(e)}` })
   })
 
+/** `--max-request-bytes` when given (it wins over the config's `serve.maxRequestBytes`); out of range is a usage error. */
+const maxRequestBytesFlag = (options: ServeOptions) =>
+  Effect.gen(function* () {
+    const flag = Option.getOrUndefined(options.maxRequestBytes)
+    const { max, min } = ConfigSchema.maxRequestBytesRange
+    if (flag !== undefined && (flag < min || flag > max)) {
+      return yield* new UsageError({ line: `--max-request-bytes must be from ${min} to ${max}, got ${flag}` })
+    }
+    return flag
+  })
+
 export const serve = (options: ServeOptions) =>
   Effect.gen(function* () {
     const listen = parseListen(options.listen)
@@ -132,12 +145,14 @@ export const serve = (options: ServeOptions) =>
     if (options.answerTimeout <= 0 || options.shutdownGrace < 0) {
       return yield* new UsageError({ line: "--answer-timeout must be positive and --shutdown-grace not negative" })
     }
+    const maxRequestFlag = yield* maxRequestBytesFlag(options)
     const telemetry = yield* Telemetry.configFrom(Option.getOrUndefined(options.otlp), process.env).pipe(
       Effect.mapError((e) => new UsageError({ line: e.message }))
     )
     // every flag is checked before the state dir is touched
     const cluster = yield* clusterOptions(options)
-    const settings = yield* toSettings(options)
+    const { file, settings } = yield* toSettingsAndFile(options)
+    const maxRequestBytes = maxRequestFlag ?? file.serve?.maxRequestBytes ?? ConfigSchema.Defaults.serve.maxRequestBytes
     yield* ServeFiles.lock(settings.stateDir)
     const token = yield* ServeFiles.ensureToken(settings.stateDir)
     const version = packageVersion()
@@ -186,8 +201,10 @@ export const serve = (options: ServeOptions) =>
         token,
         ui: loadUi(),
         hosts,
-        onClient: (delta) => void (clients += delta)
+        onClient: (delta) => void (clients += delta),
+        maxRequestBytes
       }).pipe(Effect.provide(context))
+      yield* WebSocketFrameBound.bound(maxRequestBytes)
       yield* HttpServer.serveEffect()(app).pipe(Effect.provide(context))
       const scheme = tls === undefined ? "" : "s"
       const url = hostPort === undefined ? `ws+unix:${listen._tag === "Unix" ? listen.path : ""}:/rpc` : `ws${scheme}://${hostPort}/rpc`

@@ -7,6 +7,7 @@ import { Console, Effect, Option } from "effect"
 import type { SessionRecord } from "../../schemas/session.js"
 import { describeFileError, isNotFound } from "../platform/fileErrors.js"
 import { fileStore } from "../session/FileSessionStore.js"
+import * as SessionLock from "../session/SessionLock.js"
 import * as SessionRepair from "../session/SessionRepair.js"
 import { corruptWarning, SessionStoreError } from "../session/SessionStore.js"
 import { sessionState } from "../session/SessionState.js"
@@ -159,18 +160,24 @@ const showLocal = ({ json, sessionId, stateDir }: ShowOptions) =>
     yield* printSession(id, store.locate(id), records)
   }))
 
+// Under the session's lock, like every writer: a chat or run that holds the session makes this refuse (SessionLocked,
+// one line naming it) instead of removing the file from under it, and a lock left by a process that is gone is taken
+// over. Releasing the lock once the file is gone removes the lock file too, so nothing of the session is left.
 // S16: a supervised (model-locked) chat protects its native binding and is refused until that binding is detached
 export const remove = ({ sessionId, stateDir }: DeleteOptions) =>
   Effect.scoped(Effect.gen(function* () {
     const { dir, store } = yield* storeFor(stateDir)
     const id = yield* resolveIn(store, sessionId, dir)
-    yield* checkDeletable(id, (yield* store.read(id)).records)
     const file = store.locate(id)
     const fs = yield* FileSystem.FileSystem
-    yield* fs.remove(file).pipe(
-      Effect.catchIf(isNotFound, () => Effect.void),
-      Effect.mapError((e) => new SessionStoreError({ path: file, reason: describeFileError(e) }))
-    )
+    yield* Effect.scoped(Effect.gen(function* () {
+      yield* SessionLock.hold(fs, id, SessionLock.lockFileOf(file))
+      yield* checkDeletable(id, (yield* store.read(id)).records)
+      yield* fs.remove(file).pipe(
+        Effect.catchIf(isNotFound, () => Effect.void),
+        Effect.mapError((e) => new SessionStoreError({ path: file, reason: describeFileError(e) }))
+      )
+    }))
     yield* Console.log(`deleted: ${id}`)
   }))
 

@@ -27,6 +27,24 @@ export type SettingsOptions = Partial<Omit<GlobalOptions, "json" | "approvals" |
 const given = <K extends keyof SettingsOptions>(options: SettingsOptions, key: K): NonNullable<SettingsOptions[K]> =>
   (options[key] ?? Option.none()) as NonNullable<SettingsOptions[K]>
 
+/** `--codex-home DIR` and `--user-codex-home` as overrides of the file (a path made absolute). Pure. */
+export const codexHomeOverrides = (options: {
+  readonly codexHome?: Option.Option<string> | undefined
+  readonly userCodexHome?: boolean | undefined
+}): Pick<HarnessConfig.CliOverrides, "codexHome" | "userCodexHome"> => ({
+  codexHome: Option.getOrUndefined(Option.map(options.codexHome ?? Option.none(), (d) => path.resolve(d))),
+  userCodexHome: options.userCodexHome === true ? true : undefined
+})
+
+/** Both home flags at once cannot mean anything: which CODEX_HOME? */
+export const checkCodexHomeFlags = (options: {
+  readonly codexHome?: Option.Option<string> | undefined
+  readonly userCodexHome?: boolean | undefined
+}): Effect.Effect<void, UsageError> =>
+  options.userCodexHome === true && options.codexHome !== undefined && Option.isSome(options.codexHome)
+    ? Effect.fail(new UsageError({ line: "--codex-home and --user-codex-home name two CODEX_HOMEs: give one" }))
+    : Effect.void
+
 /** Loads the config file that `--config` / `--state-dir` point at. */
 export const loadFor = (options: { readonly config?: Option.Option<string>; readonly stateDir?: Option.Option<string> }) =>
   Option.match(options.config ?? Option.none(), {
@@ -84,6 +102,16 @@ const supervisionSettings = (
 export const toSettings = (
   flags: SettingsOptions
 ): Effect.Effect<HarnessSettings, BadOption | UsageError | HarnessConfig.ConfigError | UntrustedPath, FileSystem.FileSystem> =>
+  Effect.map(toSettingsAndFile(flags), (loaded) => loaded.settings)
+
+/** The same, with the config file they came from, for a command with keys of its own in it (serve): read once. */
+export const toSettingsAndFile = (
+  flags: SettingsOptions
+): Effect.Effect<
+  { readonly settings: HarnessSettings; readonly file: HarnessConfig.HarnessConfigFile },
+  BadOption | UsageError | HarnessConfig.ConfigError | UntrustedPath,
+  FileSystem.FileSystem
+> =>
   Effect.gen(function* () {
     const options = {
       cwd: given(flags, "cwd"),
@@ -103,13 +131,14 @@ export const toSettings = (
     // since what was typed there may be the key itself
     const keyEnvProblem = Option.getOrUndefined(Option.map(options.providerKeyEnv, CodexArgs.checkProviderKeyEnv))
     if (keyEnvProblem !== undefined) return yield* new UsageError({ line: `--provider-key-env: ${keyEnvProblem}` })
+    yield* checkCodexHomeFlags(flags)
     const file = yield* loadFor(options)
     const effective = HarnessConfig.merge(file, {
       providerUrl: Option.getOrUndefined(options.providerUrl),
       providerKeyEnv: Option.getOrUndefined(options.providerKeyEnv),
       approvalPolicy: Option.getOrUndefined(options.approvalPolicy),
       sandbox: Option.getOrUndefined(options.sandbox),
-      codexHome: Option.getOrUndefined(Option.map(options.codexHome, (d) => path.resolve(d))),
+      ...codexHomeOverrides(flags),
       codexBin: Option.getOrUndefined(options.codexBin),
       turnTimeoutSeconds: Option.getOrUndefined(options.timeout),
       appServerUrl: Option.getOrUndefined(options.appServer)
@@ -132,10 +161,11 @@ export const toSettings = (
       Effect.orElseSucceed(() => undefined)
     )
     if (kind !== "Directory") return yield* Effect.fail(new BadOption({ option: "cwd", reason: `not a directory: ${cwd}` }))
-    return {
+    const settings: HarnessSettings = {
       stateDir: yield* stateDirOf(options.stateDir),
       cwd,
       codexHome: effective.codexHome,
+      userCodexHome: effective.userCodexHome,
       codexBin: effective.codexBin,
       providerUrl: effective.providerUrl,
       providerKeyEnv: effective.providerKeyEnv,
@@ -180,4 +210,5 @@ export const toSettings = (
           ...(effective.apps.readyTimeoutSeconds !== undefined ? { readyTimeout: Duration.seconds(effective.apps.readyTimeoutSeconds) } : {})
         }
     }
+    return { settings, file }
   })

@@ -195,6 +195,8 @@ export interface CliOverrides {
   readonly approvalPolicy?: AskForApproval | undefined
   readonly sandbox?: SandboxMode | undefined
   readonly codexHome?: string | undefined
+  /** `--user-codex-home`: true, or undefined when not given */
+  readonly userCodexHome?: true | undefined
   readonly codexBin?: string | undefined
   readonly turnTimeoutSeconds?: number | undefined
   readonly appServerUrl?: string | undefined
@@ -210,6 +212,8 @@ export interface EffectiveConfig {
   readonly approvalsReviewer?: ConfigSchema.ApprovalsReviewer
   readonly serviceTier?: string
   readonly codexHome?: string
+  /** true: the user's own CODEX_HOME (absent when `codexHome` names one) */
+  readonly userCodexHome?: true
   readonly codexBin?: string
   readonly messages: {
     readonly visibleReplies: ConfigSchema.VisibleReplies
@@ -243,6 +247,14 @@ export const defaultNativeHookEvents = (approvalPolicy: AskForApproval): Readonl
 const present = <K extends string, V>(key: K, value: V | undefined): { readonly [P in K]?: V } =>
   (value === undefined ? {} : { [key]: value }) as { readonly [P in K]?: V }
 
+/** Which CODEX_HOME the flags, else the file, name: a path, the user's own, or neither (the agent's default). Pure. */
+const codexHomeOf = (config: File, cli: CliOverrides): { readonly codexHome?: string; readonly userCodexHome?: true } => {
+  if (cli.codexHome !== undefined) return { codexHome: cli.codexHome }
+  if (cli.userCodexHome === true) return { userCodexHome: true }
+  if (config.codexHome !== undefined) return { codexHome: config.codexHome }
+  return config.userCodexHome === true ? { userCodexHome: true } : {}
+}
+
 /** The effective settings: a flag wins over the file, the file wins over `ConfigDefaults`. Pure. */
 export const merge = (config: File, cli: CliOverrides = {}): EffectiveConfig => {
   const d = ConfigDefaults
@@ -255,7 +267,8 @@ export const merge = (config: File, cli: CliOverrides = {}): EffectiveConfig => 
     sandbox: cli.sandbox ?? config.sandbox ?? d.sandbox,
     ...present("approvalsReviewer", config.approvalsReviewer),
     ...present("serviceTier", config.serviceTier),
-    ...present("codexHome", cli.codexHome ?? config.codexHome),
+    // a home given on the command line, a path or the user's own, replaces whatever the file says
+    ...codexHomeOf(config, cli),
     ...present("codexBin", cli.codexBin ?? config.codexBin),
     messages: {
       visibleReplies: config.messages?.visibleReplies ?? d.messages.visibleReplies,

@@ -51,12 +51,20 @@ export interface AppsSettings {
 }
 
 export interface HarnessSettings {
-  /** where session files (and, with a provider URL, Codex's own home) live */
+  /** where session files (and the agent's own CODEX_HOME, `codex-home`) live */
   readonly stateDir: string
   /** the workspace the agent works in */
   readonly cwd: string
-  /** CODEX_HOME for new sessions' app-server; default: `<stateDir>/codex-home` with a provider URL, else the user's own */
+  /**
+   * CODEX_HOME for new sessions' app-server. Default: the agent's own, `<stateDir>/codex-home` (S14: ordinary turns stay
+   * agent-scoped; only supervision's discovery reads the user's home)
+   */
   readonly codexHome?: string | undefined
+  /**
+   * true: new sessions' app-server runs in the user's own CODEX_HOME ($CODEX_HOME, else ~/.codex), with its
+   * configuration, login and threads, instead of the agent's; an explicit `codexHome` wins over it
+   */
+  readonly userCodexHome?: boolean | undefined
   readonly codexBin?: string | undefined
   /** any OpenAI Responses API server for new sessions; without it Codex uses the user's own configuration and login */
   readonly providerUrl?: string | undefined

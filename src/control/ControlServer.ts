@@ -14,6 +14,7 @@ import type { HttpApp } from "@effect/platform"
 import { RpcSerialization, RpcServer } from "@effect/rpc"
 import { Effect, Layer, Option, type Scope } from "effect"
 import * as crypto from "node:crypto"
+import { Defaults as ConfigDefaults } from "../../schemas/config.js"
 import { ControlRpcs } from "../../schemas/control.js"
 
 import { bearerProtocolPrefix } from "./ControlClient.js"
@@ -35,12 +36,12 @@ export interface ControlAppOptions {
 }
 
 /**
- * 4 MiB: a prompt is at most 1 MiB of text (schemas/control.ts maxPromptChars), JSON-escaped at most 6 bytes a
- * character in the worst case. Without a bound the body was read whole into one string: 256 MiB took a serve to 652 MB
- * and 512 MiB ended it (`RangeError: Invalid string length`); @effect/platform-node's own 10 MiB default does not reach
- * a handler served with `HttpServer.serveEffect`.
+ * 4 MiB by default (schemas/config.ts `serve.maxRequestBytes`). Without a bound the body was read whole into one string:
+ * 256 MiB took a serve to 652 MB and 512 MiB ended it (`RangeError: Invalid string length`); @effect/platform-node's own
+ * 10 MiB default does not reach a handler served with `HttpServer.serveEffect`. WebSocket messages get the same bound
+ * (WebSocketFrameBound).
  */
-export const defaultMaxRequestBytes = 4 * 1024 * 1024
+export const defaultMaxRequestBytes: number = ConfigDefaults.serve.maxRequestBytes
 
 const sameToken = (given: string, token: string) => {
   const a = Buffer.from(given)

@@ -5,7 +5,7 @@ import { Schema } from "effect"
 import type { Usage } from "../../schemas/events.js"
 import { eventsVersion, type EventItem, type HarnessEvent } from "../../schemas/events.js"
 import { TextContent, type ThreadItem, type TokenUsageUpdatedNotification } from "../../schemas/protocol.js"
-import type { ApprovalDecision, ApprovalRequest } from "../ports/ApprovalPrompts.js"
+import { type ApprovalDecision, type ApprovalRequest, diagnosticsThreads } from "../ports/ApprovalPrompts.js"
 import type { QuestionPrompt } from "../ports/Questions.js"
 import type { Reply } from "../ports/Delivery.js"
 import type { TurnEvent } from "../../schemas/turnEvents.js"
@@ -172,7 +172,7 @@ const decidedEvent = (request: ApprovalRequest, decision: ApprovalDecision, by: 
     case "mcpTool":
       return { type: "approval.decided", version, kind: "mcp_tool", subject: `${request.serverName}.${request.toolName}`, decision: decisions[decision], by }
     case "diagnostics":
-      return { type: "approval.decided", version, kind: "diagnostics", subject: request.threads.map((t) => t.threadId).join(", "), decision: decisions[decision], by }
+      return { type: "approval.decided", version, kind: "diagnostics", subject: diagnosticsThreads(request), decision: decisions[decision], by }
   }
 }
 

@@ -1,8 +1,9 @@
 // S36: diagnostics for a session, sent to OpenAI through Codex's own `feedback/upload`, only when approved. The plan
 // names exactly what would be sent (the session's bound thread and the sub-agent threads Codex spawned under it, found
 // with `thread/list {ancestorThreadId}`; `threadOnly` keeps the bound thread alone; Codex's logs; the note) and is
-// asked through the ApprovalPrompts port as a `diagnostics` request. Denied, unanswered or a failed prompt: nothing
-// is sent and no id is returned. Approved: one `feedback/upload` per thread over the session's own connection (its
+// asked through the ApprovalPrompts port as a `diagnostics` request, which counts the threads but names none: what a
+// person reads before deciding is there whatever the decision, and a denied upload must have shown no Codex id.
+// Denied, unanswered or a failed prompt: nothing is sent and no id is returned. Approved: one `feedback/upload` per thread over the session's own connection (its
 // recorded runtime), each with the note as its reason; a refusal (feedback disabled, OpenAI unreachable) is the
 // app-server's error. Without a session: one upload of Codex's logs, no thread.
 import { Context, Effect, Layer } from "effect"
@@ -39,6 +40,13 @@ export interface UploadedThread extends DiagnosticsThread {
   readonly resume: string
 }
 
+/** What an upload would send: the threads by id, and the request the person deciding is asked (counts, no ids). */
+export interface DiagnosticsPlan {
+  /** one `feedback/upload` each, in this order; empty: one upload of Codex's logs without a thread */
+  readonly threads: ReadonlyArray<DiagnosticsThread>
+  readonly approval: DiagnosticsApproval
+}
+
 export interface DiagnosticsReport {
   readonly sessionId: string | undefined
   /** the channel the session's replies go to */
@@ -61,7 +69,7 @@ export type DiagnosticsError =
 
 export interface DiagnosticsService {
   /** what an upload would send, asked of nobody and sent nowhere */
-  readonly plan: (options?: DiagnosticsOptions) => Effect.Effect<DiagnosticsApproval, DiagnosticsError>
+  readonly plan: (options?: DiagnosticsOptions) => Effect.Effect<DiagnosticsPlan, DiagnosticsError>
   /** asks through ApprovalPrompts, then uploads what the plan names (S36) */
   readonly upload: (options?: DiagnosticsOptions) => Effect.Effect<DiagnosticsReport, DiagnosticsError>
 }
@@ -118,7 +126,7 @@ export const make = Effect.gen(function* () {
   const planOn = (
     opened: Effect.Effect.Success<ReturnType<typeof open>>,
     options: DiagnosticsOptions
-  ): Effect.Effect<DiagnosticsApproval, SubThreadsUnknown> =>
+  ): Effect.Effect<DiagnosticsPlan, SubThreadsUnknown> =>
     Effect.gen(function* () {
       const bound = opened.state.binding?.threadId
       const threads: Array<DiagnosticsThread> = []
@@ -126,14 +134,16 @@ export const make = Effect.gen(function* () {
         threads.push({ threadId: bound, role: "bound" })
         if (options.threadOnly !== true) threads.push(...(yield* subThreads(opened.connection, bound)))
       }
-      return {
+      const approval: DiagnosticsApproval = {
         kind: "diagnostics",
         sessionId: options.sessionId,
         destination,
-        threads,
+        sessionThread: bound !== undefined,
+        subAgentThreads: threads.filter((t) => t.role === "subAgent").length,
         includeLogs: options.includeLogs ?? true,
         note: options.note
-      } satisfies DiagnosticsApproval
+      }
+      return { threads, approval } satisfies DiagnosticsPlan
     })
 
   const plan = (options: DiagnosticsOptions = {}) =>
@@ -145,7 +155,7 @@ export const make = Effect.gen(function* () {
     Effect.scoped(
       Effect.gen(function* () {
         const opened = yield* open(options.sessionId)
-        const request = yield* planOn(opened, options)
+        const { approval: request, threads } = yield* planOn(opened, options)
         const decision = yield* prompts.ask(request).pipe(Effect.catchAll(() => Effect.succeed("noDecision" as const)))
         if (decision !== "allowOnce" && decision !== "allowAlways") {
           return yield* new DiagnosticsNotApproved({ decision, detail: "" })
@@ -160,13 +170,13 @@ export const make = Effect.gen(function* () {
             ...(request.note !== undefined ? { reason: request.note } : {}),
             tags: { source: "codex-harness", ...(options.sessionId !== undefined ? { session_id: options.sessionId } : {}) }
           }).pipe(Effect.either)
-        if (request.threads.length === 0) {
+        if (threads.length === 0) {
           const sent = yield* send(undefined)
           if (sent._tag === "Left") return yield* new DiagnosticsUploadFailed({ reason: reasonOf(sent.left), uploaded: [] })
           return { sessionId: undefined, channel, codexHome, threads: [], logsUploadId: sent.right.threadId } satisfies DiagnosticsReport
         }
         // every thread is tried (one failing does not hide which others went), in the order the plan lists them
-        const results = yield* Effect.forEach(request.threads, (thread) => Effect.map(send(thread.threadId), (sent) => ({ thread, sent })))
+        const results = yield* Effect.forEach(threads, (thread) => Effect.map(send(thread.threadId), (sent) => ({ thread, sent })))
         const uploaded: Array<UploadedThread> = []
         for (const { sent, thread } of results) {
           if (sent._tag === "Right") uploaded.push({ ...thread, uploadId: sent.right.threadId, resume: `${resumePrefix}codex resume ${thread.threadId}` })

@@ -10,6 +10,7 @@ import { type RequestError, RpcError } from "../appserver/errors.js"
 import { CompactionFence } from "../compaction/CompactionFence.js"
 import { Settings } from "../config/Settings.js"
 import { Delivery, type Reply } from "../ports/Delivery.js"
+import { ToolCallHooks } from "../ports/ToolCallHooks.js"
 import { ModelLocked, NewThreadRefused, SupervisedThreadGone } from "../session/errors.js"
 import { type InvalidSessionId, type SessionHoldError, SessionStore, type SessionStoreError } from "../session/SessionStore.js"
 import { type RuntimeRefusal, SessionRuntime } from "../session/SessionRuntime.js"
@@ -142,6 +143,8 @@ export const make = Effect.gen(function* () {
   const opener = yield* ThreadOpener
   const extensions = yield* TurnExtensions
   const loadedThreads = yield* LoadedThreads
+  // read when the layer is built: a Context.Reference read per turn would see the caller's fiber, not the layer's
+  const toolHooks = yield* ToolCallHooks
   const visibleReplies = settings.visibleReplies ?? "automatic"
 
   const deliver = (reply: Reply) =>
@@ -257,7 +260,7 @@ export const make = Effect.gen(function* () {
         // (a supervised branch's canonical thread is made in this open, S15)
         install: ({ connection, setup: { tools }, threadId }) =>
           Effect.gen(function* () {
-            yield* ToolBridge.install(connection, { sessionId, threadId, tools })
+            yield* ToolBridge.install(connection, { sessionId, threadId, tools, hooks: toolHooks })
             for (const extension of extensions) {
               if (extension.install !== undefined) {
                 yield* extension.install({ sessionId, threadId, kind, connection, observe: bus.observe })

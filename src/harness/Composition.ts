@@ -21,6 +21,7 @@ import type { DynamicTools } from "../ports/DynamicTools.js"
 import type { HookPolicy } from "../ports/HookPolicy.js"
 import type { PluginHooks } from "../ports/PluginHooks.js"
 import type { Questions } from "../ports/Questions.js"
+import type { ToolCallHooks } from "../ports/ToolCallHooks.js"
 import type { ToolResultPersistence } from "../ports/ToolResultPersistence.js"
 import type { EmbedderExtensions } from "../turn/TurnExtension.js"
 import * as SessionWork from "./SessionWork.js"
@@ -32,13 +33,14 @@ export type RequiredPorts = Delivery
 
 /**
  * The ports an embedder may provide (each a `Context.Reference` with a declining default): who answers approvals and
- * questions, its dynamic tools, lifecycle observers, native-hook decisions, extra turn extensions and what of a
- * dynamic tool's result the transcript keeps.
+ * questions, its dynamic tools and the plugin/middleware hooks around their calls, lifecycle observers, native-hook
+ * decisions, extra turn extensions and what of a dynamic tool's result the transcript keeps.
  */
 export type OptionalPorts =
   | ApprovalPrompts
   | Questions
   | DynamicTools
+  | ToolCallHooks
   | PluginHooks
   | HookPolicy
   | EmbedderExtensions
@@ -48,7 +50,7 @@ export type OptionalPorts =
 /**
  * Every harness service for these settings. It needs a `Transport` (how app-servers are reached), a `SessionStore`
  * (where session records live) and the `Delivery` port; the optional ports (ApprovalPrompts, Questions, DynamicTools,
- * PluginHooks, HookPolicy, EmbedderExtensions) are read when provided and decline or do nothing otherwise.
+ * ToolCallHooks, PluginHooks, HookPolicy, EmbedderExtensions, ToolResultPersistence, ContextEngine) are read when provided and decline or do nothing otherwise.
  */
 export const layer = (settings: HarnessSettings, pool: ClientPool.ClientPoolOptions = { idleTimeToLive: settings.idleTimeToLive }) => {
   const base = Layer.mergeAll(

@@ -3,9 +3,10 @@
 // questions (S30-S34), approvals (S27-S29), then the embedder's own extensions. The optional ports they read
 // (DynamicTools, PluginHooks, HookPolicy, Questions, ApprovalPrompts) decline or do nothing when not provided.
 import type { FileSystem } from "@effect/platform"
-import { Duration, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import * as Approvals from "../approvals/Approvals.js"
 import * as HookRelay from "../approvals/HookRelay.js"
+import * as PermissionMemory from "../approvals/PermissionMemory.js"
 import { Settings } from "../config/Settings.js"
 import * as Questions from "../interaction/Questions.js"
 import type { Delivery } from "../ports/Delivery.js"
@@ -40,12 +41,8 @@ export const layer: Layer.Layer<
     const questions = yield* Questions.makeExtension(
       settings.questionTimeout !== undefined ? { promptTimeout: settings.questionTimeout } : {}
     )
-    const approvals = yield* Approvals.makeExtension({
-      allowAlways: {
-        window: settings.allowAlwaysWindow ?? Duration.minutes(30),
-        maxEntries: settings.allowAlwaysMaxEntries ?? 512
-      }
-    })
+    // the same allow-always bounds as the PermissionRequest hook path (S28)
+    const approvals = yield* Approvals.makeExtension({ allowAlways: PermissionMemory.allowAlwaysOptionsOf(settings) })
     const embedder = yield* EmbedderExtensions
     return [replyTools, tools, observations, hookRelay, questions, approvals, ...embedder]
   })

@@ -63,18 +63,31 @@ export interface DiagnosticsThread {
 }
 
 /**
- * S36: a diagnostics upload to OpenAI (Codex's `feedback/upload`), asked before anything is sent. It names exactly
- * what would leave the machine: the threads, whether Codex's logs go with them, and the note.
+ * S36: a diagnostics upload to OpenAI (Codex's `feedback/upload`), asked before anything is sent. It says what would
+ * leave the machine (which threads, counted, whether Codex's logs go with them, the note) but carries no Codex thread
+ * id: whatever a prompt shows is shown whether the answer is yes or no, and a denied or ignored upload prints no id.
+ * The ids are in the report of an approved upload.
  */
 export interface DiagnosticsApproval {
   readonly kind: "diagnostics"
   readonly sessionId: string | undefined
   /** where it goes, in words ("OpenAI, through Codex's feedback upload") */
   readonly destination: string
-  /** the threads uploaded, one `feedback/upload` each; empty: one upload of Codex's logs without a thread */
-  readonly threads: ReadonlyArray<DiagnosticsThread>
+  /** whether the session's own thread goes (one `feedback/upload`) */
+  readonly sessionThread: boolean
+  /** how many sub-agent threads Codex spawned under it go, one `feedback/upload` each */
+  readonly subAgentThreads: number
   readonly includeLogs: boolean
   readonly note: string | undefined
+}
+
+/** Which threads a diagnostics upload sends, in words and without ids ("the session's thread and 2 sub-agent threads"). */
+export const diagnosticsThreads = (request: DiagnosticsApproval): string => {
+  const subAgents = request.subAgentThreads === 0
+    ? undefined
+    : `${request.subAgentThreads} sub-agent thread${request.subAgentThreads === 1 ? "" : "s"}`
+  if (!request.sessionThread) return subAgents ?? "no thread"
+  return subAgents === undefined ? "the session's thread" : `the session's thread and ${subAgents}`
 }
 
 /** the requests Codex itself makes during a turn */
@@ -123,9 +136,7 @@ export const describe = (request: ApprovalRequest): string => {
     case "mcpTool":
       return `MCP tool ${request.serverName}/${request.toolName}`
     case "diagnostics":
-      return `diagnostics upload of ${
-        request.threads.length === 0 ? "no thread" : `thread${request.threads.length === 1 ? "" : "s"} ${request.threads.map((t) => t.threadId).join(", ")}`
-      }${request.includeLogs ? " with Codex's logs" : ""}`
+      return `diagnostics upload of ${diagnosticsThreads(request)}${request.includeLogs ? " with Codex's logs" : ""}`
   }
 }
 
@@ -155,10 +166,11 @@ export const details = (request: ApprovalRequest): string => {
     case "diagnostics":
       lines.push(`Send diagnostics to ${request.destination}?`)
       lines.push(`  session: ${request.sessionId ?? "(none)"}`)
-      if (request.threads.length === 0) lines.push("  threads: none (Codex's logs only)")
-      for (const thread of request.threads) {
-        lines.push(`  thread ${thread.threadId}${thread.role === "subAgent" ? ` (sub-agent of ${thread.parentThreadId ?? "?"})` : " (the session's thread)"}`)
-      }
+      lines.push(
+        request.sessionThread || request.subAgentThreads > 0
+          ? `  threads: ${diagnosticsThreads(request)} (their ids are printed once they are sent)`
+          : "  threads: none (Codex's logs only)"
+      )
       lines.push(`  Codex's logs: ${request.includeLogs ? "included" : "not included"}`)
       lines.push(`  note: ${request.note === undefined ? "(none)" : JSON.stringify(request.note)}`)
       break

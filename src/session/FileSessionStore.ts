@@ -125,7 +125,7 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
         Effect.gen(function* () {
           yield* ready.pipe(Effect.mapError(fail(dir)))
           const file = locate(sessionId)
-          yield* SessionLock.hold(fs, sessionId, `${file.slice(0, -".jsonl".length)}.lock`)
+          yield* SessionLock.hold(fs, sessionId, SessionLock.lockFileOf(file))
           const contents = yield* repair(sessionId, file)
           const holdScope = yield* Effect.scope
           const handleScope = yield* Scope.fork(holdScope, ExecutionStrategy.sequential)

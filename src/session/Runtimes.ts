@@ -14,6 +14,9 @@ import { SupervisionDisabled } from "./errors.js"
 export const ordinaryPoolKey = (codexHome: string, providerUrl: string | undefined): string =>
   `stdio|${codexHome}|${providerUrl ?? "codex"}`
 
+/** The agent-scoped CODEX_HOME ordinary sessions get by default (S14): the harness's own, under its state dir. */
+export const agentCodexHome = (stateDir: string): string => path.join(stateDir, "codex-home")
+
 /** The pool key of a remote runtime: one shared client per app-server URL. */
 export const remotePoolKey = (url: string): string => `websocket|${url}`
 
@@ -23,7 +26,10 @@ export const isRemote = (runtime: SessionRuntime): boolean => runtime.transport 
 /** The pool key of a supervised chat's private connection. */
 export const supervisedPoolKey = (sessionId: string): string => `supervision:${sessionId}`
 
-/** The runtime a new session of these settings gets; `userHome` is the user's own CODEX_HOME. Pure. */
+/**
+ * The runtime a new session of these settings gets; `userHome` is the user's own CODEX_HOME. A local app-server runs
+ * in the agent's own home (`<stateDir>/codex-home`) unless the settings name one or opt into the user's (S14). Pure.
+ */
 export const runtimeFor = (settings: HarnessSettings, userHome: string): SessionRuntime => {
   if (settings.appServerUrl !== undefined) {
     // the remote app-server has its own CODEX_HOME and provider; its CODEX_HOME is filled in from `initialize` at lease
@@ -32,7 +38,7 @@ export const runtimeFor = (settings: HarnessSettings, userHome: string): Session
   }
   const providerUrl = settings.providerUrl
   const codexHome = path.resolve(
-    settings.codexHome ?? (providerUrl !== undefined ? path.join(settings.stateDir, "codex-home") : userHome)
+    settings.codexHome ?? (settings.userCodexHome === true ? userHome : agentCodexHome(settings.stateDir))
   )
   return {
     transport: "stdio",
@@ -54,9 +60,9 @@ const localClientSpec = (runtime: SessionRuntime, settings: HarnessSettings, pro
   codexHome: runtime.codexHome,
   args: [
     ...(runtime.providerUrl !== undefined ? CodexArgs.providerArgs(runtime.providerUrl, settings.model, settings.providerKeyEnv) : []),
-    ...CodexArgs.mcpServerArgs(settings.mcpServers ?? {}),
-    ...CodexArgs.shellEnvironmentArgs(settings.providerKeyEnv)
+    ...CodexArgs.mcpServerArgs(settings.mcpServers ?? {})
   ],
+  hiddenEnv: CodexArgs.secretEnvNames(settings.providerKeyEnv),
   env: runtime.providerUrl !== undefined ? CodexArgs.providerEnv(providerKey, settings.providerKeyEnv) : undefined,
   requestTimeout: settings.requestTimeout
 })
@@ -82,10 +88,8 @@ export const supervisionClientSpec = (
     codexBin: settings?.codexBin,
     // explicit even for the user's own home, so a recorded binding can be compared with it
     codexHome,
-    args: [
-      ...(settings?.providerUrl !== undefined ? CodexArgs.providerArgs(settings.providerUrl, settings.model, settings.providerKeyEnv) : []),
-      ...CodexArgs.shellEnvironmentArgs(settings?.providerKeyEnv)
-    ],
+    args: settings?.providerUrl !== undefined ? CodexArgs.providerArgs(settings.providerUrl, settings.model, settings.providerKeyEnv) : [],
+    hiddenEnv: CodexArgs.secretEnvNames(settings?.providerKeyEnv),
     env: settings?.providerUrl !== undefined ? CodexArgs.providerEnv(providerKey, settings.providerKeyEnv) : undefined,
     requestTimeout: settings?.requestTimeout
   }))

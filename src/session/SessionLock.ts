@@ -43,6 +43,9 @@ type Owner = typeof Owner.Type
 const decodeOwner = Schema.decodeUnknownOption(Owner)
 const encodeOwner = Schema.encodeSync(Owner)
 
+/** The lock file of the session file `<dir>/<id>.jsonl`: `<dir>/<id>.lock`. */
+export const lockFileOf = (sessionFile: string): string => `${sessionFile.replace(/\.jsonl$/, "")}.lock`
+
 /** A lock file whose content cannot be read is someone still writing it, unless it is older than this. */
 const unreadableGraceMs = 5_000
 

@@ -23,7 +23,7 @@ export const repair = (fs: FileSystem.FileSystem, sessionId: string, file: strin
   Effect.scoped(
     Effect.gen(function* () {
       const failed = (path: string) => (e: PlatformError) => new SessionStoreError({ path, reason: describeFileError(e) })
-      yield* SessionLock.hold(fs, sessionId, `${file.slice(0, -".jsonl".length)}.lock`)
+      yield* SessionLock.hold(fs, sessionId, SessionLock.lockFileOf(file))
       const body = yield* fs.readFileString(file).pipe(Effect.mapError(failed(file)))
       const { corrupt } = parseLines(body)
       if (corrupt.length === 0) return { file, removed: [], backup: undefined } satisfies Repaired

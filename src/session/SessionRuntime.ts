@@ -108,7 +108,9 @@ export const make = Effect.gen(function* () {
         })
       )
     }
-    if (recorded.codexHome !== fresh.codexHome && settings.codexHome !== undefined) {
+    // a home the settings name (a path, or the user's own by opt-in) is a request; the agent's default follows the record
+    const homeRequested = settings.codexHome !== undefined || settings.userCodexHome === true
+    if (recorded.codexHome !== fresh.codexHome && homeRequested) {
       return Effect.fail(
         new RuntimeMismatch({ sessionId, what: "CODEX_HOME", recorded: recorded.codexHome, requested: fresh.codexHome })
       )
@@ -143,10 +145,8 @@ export const make = Effect.gen(function* () {
         runtime: recorded,
         spec: {
           ...base,
-          args: [
-            ...CodexArgs.providerArgs(recorded.providerUrl, settings.supervision?.model, settings.supervision?.providerKeyEnv),
-            ...CodexArgs.shellEnvironmentArgs(settings.supervision?.providerKeyEnv)
-          ],
+          args: CodexArgs.providerArgs(recorded.providerUrl, settings.supervision?.model, settings.supervision?.providerKeyEnv),
+          hiddenEnv: CodexArgs.secretEnvNames(settings.supervision?.providerKeyEnv),
           env: CodexArgs.providerEnv(providerKey, settings.supervision?.providerKeyEnv)
         },
         notice: `session ${sessionId} continues where it was made: provider ${recorded.providerUrl}, CODEX_HOME ${recorded.codexHome}`

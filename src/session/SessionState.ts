@@ -5,6 +5,7 @@ import type { SessionRecord, SessionRuntime } from "../../schemas/session.js"
 type BindingRecord = Extract<SessionRecord, { readonly _tag: "binding" }>
 type DetachedRecord = Extract<SessionRecord, { readonly _tag: "detached" }>
 type BranchRecord = Extract<SessionRecord, { readonly _tag: "branch" }>
+type ProbeRecord = Extract<SessionRecord, { readonly _tag: "probe" }>
 
 export interface SessionState {
   /** the last binding record; absent for a session that has never opened a thread, or whose thread was detached */
@@ -24,6 +25,11 @@ export interface SessionState {
    * the snapshot and starts it. Cleared by the first turn record on the thread bound after it.
    */
   readonly branch?: BranchRecord | undefined
+  /**
+   * A supervised branch's probes not known to be cleaned up (S4): the last record of each says `cleanupFailed`, or
+   * `open` with no end (its turn's process died first). The session's next open of its connection retries them.
+   */
+  readonly pendingProbes?: ReadonlyArray<ProbeRecord> | undefined
 }
 
 /** The runtime a binding record names: its own, or the one a supervised binding of an older file implies. */
@@ -41,6 +47,7 @@ export const sessionState = (records: ReadonlyArray<SessionRecord>): SessionStat
   let detached: DetachedRecord | undefined
   let modelChoice: string | undefined
   let branch: BranchRecord | undefined
+  const probes = new Map<string, ProbeRecord>()
   for (const record of records) {
     if (record._tag === "branch") {
       branch = record
@@ -60,6 +67,8 @@ export const sessionState = (records: ReadonlyArray<SessionRecord>): SessionStat
       binding = undefined
       detached = record
     } else if (record._tag === "model") modelChoice = record.model
+    else if (record._tag === "probe") probes.set(record.threadId, record)
   }
-  return { binding, runtime, detached, modelChoice, branch }
+  const pendingProbes = [...probes.values()].filter((probe) => probe.status !== "closed")
+  return { binding, runtime, detached, modelChoice, branch, ...(pendingProbes.length > 0 ? { pendingProbes } : {}) }
 }

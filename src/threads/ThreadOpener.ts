@@ -3,10 +3,12 @@
 // its developer instructions, hooks and tools for as long as that app-server keeps it loaded (Codex ignores them on a
 // resume of a loaded thread, and a compaction rebuilds the context from them), so every path gets them from here: the
 // session's recorded runtime (the lease), its thread settings (S12, S13) and its ThreadSetup (S6-S11, S20), with the
-// apps gate when apps are configured (S2-S5). A bound thread that is gone is replaced by a fresh one carrying the
-// conversation (S38) only where the caller allows it; the binding is recorded before the caller sends anything else.
-// A supervised branch that was only decided gets its canonical thread here, on its first turn (BranchStart, S15). The
-// caller's handlers for the thread (a turn's approvals, tools, questions) are installed as soon as the thread exists.
+// apps gate when apps are configured (S2-S5), checked on a started and a resumed thread alike. A bound thread that is
+// gone is replaced by a fresh one carrying the conversation (S38) only where the caller allows it; the binding is
+// recorded before the caller sends anything else.
+// A supervised branch that was only decided gets its canonical thread here, on its first turn (BranchStart, S15), and a
+// branch probe still waiting for its cleanup is retried on the connection first (ProbeCleanup.ts). The caller's
+// handlers for the thread (a turn's approvals, tools, questions) are installed as soon as the thread exists.
 import { Context, Effect, Layer, Scope } from "effect"
 import type { SessionRecord } from "../../schemas/session.js"
 import type { SessionRuntime as Runtime } from "../../schemas/session.js"
@@ -31,6 +33,7 @@ import type { OpenedThread } from "../turn/TurnEvent.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { threadSettingsFor } from "../turn/ThreadSettings.js"
 import * as BranchStart from "./BranchStart.js"
+import * as ProbeCleanup from "./ProbeCleanup.js"
 import { type ThreadSetup, ThreadSetups } from "./ThreadSetup.js"
 
 /** What a thread of the session is opened with, before any connection is involved. */
@@ -124,6 +127,8 @@ export const make = Effect.gen(function* () {
       const { records, sessionId, state } = request
       const { locked, settings: threadSettings, setup } = yield* plan(request)
       const { connection, runtime } = yield* runtimes.lease(sessionId, state)
+      // a branch probe whose cleanup failed (or never ran) is retried on the session's connection first (S4)
+      if (state.pendingProbes !== undefined) yield* ProbeCleanup.retryPending(connection, mirror, sessionId, state.pendingProbes)
       const bound = state.binding !== undefined
         ? { threadId: state.binding.threadId, locked, replaceIfGone: !locked && request.mayStartFresh }
         : undefined
@@ -162,10 +167,12 @@ export const make = Effect.gen(function* () {
       )
       const forget = Effect.sync(() => loadedThreads.forget(connection, thread.threadId))
       yield* install(thread.threadId)
-      if (gate !== undefined && !thread.resumed) {
+      // S3 on every thread this open loaded, started or resumed; one already loaded here was checked when it was
+      if (gate !== undefined && thread.reused !== true) {
         yield* apps.confirm(connection, {
           threadId: thread.threadId,
           ephemeral: false,
+          resumed: thread.resumed,
           gate,
           readiness,
           retire,

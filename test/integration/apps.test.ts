@@ -5,7 +5,7 @@
 // first turn; a config that admits an app Codex cannot call ends with the provisional thread deleted (gone from thread/list).
 // A supervised branch in that home goes through the same admission for its canonical thread, and cleans up after it.
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer } from "effect"
+import { Context, Effect, Exit, Layer, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
@@ -153,6 +153,53 @@ describe("connected apps on the real app-server", () => {
       expect(text).toContain('"cleanup":"deleted"')
       expect(result.listed.data).toEqual([])
       expect(yield* f.model.requests).toEqual([])
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }), 240_000)
+
+  it.scopedLive("[S3] a resumed bound thread gets the same one check: passing, its turn runs; failing, no turn, and the thread is kept and unloaded", () =>
+    Effect.gen(function* () {
+      const { f, mk, settings } = yield* run({ plugins: { "demo@local-test": { allow: ["connector_calendar"] } }, disabledPlugins: [] }, {
+        replies: [reply.text("first"), reply.text("resumed"), reply.text("never")]
+      })
+      // each harness is its own app-server process: the session's second and third turns resume its bound thread
+      const harness = <A, E>(use: (context: Context.Context<CodexHarness | ClientPool | SessionStore>) => Effect.Effect<A, E, Scope.Scope>) =>
+        Effect.scoped(Effect.flatMap(Layer.build(Live.layer(settings).pipe(Layer.provideMerge(RecordingDelivery.layer))), use))
+      const first = yield* harness((context) =>
+        Effect.gen(function* () {
+          const connection = yield* leaseSessionClient(Context.get(context, ClientPool), settings)
+          yield* connection.requestRaw("marketplace/add", { source: path.dirname(path.dirname(path.dirname(mk))) })
+          yield* connection.requestRaw("plugin/install", { pluginName: "demo", marketplacePath: mk })
+          return yield* Context.get(context, CodexHarness).runTurn({ sessionId: "resumed", prompt: "hi" })
+        })
+      )
+      expect(first.status).toBe("completed")
+      const resumed = yield* harness((context) => Context.get(context, CodexHarness).runTurn({ sessionId: "resumed", prompt: "again" }))
+      expect(resumed).toMatchObject({ status: "completed", threadId: first.threadId })
+      expect(yield* f.model.requests).toHaveLength(2)
+
+      // the user's own config turns the admitted app's tools off: Codex reports it enabled but not callable
+      fs.appendFileSync(path.join(settings.codexHome, "config.toml"), "\n[apps.connector_calendar]\ndefault_tools_enabled = false\n")
+      const result = yield* harness((context) =>
+        Effect.gen(function* () {
+          const exit = yield* Effect.exit(Context.get(context, CodexHarness).runTurn({ sessionId: "resumed", prompt: "and now?" }))
+          const connection = yield* leaseSessionClient(Context.get(context, ClientPool), settings)
+          // kept: still read back (from its rollout), not loaded here any more
+          const read = yield* connection.request("thread/read", { threadId: first.threadId })
+          const loaded = yield* connection.requestRaw("thread/loaded/list", {})
+          const records = (yield* Context.get(context, SessionStore).read("resumed")).records
+          return { exit, read, loaded, records }
+        })
+      )
+      expect(Exit.isFailure(result.exit)).toBe(true)
+      const text = JSON.stringify(Exit.isFailure(result.exit) ? result.exit.cause.toJSON() : "")
+      expect(text).toContain("AppsNotConfirmed")
+      expect(text).toContain('"cleanup":"unloaded"')
+      expect(text).toContain("connector_calendar is not enabled and callable")
+      expect(yield* f.model.requests).toHaveLength(2)
+      expect(result.read.thread.id).toBe(first.threadId)
+      expect(JSON.stringify(result.loaded)).not.toContain(first.threadId)
+      const bindings = result.records.flatMap((r) => (r._tag === "binding" ? [r.threadId] : []))
+      expect(new Set(bindings)).toEqual(new Set([first.threadId]))
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }), 240_000)
 

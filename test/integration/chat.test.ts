@@ -106,7 +106,7 @@ describe("codex-harness chat (piped) and sessions", () => {
     })
   )
 
-  it.scopedLive("[S37][S35] /compact compacts the session's thread natively between messages; /queue switches the mode", () =>
+  it.scopedLive("[S37] /compact compacts the session's thread natively between messages; /queue switches the mode", () =>
     Effect.gen(function* () {
       const f = yield* fixture({
         rules: [{ whenRequestIncludes: "CONTEXT CHECKPOINT COMPACTION", reply: reply.text("checkpoint summary") }],

@@ -15,6 +15,7 @@ import { ApprovalPrompts, type ApprovalRequest } from "../../src/ports/ApprovalP
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import { runBin } from "../support/cli.js"
+import { onPty } from "../support/pty.js"
 import { type Fixture, fixture, leftBehind } from "../support/harness.js"
 
 /** The live harness with Diagnostics, approvals answered `allow` and every request recorded. */
@@ -64,17 +65,18 @@ describe("diagnostics on the real app-server", () => {
       const requests = yield* f.model.waitForRequests(3)
       expect(requests.some((r) => r.body.includes("CHILD TASK"))).toBe(true)
 
+      const plan = yield* h.diagnostics.plan({ sessionId: "diag", note: "library note" })
+      expect(plan.threads[0]).toEqual({ threadId: turn.threadId, role: "bound" })
+      expect(plan.threads.slice(1)).toEqual([expect.objectContaining({ role: "subAgent", parentThreadId: turn.threadId })])
+      const child = plan.threads[1]!.threadId
       const failed = yield* h.diagnostics.upload({ sessionId: "diag", note: "library note" }).pipe(Effect.flip)
-      const asked = h.asked.filter((r) => r.kind === "diagnostics")
-      expect(asked).toHaveLength(1)
-      const plan = asked[0]!.kind === "diagnostics" ? asked[0]! : undefined
-      expect(plan?.threads[0]).toEqual({ threadId: turn.threadId, role: "bound" })
-      expect(plan?.threads.slice(1)).toEqual([expect.objectContaining({ role: "subAgent", parentThreadId: turn.threadId })])
-      expect(plan?.includeLogs).toBe(true)
-      expect(plan?.note).toBe("library note")
+      // the person deciding is told what goes, counted, and no thread id (S36: a denial prints none)
+      expect(h.asked.filter((r) => r.kind === "diagnostics")).toEqual([
+        expect.objectContaining({ sessionId: "diag", sessionThread: true, subAgentThreads: 1, includeLogs: true, note: "library note" })
+      ])
+      for (const id of [turn.threadId, child]) expect(JSON.stringify(h.asked)).not.toContain(id)
       expect(failed._tag).toBe("DiagnosticsUploadFailed")
       expect(failed.message).toMatch(/failed to upload feedback/)
-      const child = plan!.threads[1]!.threadId
       yield* h.stop
 
       // the CLI, approved by --approvals allow: both threads asked of the app-server, the note as the reason, logs on
@@ -109,6 +111,30 @@ describe("diagnostics on the real app-server", () => {
       expect(sent(ran.stderr).length).toBeGreaterThan(0)
       expect(sent(ran.stderr).filter((l) => l.includes("feedback/upload"))).toEqual([])
       expect(ran.stdout).toBe("")
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }), 240_000)
+
+  it.scopedLive("[S36] at a terminal the question counts the threads but shows no thread id; answered no, nothing is sent and no id is printed", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture(delegating)
+      const h = yield* start(f.settings)
+      const turn = yield* h.harness.runTurn({ sessionId: "asked", prompt: "please delegate" })
+      yield* f.model.waitForRequests(3)
+      const { threads } = yield* h.diagnostics.plan({ sessionId: "asked" })
+      expect(threads).toHaveLength(2)
+      yield* h.stop
+
+      const pty = yield* onPty(["diagnostics", ...common(f), "--session", "asked", "is it broken?"])
+      yield* pty.shows("Allow? [y]es once")
+      const question = pty.screen()
+      expect(question).toContain("threads: the session's thread and 1 sub-agent thread")
+      expect(question).toContain("session: asked")
+      yield* pty.type("n\r")
+      expect(yield* pty.exited).toBe(1)
+      expect(pty.screen()).toContain("diagnostics not sent: denied; nothing left this machine")
+      // nowhere on the screen, before the answer or after it: neither thread's id
+      expect(threads.map((t) => t.threadId)).toEqual([turn.threadId, expect.any(String)])
+      for (const { threadId } of threads) expect(pty.screen()).not.toContain(threadId)
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }), 240_000)
 

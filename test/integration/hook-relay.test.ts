@@ -29,23 +29,39 @@ interface Start {
   readonly decision?: ApprovalDecision
   readonly events?: ReadonlyArray<NativeHookEvent>
   readonly socketParentDir?: string
+  readonly preToolUseApprovalMode?: "report"
 }
 
 /** the live composition, with these approval decisions, hook policy and relay options */
 const start = (settings: HarnessSettings, options: Start = {}) =>
   Effect.gen(function* () {
     const asked: Array<ApprovalRequest> = []
+    let decision: ApprovalDecision = options.decision ?? "deny"
+    const remembered: Array<ApprovalRequest> = []
     const prompts = Layer.succeed(ApprovalPrompts, {
-      ask: (request) => Effect.sync(() => asked.push(request)).pipe(Effect.as(options.decision ?? "deny"))
+      ask: (request) => Effect.sync(() => (asked.push(request), decision)),
+      remembered: (request) => Effect.sync(() => void remembered.push(request))
     })
     const live = Live.layer({ ...settings, ...(options.events !== undefined ? { nativeHookEvents: options.events } : {}) }).pipe(
       Layer.provide(prompts),
       Layer.provide(Layer.succeed(HookRelay.HookPolicy, options.policy ?? HookRelay.allowAll)),
-      Layer.provide(Layer.succeed(HookRelay.HookRelayConfig, { relayCommand, socketParentDir: options.socketParentDir })),
+      Layer.provide(Layer.succeed(HookRelay.HookRelayConfig, {
+        relayCommand,
+        socketParentDir: options.socketParentDir,
+        preToolUseApprovalMode: options.preToolUseApprovalMode
+      })),
       Layer.provideMerge(RecordingDelivery.layer)
     )
     const context = yield* Layer.build(live)
-    return { harness: Context.get(context, CodexHarness.CodexHarness), asked }
+    return {
+      harness: Context.get(context, CodexHarness.CodexHarness),
+      reports: Context.get(context, HookRelay.HookReports),
+      asked,
+      /** requests an earlier "always" allowed without asking */
+      remembered,
+      /** what the prompts answer from now on */
+      decide: (next: ApprovalDecision) => void (decision = next)
+    }
   })
 
 const touch = (file: string) => reply.steps({ type: "function_call", name: "exec_command", arguments: { cmd: `touch ${file}` } })
@@ -172,6 +188,75 @@ describe("native hook relay on the real app-server", () => {
       const requests = yield* f.model.requests
       expect(requests[2]!.body).toContain("second process says no")
       expect(requests[2]!.body).not.toContain("unreachable")
+    })
+  )
+
+  it.scopedLive("[S22] report mode: a PreToolUse requirement is recorded with no native decision, then shown once with the app-server's approval for that tool use; its decision maps back", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [touch("reported.txt"), reply.text("approved then"), touch("refused.txt"), reply.text("declined then")] }, untrusted)
+      const modes: Array<string | undefined> = []
+      const reason = "the deploy plugin reviews shell commands"
+      const h = yield* start(f.settings, {
+        preToolUseApprovalMode: "report",
+        policy: {
+          preToolUse: ({ payload }) =>
+            Effect.sync(() => modes.push(payload.approvalMode)).pipe(Effect.as({ _tag: "RequireApproval", reason } as const))
+        }
+      })
+      h.decide("allowOnce")
+      const allowed = yield* h.harness.runTurn({ sessionId: "report", prompt: "make reported.txt" })
+      expect(allowed.finalText).toBe("approved then")
+      // the relay marked Codex's payload; the hook decided nothing, and the one prompt is the app-server's approval
+      // (its command is Codex's shell invocation) carrying the policy's reason
+      expect(h.asked).toEqual([expect.objectContaining({ kind: "command", reason, command: expect.stringContaining("touch reported.txt") })])
+      expect(modes).toEqual(["report"])
+      expect((h.asked[0] as { command: string }).command).not.toBe("touch reported.txt")
+      expect(fs.existsSync(path.join(f.workDir, "reported.txt"))).toBe(true)
+      expect(yield* h.reports.pending).toEqual([])
+      // a deny maps back as the app-server's decline
+      h.decide("deny")
+      const denied = yield* h.harness.runTurn({ sessionId: "report", prompt: "make refused.txt" })
+      expect(denied.finalText).toBe("declined then")
+      expect(h.asked).toHaveLength(2)
+      expect(h.asked[1]).toMatchObject({ kind: "command", reason })
+      expect(fs.existsSync(path.join(f.workDir, "refused.txt"))).toBe(false)
+      expect(yield* h.reports.pending).toEqual([])
+    })
+  )
+
+  it.scopedLive("[S28] an \"always\" on the PermissionRequest hook is remembered for the exact input in the session: the same request is not asked again; another command or session is", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({
+        replies: [
+          touch("always.txt"),
+          reply.text("one"),
+          touch("always.txt"),
+          reply.text("two"),
+          touch("other.txt"),
+          reply.text("three"),
+          touch("always.txt"),
+          reply.text("four")
+        ]
+      }, untrusted)
+      const h = yield* start(f.settings, { decision: "allowAlways", events: ["pre_tool_use", "permission_request", "stop"] })
+      expect((yield* h.harness.runTurn({ sessionId: "always", prompt: "make always.txt" })).finalText).toBe("one")
+      expect(h.asked).toEqual([expect.objectContaining({ kind: "command", reason: "PermissionRequest hook", command: "touch always.txt" })])
+      // the answer from now on would be a deny: only the remembered "always" can let the same command through
+      h.decide("deny")
+      fs.rmSync(path.join(f.workDir, "always.txt"))
+      expect((yield* h.harness.runTurn({ sessionId: "always", prompt: "make always.txt again" })).finalText).toBe("two")
+      expect(h.asked).toHaveLength(1)
+      expect(h.remembered).toEqual([expect.objectContaining({ command: "touch always.txt", sessionId: "always" })])
+      expect(fs.existsSync(path.join(f.workDir, "always.txt"))).toBe(true)
+      // a different command is a different fingerprint: asked, and denied
+      expect((yield* h.harness.runTurn({ sessionId: "always", prompt: "make other.txt" })).finalText).toBe("three")
+      expect(h.asked).toHaveLength(2)
+      expect(h.asked[1]).toMatchObject({ command: "touch other.txt" })
+      expect(fs.existsSync(path.join(f.workDir, "other.txt"))).toBe(false)
+      // another session is another scope: the same command is asked there
+      expect((yield* h.harness.runTurn({ sessionId: "elsewhere", prompt: "make always.txt" })).finalText).toBe("four")
+      expect(h.asked).toHaveLength(3)
+      expect(h.asked[2]).toMatchObject({ command: "touch always.txt", sessionId: "elsewhere" })
     })
   )
 })

@@ -12,7 +12,7 @@ const decodeEvent = Schema.decodeUnknownSync(HarnessEvent)
 const eventsOf = (stdout: string) => stdout.trim().split("\n").map((line) => decodeEvent(JSON.parse(line)))
 
 describe("run --json", () => {
-  it.scopedLive("[S1][S18] one schema-valid event per line: thread first, the command and its approval, the reply, usage last", () =>
+  it.scopedLive("[S18] one schema-valid event per line: thread first, the command and its approval, the reply, usage last", () =>
     Effect.gen(function* () {
       const touch = reply.steps({ type: "function_call", name: "exec_command", arguments: { cmd: "touch made.txt" } })
       const f = yield* fixture({ replies: [touch, reply.text("json answer")] })

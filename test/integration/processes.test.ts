@@ -62,7 +62,7 @@ const printedPid = (processes: Context.Tag.Service<typeof Processes>, id: string
   )
 
 describe("codex-harness exec (real app-server)", () => {
-  it.scopedLive("prints the command's stdout and stderr and exits with its status", () =>
+  it.scopedLive("[S25] prints the command's stdout and stderr and exits with its status", () =>
     Effect.gen(function* () {
       const d = yield* dirs()
       const ran = yield* cli(d, ["--", "sh", "-c", "echo out; echo err >&2; exit 3"])
@@ -72,7 +72,7 @@ describe("codex-harness exec (real app-server)", () => {
       expect(yield* leftBehind(d.stateDir)).toEqual([])
     }), 240_000)
 
-  it.scopedLive("--pty runs the command on a terminal", () =>
+  it.scopedLive("[S25] --pty runs the command on a terminal", () =>
     Effect.gen(function* () {
       const d = yield* dirs()
       const ran = yield* cli(d, ["--pty", "--", "sh", "-c", "test -t 1 && echo is-a-tty"])
@@ -91,7 +91,7 @@ describe("codex-harness exec (real app-server)", () => {
       expect(fs.existsSync(path.join(d.workDir, "marker"))).toBe(false)
     }), 240_000)
 
-  it.scopedLive("a failed environment registration is an error, never a run on the host", () =>
+  it.scopedLive("[S25] a failed environment registration is an error, never a run on the host", () =>
     Effect.gen(function* () {
       const d = yield* dirs()
       // the app-server's exec-server unreachable: its local environment is not configured, and it refuses command/exec
@@ -130,7 +130,7 @@ describe("chat's /exec, /ps, /logs, /kill (real app-server)", () => {
 })
 
 describe("Processes (real app-server)", () => {
-  it.scopedLive("keeps only the newest output within both bounds, with what was dropped", () =>
+  it.scopedLive("[S25] keeps only the newest output within both bounds, with what was dropped", () =>
     Effect.gen(function* () {
       const d = yield* dirs()
       const { processes, stop } = yield* services(settingsFor(d), { bounds: { maxBytes: 4096, maxLines: 100 } })
@@ -153,7 +153,7 @@ describe("Processes (real app-server)", () => {
       yield* stop
     }), 240_000)
 
-  it.scopedLive("kill terminates the process in the sandbox, and a scope's close kills what still runs", () =>
+  it.scopedLive("[S25] kill terminates the process in the sandbox, and a scope's close kills what still runs", () =>
     Effect.gen(function* () {
       const d = yield* dirs()
       const { processes, stop } = yield* services(settingsFor(d))

@@ -2,7 +2,7 @@
 // --provider-key-env names (default $OPENAI_API_KEY, then $CODEX_HARNESS_PROVIDER_KEY) and reaches the provider as its
 // bearer token, while no command the agent runs sees it. The scripted model has the agent run `env`; what comes back to
 // the model in the next request carries a harmless marker variable (so `env` really ran and its output was captured)
-// and none of the keys.
+// and none of the keys, nor a variable the CODEX_HOME's own config.toml excludes.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
@@ -83,6 +83,30 @@ describe("provider keys", () => {
         expect(output, name).not.toContain(value)
         expect(output, name).not.toContain(`${name}=`)
       }
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }))
+
+  it.scopedLive("a variable the CODEX_HOME's config.toml excludes stays out of `env` too: the harness adds its own names to that list", () =>
+    Effect.gen(function* () {
+      const f = yield* runsEnv()
+      // the private CODEX_HOME a --provider-url session gets, with the user's own policy in it
+      const codexHome = path.join(f.stateDir, "codex-home")
+      fs.mkdirSync(codexHome, { recursive: true, mode: 0o700 })
+      fs.writeFileSync(path.join(codexHome, "config.toml"), '[shell_environment_policy]\nexclude = ["MY_SECRET*"]\n', { mode: 0o600 })
+      const hidden = `hidden-${crypto.randomUUID()}`
+      const key = secret("openai")
+      const marker = `visible-${crypto.randomUUID()}`
+      const ran = yield* run(f, [], { MY_SECRET_X: hidden, OPENAI_API_KEY: key, [markerName]: marker })
+      expect(ran).toMatchObject({ code: 0, stdout: "seen\n" })
+
+      const output = envOutput(yield* f.model.requests)
+      expect(output).toContain(`${markerName}=${marker}`)
+      expect(output).not.toMatch(/truncated/i)
+      // the user's pattern and the harness's names, both
+      expect(output).not.toContain(hidden)
+      expect(output).not.toContain("MY_SECRET_X=")
+      expect(output).not.toContain(key)
+      expect(output).not.toContain("OPENAI_API_KEY=")
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }))
 

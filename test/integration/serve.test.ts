@@ -4,97 +4,19 @@
 // cross-origin WebSocket are refused; SIGTERM mid-turn ends the turn, removes the serve's files and leaves no process;
 // a client that stops reading and goes away does not hold its session; one serve per state dir; a non-loopback address
 // needs TLS or --insecure-remote; `run` goes through a found serve.
-import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Schedule, Stream } from "effect"
-import * as crypto from "node:crypto"
 import * as fs from "node:fs"
-import * as http from "node:http"
-import * as net from "node:net"
 import * as path from "node:path"
 // @ts-expect-error `ws` ships no type declarations
 import { WebSocket } from "ws"
 import type { ControlEvent } from "../../schemas/control.js"
 import * as ControlClient from "../../src/control/ControlClient.js"
-import * as ControlServer from "../../src/control/ControlServer.js"
 import { parseLines } from "../../src/session/SessionStore.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import { runBin } from "../support/cli.js"
-import { type Fixture, fixture, leftBehind, tempDir } from "../support/harness.js"
-import { type Running, startBin } from "../support/process.js"
-
-const listening = /codex-harness serve: listening on (\S+) for /
-
-interface Served {
-  readonly serve: Running
-  readonly url: string
-  readonly port: number
-  readonly token: string
-}
-
-/**
- * Starts `serve` for the fixture (its model, state and work dirs) on a free loopback port and waits for its receipt (the
- * "listening" line). The scope stops it as a person would (SIGTERM, bounded), before the fixture's dirs go.
- */
-const startServe = (f: Fixture, extra: ReadonlyArray<string> = [], listen = "127.0.0.1:0") =>
-  Effect.gen(function* () {
-    const serve = yield* startBin([
-      "serve", "--state-dir", f.stateDir, "--cwd", f.workDir, "--provider-url", f.model.url, "--listen", listen, ...extra
-    ])
-    yield* Effect.addFinalizer(() =>
-      serve.child.exitCode !== null || serve.child.signalCode !== null
-        ? Effect.void
-        : Effect.sync(() => serve.child.kill("SIGTERM")).pipe(Effect.zipRight(serve.exited), Effect.timeout("20 seconds"), Effect.ignore)
-    )
-    const up = yield* serve.waitFor(({ stderr }) => listening.test(stderr))
-    expect(up, serve.stderr()).toBe(true)
-    const url = listening.exec(serve.stderr())![1]!
-    const token = fs.readFileSync(path.join(f.stateDir, "serve.token"), "utf8").trim()
-    return { serve, url, port: Number(new URL(url).port), token } satisfies Served
-  })
-
-/** a control API client on its own connection, for the scope */
-const client = (url: string, token: string) =>
-  ControlClient.make({ url, token }).pipe(Effect.provide(NodeSocket.layerWebSocketConstructor))
-
-/** one raw HTTP request to the serve: its status (101 when a WebSocket upgrade is accepted) and body */
-const request = (port: number, options: { readonly method: string; readonly path?: string; readonly headers: Record<string, string>; readonly body?: string }) =>
-  Effect.async<{ readonly status: number; readonly body: string }>((resume) => {
-    // a fresh connection each (no keep-alive pool): a socket whose upgrade was refused is not reused
-    const req = http.request({ host: "127.0.0.1", port, method: options.method, path: options.path ?? "/rpc", headers: options.headers, agent: false })
-    req.on("response", (res) => {
-      let body = ""
-      res.on("data", (c: Buffer) => (body += c.toString("utf8")))
-      res.on("end", () => resume(Effect.succeed({ status: res.statusCode ?? 0, body })))
-    })
-    req.on("upgrade", (res, socket) => {
-      socket.destroy()
-      resume(Effect.succeed({ status: res.statusCode ?? 0, body: "" }))
-    })
-    req.on("error", (e) => resume(Effect.die(e)))
-    req.end(options.body ?? "")
-    return Effect.sync(() => req.destroy())
-  }).pipe(Effect.timeout("10 seconds"))
-
-/** what the serve answers to raw request bytes, read until it closes the connection or the bound passes */
-const rawAnswer = (port: number, bytes: string) =>
-  Effect.async<string>((resume) => {
-    const socket = net.connect(port, "127.0.0.1", () => socket.write(bytes))
-    let answer = ""
-    socket.on("data", (c: Buffer) => (answer += c.toString("utf8")))
-    socket.on("close", () => resume(Effect.succeed(answer)))
-    socket.on("error", () => {})
-    return Effect.sync(() => socket.destroy())
-  }).pipe(Effect.timeout("20 seconds"))
-
-const upgradeHeaders = (port: number, extra: Record<string, string>) => ({
-  host: `127.0.0.1:${port}`,
-  connection: "Upgrade",
-  upgrade: "websocket",
-  "sec-websocket-version": "13",
-  "sec-websocket-key": crypto.randomBytes(16).toString("base64"),
-  ...extra
-})
+import { fixture, leftBehind, tempDir } from "../support/harness.js"
+import { client, request, startServe, upgradeHeaders } from "../support/serve.js"
 
 /** the lines of a process's stderr */
 const linesOf = (text: string) => text.split("\n").filter((l) => l !== "")
@@ -227,26 +149,6 @@ describe("codex-harness serve", () => {
       })
       expect(sameOrigin.status).toBe(101)
       expect(yield* f.model.requests).toEqual([])
-    }))
-
-  it.scopedLive("a request body past the 4 MiB bound is refused with 413 before it is read, one of unknown size with 411; the serve answers on", () =>
-    Effect.gen(function* () {
-      const f = yield* fixture()
-      const s = yield* startServe(f)
-      const max = ControlServer.defaultMaxRequestBytes
-      const auth = `Host: 127.0.0.1:${s.port}\r\nAuthorization: Bearer ${s.token}\r\nContent-Type: application/x-ndjson\r\n`
-      // the headers alone: the answer comes before any body is sent (a client sending the body would wait for nothing)
-      const declared = yield* rawAnswer(s.port, `POST /rpc HTTP/1.1\r\n${auth}Content-Length: ${max + 1}\r\n\r\n`)
-      expect(declared).toMatch(/^HTTP\/1\.1 413 /)
-      expect(declared).toContain(`the request body is larger than ${max} bytes`)
-      const chunked = yield* rawAnswer(s.port, `POST /rpc HTTP/1.1\r\n${auth}Transfer-Encoding: chunked\r\n\r\n`)
-      expect(chunked).toMatch(/^HTTP\/1\.1 411 /)
-      // the control: a request of exactly the bound (the JSON padded with spaces) is read and answered
-      const health = JSON.stringify({ _tag: "Request", id: "1", tag: "Health", payload: {}, headers: [] })
-      const headers = { host: `127.0.0.1:${s.port}`, "content-type": "application/x-ndjson", authorization: `Bearer ${s.token}` }
-      const ok = yield* request(s.port, { method: "POST", headers, body: health + " ".repeat(max - health.length - 1) + "\n" })
-      expect(ok.status).toBe(200)
-      expect(ok.body).toContain(`"pid":${s.serve.child.pid}`)
     }))
 
   it.scopedLive("SIGTERM mid-turn: after --shutdown-grace the turn is interrupted, its stream ends turn.failed interrupted, serve exits and leaves no file or process", () =>

@@ -1,7 +1,8 @@
 // A session's runtime is recorded with it, on the real app-server through the CLI: a session made with --provider-url
 // and resumed (or compacted) without it continues where it was made (one notice, the same thread, the conversation
 // intact) instead of being rebound into the user's own CODEX_HOME; the flag given back continues the same thread;
-// another provider is refused in one line with nothing recorded or sent.
+// another provider is refused in one line with nothing recorded or sent. Without a provider URL a new session still runs
+// in the agent's own CODEX_HOME, not the user's, unless --user-codex-home opts into it (S14).
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
@@ -10,7 +11,7 @@ import { sessionState } from "../../src/session/SessionState.js"
 import { parseLines } from "../../src/session/SessionStore.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import { runBin } from "../support/cli.js"
-import { fixture, leftBehind, tempDir } from "../support/harness.js"
+import { filesUnder, fixture, leftBehind, tempDir } from "../support/harness.js"
 
 describe("a session keeps the runtime it was made on", () => {
   it.scopedLive("[S12][S37] run and compact --session without the --provider-url it was made with continue its thread and conversation; with the flag back, the same thread; another provider is refused", () =>
@@ -63,4 +64,46 @@ describe("a session keeps the runtime it was made on", () => {
       expect(yield* f.model.requests).toHaveLength(4)
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }))
+
+  it.scopedLive("[S14] without --provider-url a new session's turns run in the agent's own CODEX_HOME, not $CODEX_HOME; --user-codex-home opts into yours", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [reply.text("in the agent's home"), reply.text("in yours")] })
+      // both homes point Codex's built-in provider at the scripted model (no login needed offline), so either could run
+      const config = `openai_base_url = ${JSON.stringify(f.model.url)}\nmodel = "mock-model"\n`
+      const userHome = yield* tempDir("codex-harness-user-home-")
+      const agentHome = path.join(f.stateDir, "codex-home")
+      fs.mkdirSync(agentHome)
+      for (const home of [userHome, agentHome]) fs.writeFileSync(path.join(home, "config.toml"), config)
+      const cli = (args: ReadonlyArray<string>) =>
+        runBin(["run", "--state-dir", f.stateDir, "--cwd", f.workDir, ...args], { env: { CODEX_HOME: userHome } })
+      const runtimeOf = (session: string) =>
+        sessionState(parseLines(fs.readFileSync(path.join(f.stateDir, "sessions", `${session}.jsonl`), "utf8")).records).runtime
+      const rollouts = (home: string) => (fs.existsSync(path.join(home, "sessions")) ? filesUnder(path.join(home, "sessions")) : [])
+
+      const agent = yield* cli(["--session", "agent", "where are you?"])
+      expect(agent).toMatchObject({ code: 0, stdout: "in the agent's home\n" })
+      expect(runtimeOf("agent")).toMatchObject({ transport: "stdio", codexHome: agentHome, locked: false })
+      // Codex itself wrote the thread there: its rollout is in the agent's home, and nothing at all in the user's
+      expect(rollouts(agentHome)).toEqual([expect.stringMatching(/rollout-.*\.jsonl$/)])
+      expect(fs.readdirSync(userHome)).toEqual(["config.toml"])
+
+      const mine = yield* cli(["--session", "mine", "--user-codex-home", "and now?"])
+      expect(mine).toMatchObject({ code: 0, stdout: "in yours\n" })
+      expect(runtimeOf("mine")).toMatchObject({ codexHome: userHome })
+      expect(rollouts(userHome)).toEqual([expect.stringMatching(/rollout-.*\.jsonl$/)])
+      expect(rollouts(agentHome)).toHaveLength(1)
+
+      // the opt-in is a request like --codex-home: the session made in the agent's home is not moved, one line
+      const moved = yield* cli(["--session", "agent", "--user-codex-home", "anything"])
+      expect(moved.code).toBe(1)
+      expect(moved.stderr.trim().split("\n")).toEqual([
+        `codex-harness: session agent was made on CODEX_HOME ${agentHome}, not ${userHome}; ` +
+        "a session never moves: leave the CODEX_HOME setting out to continue it there, or start a new session"
+      ])
+      const both = yield* cli(["--session", "x", "--user-codex-home", "--codex-home", userHome, "anything"])
+      expect(both).toMatchObject({ code: 2, stderr: "codex-harness: --codex-home and --user-codex-home name two CODEX_HOMEs: give one\n" })
+      expect(yield* f.model.requests).toHaveLength(2)
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+      expect(yield* leftBehind(userHome)).toEqual([])
+    }), 240_000)
 })

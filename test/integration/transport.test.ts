@@ -25,7 +25,7 @@ const spawn = (options: Parameters<Transport["Type"]["spawn"]>[0]) =>
   Effect.flatMap(Transport, (transport) => transport.spawn(options))
 
 describe("Transport (stdio child process)", () => {
-  it.scoped("[S1] a process that ignores stdin EOF is killed with its group after the 5 s grace, not before", () =>
+  it.scoped("a process that ignores stdin EOF is killed with its group after the 5 s grace, not before", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir()
       // ignores SIGTERM and stdin EOF, and starts a grandchild in its process group
@@ -50,7 +50,7 @@ describe("Transport (stdio child process)", () => {
     }).pipe(Effect.provide(NodeTransportLive.pipe(Layer.provide(NodeFileSystem.layer))))
   )
 
-  it.scopedLive("[S1] the process ends with its app-server: a pipe end held outside its group is not waited on", () =>
+  it.scopedLive("the process ends with its app-server: a pipe end held outside its group is not waited on", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir()
       // like Codex's shell snapshot: a process in a session of its own that inherits stdout and stderr and lives on
@@ -83,7 +83,7 @@ describe("Transport (stdio child process)", () => {
     })
   )
 
-  it.scoped("[S1] an exit carries the exit code and a bounded stderr tail to every pending request", () =>
+  it.scoped("an exit carries the exit code and a bounded stderr tail to every pending request", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir()
       const noisy = standIn(
@@ -101,7 +101,7 @@ describe("Transport (stdio child process)", () => {
     }).pipe(Effect.provide(NodeTransportLive.pipe(Layer.provide(NodeFileSystem.layer))))
   )
 
-  it.scoped("[S1] a private CODEX_HOME is created and handed to the process", () =>
+  it.scoped("a private CODEX_HOME is created and handed to the process", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir()
       const home = path.join(dir, "nested", "codex-home")

@@ -12,8 +12,12 @@ import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { DynamicTools, tool } from "../../src/ports/DynamicTools.js"
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import type { HarnessTool } from "../../src/tools/ToolCatalog.js"
+import { ClientPool } from "../../src/appserver/ClientPool.js"
+import { directOnlyCodeModeConfig } from "../../src/threads/ThreadSetup.js"
+import { dynamicToolSpecs } from "../../src/tools/ToolCatalog.js"
+import * as TurnRunner from "../../src/turn/TurnRunner.js"
 import { runBin } from "../support/cli.js"
-import { fixture } from "../support/harness.js"
+import { fixture, type Fixture, leaseSessionClient } from "../support/harness.js"
 
 interface InputItem {
   readonly type?: string
@@ -42,6 +46,25 @@ const lastRequest = (f: { readonly model: { readonly requests: Effect.Effect<Rea
     const body = requests[requests.length - 1]!.body
     return body
   })
+
+/**
+ * The positive controls' turn: a thread opened by hand on the session's shared client, with thread params the harness
+ * would never send (a personality, tools without their Code Mode config), so an assertion's opposite can be seen.
+ */
+const handOpenedTurn = (f: Fixture, params: { readonly personality?: "friendly"; readonly tools?: ReadonlyArray<HarnessTool>; readonly config?: Record<string, unknown> }) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const context = yield* Layer.build(Live.layer(f.settings).pipe(Layer.provideMerge(RecordingDelivery.layer)))
+      const connection = yield* leaseSessionClient(Context.get(context, ClientPool), f.settings)
+      const threadSettings = { cwd: f.workDir, approvalPolicy: "never", sandbox: "read-only", model: f.settings.model } as const
+      const started = yield* connection.request("thread/start", {
+        ...TurnRunner.threadParams(threadSettings, params.config !== undefined ? { config: params.config } : {}, false),
+        ...(params.personality !== undefined ? { personality: params.personality } : {}),
+        ...(params.tools !== undefined ? { dynamicTools: dynamicToolSpecs(params.tools) } : {})
+      })
+      return yield* TurnRunner.runTurn(connection, started.thread.id, [{ type: "text", text: "hi" }], threadSettings)
+    })
+  ).pipe(Effect.orDie)
 
 const echoTool = (name: string, catalogMode?: "direct-only") =>
   tool({
@@ -74,6 +97,9 @@ describe("turn context on the real app-server", () => {
       }
       // the resumed thread carries the first turn
       expect(messages(requests[1]!.body).some((m) => m.role === "user" && m.text.includes("first prompt"))).toBe(true)
+      // positive control: the same model on a thread opened with another personality gets the heading the harness's lack
+      yield* handOpenedTurn(f, { personality: "friendly" })
+      expect(developer(yield* lastRequest(f))).toContain("# Personality")
     })
   )
 
@@ -196,6 +222,13 @@ describe("turn context on the real app-server", () => {
       expect(dev).toMatch(/In `openclaw`: [^\n]*lookup_weather/)
       expect(dev).not.toMatch(/In `openclaw`: [^\n]*get_ticket/)
       expect(dev).toContain("In `openclaw_direct`: get_ticket.")
+      // positive control: the same tools on a thread opened without the harness's Code Mode config are declared to
+      // nested Code Mode under their namespace, which is what the assertion above finds absent
+      const tools = [echoTool("lookup_weather"), echoTool("get_ticket", "direct-only")]
+      yield* handOpenedTurn(f, { tools })
+      expect(yield* lastRequest(f)).toContain("openclaw_direct__get_ticket")
+      yield* handOpenedTurn(f, { tools, config: { ...directOnlyCodeModeConfig } })
+      expect(yield* lastRequest(f)).not.toContain("openclaw_direct__get_ticket")
     })
   )
 

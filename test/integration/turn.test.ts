@@ -7,7 +7,7 @@ import { reply } from "../../src/testing/ScriptedModel.js"
 import { fixture, liveContext } from "../support/harness.js"
 
 describe("a turn on the real app-server", () => {
-  it.scopedLive("[S1][S39] runs a turn end to end and mirrors prompt and reply into the session file", () =>
+  it.scopedLive("[S39] runs a turn end to end and mirrors prompt and reply into the session file", () =>
     Effect.gen(function* () {
       const f = yield* fixture({ replies: [reply.text("hello from the scripted model")] })
       const context = yield* liveContext(f.settings)

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, TestClock } from "effect"
 import * as Test from "../../layers/Test.js"
-import { leaseSessionClient } from "../support/harness.js"
+import { leaseSessionClient, ordinaryRuntime } from "../support/harness.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
 import { AppAdmission } from "../../src/apps/AppAdmission.js"
 import type { AppsSettings } from "../../src/config/Settings.js"
@@ -224,6 +224,79 @@ describe("AppAdmission on the mock app-server", () => {
         expect(JSON.stringify(records.at(-1))).toContain("the provisional thread was deleted")
       }).pipe(Effect.provide(layerWith(installed))))
   }
+
+  // S3 on resume: the session's thread opened again on a fresh app-server (the first one retired) is checked the same
+  // way; failing, it is the session's committed thread, so it is kept (unsubscribed, never deleted)
+  const resumeReady: Handler = (_params, ctx) =>
+    Effect.tap(ctx.fallback, (r) =>
+      ctx.afterReply(
+        ctx.notify("mcpServer/startupStatus/updated", { threadId: (r as { thread: { id: string } }).thread.id, name: "codex_apps", status: "ready" })
+      ))
+  /** app/installed answers these, one per call in turn */
+  const answers = (...each: ReadonlyArray<ReadonlyArray<Installed>>): Handler => {
+    let call = 0
+    return () => Effect.sync(() => ({ apps: each[Math.min(call++, each.length - 1)] }))
+  }
+  const onFreshAppServer = Effect.gen(function* () {
+    const pool = yield* ClientPool
+    yield* pool.retire(ordinaryRuntime(Test.settings).poolKey, "a restart, as far as the session can tell")
+  })
+
+  it.scoped("[S3] a resumed bound thread gets one app/installed before its turn; failing, no turn starts, it is kept and unloaded, and checked again next time", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      const first = yield* harness.runTurn({ sessionId: "s1", prompt: "hi" })
+      yield* onFreshAppServer
+      const resumed = yield* harness.runTurn({ sessionId: "s1", prompt: "again" })
+      expect(resumed.threadId).toBe(first.threadId)
+      expect((yield* mock.requests("app/installed")).map((r) => r.params)).toEqual([{ threadId: first.threadId }, { threadId: first.threadId }])
+      let order = yield* methods
+      expect(order.lastIndexOf("app/installed")).toBeGreaterThan(order.indexOf("thread/resume"))
+      expect(order.lastIndexOf("app/installed")).toBeLessThan(order.lastIndexOf("turn/start"))
+
+      yield* onFreshAppServer
+      const exit = yield* Effect.exit(harness.runTurn({ sessionId: "s1", prompt: "not now" }))
+      expect(Exit.isFailure(exit)).toBe(true)
+      const text = JSON.stringify(Exit.isFailure(exit) ? exit.cause.toJSON() : "")
+      expect(text).toContain('"cleanup":"unloaded"')
+      expect(yield* mock.requests("turn/start")).toHaveLength(2)
+      expect(yield* mock.requests("thread/delete")).toHaveLength(0)
+      expect((yield* mock.requests("thread/unsubscribe")).map((r) => r.params)).toEqual([{ threadId: first.threadId }])
+      const records = yield* recordsOf("s1")
+      expect(records.filter((r) => r._tag === "binding").map((r) => r._tag === "binding" && r.threadId)).toEqual([first.threadId])
+      expect(JSON.stringify(records.at(-1))).toContain("the session's thread is kept, unloaded until a turn whose check passes")
+
+      // the same connection: forgotten as loaded, so the next turn resumes it and asks again
+      const again = yield* harness.runTurn({ sessionId: "s1", prompt: "now?" })
+      expect(again).toMatchObject({ status: "completed", threadId: first.threadId })
+      expect(yield* mock.requests("app/installed")).toHaveLength(4)
+      order = yield* methods
+      expect(order.filter((m) => m === "thread/resume")).toHaveLength(3)
+    }).pipe(Effect.provide(layerWith(confirmed, {
+      "app/installed": answers(confirmed, confirmed, [], confirmed),
+      "thread/resume": resumeReady,
+      "thread/unsubscribe": () => Effect.succeed({ status: "unsubscribed" })
+    }))))
+
+  it.scoped("[S3] a resumed thread that fails the check and cannot be unloaded retires the connection", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      yield* harness.runTurn({ sessionId: "s2", prompt: "hi" })
+      yield* onFreshAppServer
+      const exit = yield* Effect.exit(harness.runTurn({ sessionId: "s2", prompt: "again" }))
+      expect(JSON.stringify(Exit.isFailure(exit) ? exit.cause.toJSON() : "")).toContain('"cleanup":"retired"')
+      expect(yield* mock.requests("thread/delete")).toHaveLength(0)
+      expect(yield* mock.requests("turn/start")).toHaveLength(1)
+      const spawnsBefore = yield* mock.spawnCount
+      yield* leaseSessionClient(yield* ClientPool, Test.settings)
+      expect((yield* mock.spawnCount) - spawnsBefore).toBe(1)
+    }).pipe(Effect.provide(layerWith(confirmed, {
+      "app/installed": answers(confirmed, []),
+      "thread/resume": resumeReady,
+      "thread/unsubscribe": () => Effect.fail({ code: -32603, message: "busy" })
+    }))))
 
   // S4: a delete counts only once two passive reads confirm the thread gone; anything else retires the connection, and
   // the next lease gets a fresh process

@@ -27,7 +27,8 @@ const diagnostics: DiagnosticsApproval = {
   kind: "diagnostics",
   sessionId: "s1",
   destination: "OpenAI",
-  threads: [{ threadId: "t1", role: "bound" }],
+  sessionThread: true,
+  subAgentThreads: 0,
   includeLogs: false,
   note: undefined
 }

@@ -51,12 +51,13 @@ describe("session runtimes", () => {
       const first = yield* harness.runTurn({ sessionId: "kept", prompt: "again" })
       yield* harness.runTurn({ sessionId: "kept", prompt: "and again" })
       expect(first.threadId).toBe(threadId)
-      // the recorded runtime's own client: its CODEX_HOME and provider, not the settings' (the user's own home)
+      // the recorded runtime's own client: its CODEX_HOME and provider, not the settings' (the agent's home, no provider)
       const resume = (yield* mock.requests("thread/resume"))[0]!
       const peer = (yield* mock.peers).find((p) => p.index === resume.peer)!
       expect(peer.options.codexHome).toBe("/mock/state/codex-home")
       expect(peer.options.args?.join(" ")).toContain("http://127.0.0.1:8080/v1")
-      expect((yield* mock.peers)[0]!.options.codexHome).toBe("/mock/user-home")
+      expect((yield* mock.peers)[0]!.options).toMatchObject({ codexHome: "/mock/state/codex-home" })
+      expect((yield* mock.peers)[0]!.options.args?.join(" ")).not.toContain("http://127.0.0.1:8080/v1")
       const notices = (yield* delivery.replies).filter((r) => r.source === "notice")
       expect(notices).toEqual([
         {
@@ -93,6 +94,45 @@ describe("session runtimes", () => {
       const refused = yield* harness.runTurn({ sessionId: "kept", prompt: "hello" }).pipe(Effect.flip)
       expect(refused).toMatchObject({ _tag: "RuntimeMismatch", what: "CODEX_HOME", recorded: "/mock/elsewhere", requested: "/mock/explicit-home" })
     }).pipe(Effect.provide(harnessWith({ codexHome: "/mock/explicit-home" }))))
+
+  it.scoped("[S14] a new session runs in the agent's own CODEX_HOME by default, though $CODEX_HOME names the user's", () =>
+    Effect.gen(function* () {
+      const mock = yield* MockAppServer
+      const outcome = yield* (yield* CodexHarness).runTurn({ sessionId: "agent", prompt: "hi" })
+      expect((yield* mock.peers).map((p) => p.options.codexHome)).toEqual(["/mock/state/codex-home"])
+      const binding = (yield* recordsOf("agent")).find((r) => r._tag === "binding")
+      expect(binding).toMatchObject({ threadId: outcome.threadId, runtime: { codexHome: "/mock/state/codex-home" } })
+    }).pipe(Effect.provide(harnessWith({}))))
+
+  it.scoped("[S14] userCodexHome opts a new session into the user's own CODEX_HOME; a session made elsewhere is refused under it", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      yield* harness.runTurn({ sessionId: "mine", prompt: "hi" })
+      expect((yield* mock.peers).map((p) => p.options.codexHome)).toEqual(["/mock/user-home"])
+      expect((yield* recordsOf("mine")).find((r) => r._tag === "binding")).toMatchObject({ runtime: { codexHome: "/mock/user-home" } })
+      // the opt-in is a request: it never moves a session made in the agent's home into the user's
+      const agentHome = Runtimes.agentCodexHome("/mock/state")
+      yield* boundOn("agent", { ...recorded, providerUrl: undefined, codexHome: agentHome, poolKey: Runtimes.ordinaryPoolKey(agentHome, undefined) })
+      const refused = yield* harness.runTurn({ sessionId: "agent", prompt: "hello" }).pipe(Effect.flip)
+      expect(refused).toMatchObject({ _tag: "RuntimeMismatch", what: "CODEX_HOME", recorded: agentHome, requested: "/mock/user-home" })
+    }).pipe(Effect.provide(harnessWith({ userCodexHome: true }))))
+
+  it.scoped("[S14] a session made in the user's home before keeps it under the agent-scoped default, with one notice", () =>
+    Effect.gen(function* () {
+      const harness = yield* CodexHarness
+      const mock = yield* MockAppServer
+      const delivery = yield* RecordingDelivery
+      const userHome = { ...recorded, providerUrl: undefined, codexHome: "/mock/user-home", poolKey: Runtimes.ordinaryPoolKey("/mock/user-home", undefined) }
+      const threadId = yield* boundOn("old", userHome)
+      const outcome = yield* harness.runTurn({ sessionId: "old", prompt: "again" })
+      expect(outcome.threadId).toBe(threadId)
+      const resume = (yield* mock.requests("thread/resume"))[0]!
+      expect((yield* mock.peers).find((p) => p.index === resume.peer)!.options.codexHome).toBe("/mock/user-home")
+      expect((yield* delivery.replies).filter((r) => r.source === "notice").map((r) => r.text)).toEqual([
+        "session old continues where it was made: provider Codex's own provider configuration, CODEX_HOME /mock/user-home"
+      ])
+    }).pipe(Effect.provide(harnessWith({}))))
 
   it.scoped("[S15] a supervised chat whose binding was detached (its thread archived) fails closed: no fresh thread, nothing recorded", () =>
     Effect.gen(function* () {

@@ -425,6 +425,53 @@ describe("supervision: continue as branch", () => {
       expect(yield* mock.requests("turn/start")).toHaveLength(0)
     }).pipe(Effect.provide(testLayer({ handlers: nativeHandlers([nativeThread(SOURCE)]) }))))
 
+  it.scoped("[S4] a branch probe that could not be archived is archived when the session next opens its connection", () =>
+    Effect.gen(function* () {
+      const mock = yield* MockAppServer
+      const harness = yield* CodexHarness
+      const probeStatuses = Effect.map(recordsOf("b2"), (records) =>
+        records.flatMap((r) => (r._tag === "probe" ? [r.status] : [])))
+      const probeArchives = Effect.map(mock.requests("thread/archive"), (requests) =>
+        requests.filter((r) => (r.params as { threadId?: string }).threadId === "probe-thread"))
+
+      yield* (yield* Branching).branch(SOURCE, { sessionId: "b2" })
+      // the first turn makes the probe and fails to archive it: recorded, and the turn runs
+      expect((yield* harness.runTurn({ sessionId: "b2", prompt: "one" })).status).toBe("completed")
+      expect(yield* probeStatuses).toEqual(["open", "cleanupFailed"])
+      expect(yield* probeArchives).toHaveLength(1)
+
+      // the next turn retries it first; that fails again, and the turn still runs and the record stays
+      expect((yield* harness.runTurn({ sessionId: "b2", prompt: "two" })).status).toBe("completed")
+      expect(yield* probeArchives).toHaveLength(2)
+      expect(yield* probeStatuses).toEqual(["open", "cleanupFailed"])
+
+      // the turn after: Codex archives it, and the probe is recorded closed
+      expect((yield* harness.runTurn({ sessionId: "b2", prompt: "three" })).status).toBe("completed")
+      expect(yield* probeArchives).toHaveLength(3)
+      expect(yield* probeStatuses).toEqual(["open", "cleanupFailed", "closed"])
+      const closed = (yield* recordsOf("b2")).filter((r) => r._tag === "probe").at(-1)
+      expect(closed).toMatchObject({ threadId: "probe-thread", sourceThreadId: SOURCE, reason: "cleaned up on a later start (archived)" })
+
+      // and never again
+      expect((yield* harness.runTurn({ sessionId: "b2", prompt: "four" })).status).toBe("completed")
+      expect(yield* probeArchives).toHaveLength(3)
+    }).pipe(
+      Effect.provide(
+        testLayer({
+          handlers: nativeHandlers([nativeThread(SOURCE)], {
+            "thread/archive": (() => {
+              let probeCalls = 0
+              return (params: { threadId: string }) => {
+                if (params.threadId !== "probe-thread") return Effect.succeed({})
+                probeCalls++
+                return probeCalls <= 2 ? Effect.fail({ code: -32603, message: `archive refused (${probeCalls})` }) : Effect.succeed({})
+              }
+            })()
+          })
+        })
+      )
+    ))
+
   it.scoped("[S15] a supervised binding whose home drifted fails closed; so does one naming another session's connection", () =>
     Effect.gen(function* () {
       const store = yield* SessionStore

@@ -17,7 +17,7 @@ const recordsOf = (sessionId: string) =>
 const paramsOf = (request: ClientRequest) => request.params as Record<string, unknown>
 
 describe("TurnRunner and CodexHarness on the mock app-server", () => {
-  it.scoped("[S1][S7][S39] a full turn yields the final text and records user, binding, assistant and turn", () =>
+  it.scoped("[S7][S39] a full turn yields the final text and records user, binding, assistant and turn", () =>
     Effect.gen(function* () {
       const harness = yield* CodexHarness
       const mock = yield* MockAppServer

@@ -407,7 +407,7 @@ describe("lifecycle projections", () => {
 })
 
 describe("turn extensions", () => {
-  it.scoped("[S11][S20] an extension's tools, thread config and per-turn routes reach the thread and live for the turn", () => {
+  it.scoped("an extension's tools, thread config and per-turn routes reach the thread and live for the turn", () => {
     let installs = 0
     const extension = Layer.succeed(EmbedderExtensions, [
       {

@@ -129,8 +129,8 @@ export const functionCallOutput = (bodies: ReadonlyArray<string>, callId: string
 }
 
 /**
- * The runtime a new session of these settings gets (with a provider URL or an explicit CODEX_HOME it does not depend on
- * the user's own home), and a lease on its shared client: the one the session's turns use.
+ * The runtime a new session of these settings gets (agent-scoped unless `userCodexHome`, so it does not depend on the
+ * user's own home), and a lease on its shared client: the one the session's turns use.
  */
 export const ordinaryRuntime = (settings: HarnessSettings) => Runtimes.runtimeFor(settings, "/nonexistent/user-codex-home")
 export const leaseSessionClient = (pool: ClientPoolService, settings: HarnessSettings) => {

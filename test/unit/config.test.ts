@@ -8,6 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as ConfigCommand from "../../src/cli/commands/config.js"
 import * as HarnessConfig from "../../src/config/HarnessConfig.js"
+import * as Runtimes from "../../src/session/Runtimes.js"
 
 /** The examples of the README's "Config file" section, verbatim. */
 const readmeExamples = {
@@ -298,6 +299,26 @@ describe("HarnessConfig", () => {
     expect(withFlags.nativeHookRelay.events).toContain("permission_request")
   })
 
+  it("[S14] the CODEX_HOME a new session gets: the agent's own unless a path or userCodexHome names one; a flag replaces the file's choice", () => {
+    const settings = { stateDir: "/state", cwd: "/w", approvalPolicy: "never", sandbox: "read-only" } as const
+    const home = (over: object) => Runtimes.runtimeFor({ ...settings, ...over }, "/home/me/.codex").codexHome
+    expect(home({})).toBe("/state/codex-home")
+    // with or without a provider URL: ordinary turns stay agent-scoped
+    expect(home({ providerUrl: "http://127.0.0.1:9/v1" })).toBe("/state/codex-home")
+    expect(home({ userCodexHome: true })).toBe("/home/me/.codex")
+    expect(home({ userCodexHome: true, codexHome: "/named" })).toBe("/named")
+
+    expect(HarnessConfig.merge({ userCodexHome: true }, {})).toMatchObject({ userCodexHome: true })
+    expect("userCodexHome" in HarnessConfig.merge({ userCodexHome: false }, {})).toBe(false)
+    const flagPath = HarnessConfig.merge({ userCodexHome: true }, { codexHome: "/flag" })
+    expect(flagPath.codexHome).toBe("/flag")
+    expect("userCodexHome" in flagPath).toBe(false)
+    const flagUser = HarnessConfig.merge({ codexHome: "/file" }, { userCodexHome: true })
+    expect(flagUser.userCodexHome).toBe(true)
+    expect("codexHome" in flagUser).toBe(false)
+    expect(Either.isLeft(HarnessConfig.decode("c.json", '{"userCodexHome": "yes"}'))).toBe(true)
+  })
+
   it("[config] the JSON Schema has every documented key, its description and default, and no additional properties", () => {
     const schema = HarnessConfig.jsonSchema() as any
     expect(schema.$schema).toBe("http://json-schema.org/draft-07/schema#")
@@ -310,9 +331,11 @@ describe("HarnessConfig", () => {
         "providerKeyEnv",
         "approvalPolicy",
         "sandbox",
+        "serve",
         "approvalsReviewer",
         "serviceTier",
         "codexHome",
+        "userCodexHome",
         "codexBin",
         "messages",
         "nativeHookRelay",
@@ -384,6 +407,7 @@ describe("HarnessConfig", () => {
         "config.heartbeat",
         "config.turnContext",
         "config.questions",
+        "config.serve",
         "config.turns",
         "config.supervision",
         "config.mcpServers",

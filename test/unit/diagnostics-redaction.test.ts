@@ -69,23 +69,22 @@ describe("the diagnostics approval and report", () => {
     kind: "diagnostics",
     sessionId: "s-1",
     destination: "OpenAI, through Codex's feedback upload (feedback/upload)",
-    threads: [
-      { threadId: "t-bound", role: "bound" },
-      { threadId: "t-child", role: "subAgent", parentThreadId: "t-bound" }
-    ],
+    sessionThread: true,
+    subAgentThreads: 2,
     includeLogs: true,
     note: "the reply never came"
   }
 
-  it("[S36] the question names exactly what would be sent: where, the threads, the logs and the note", () => {
+  it("[S36] the question says what would be sent (where, which threads, the logs, the note) and names no thread id", () => {
     const text = render(request)
     expect(text).toContain("Send diagnostics to OpenAI, through Codex's feedback upload")
     expect(text).toContain("session: s-1")
-    expect(text).toContain("thread t-bound (the session's thread)")
-    expect(text).toContain("thread t-child (sub-agent of t-bound)")
+    expect(text).toContain("threads: the session's thread and 2 sub-agent threads (their ids are printed once they are sent)")
     expect(text).toContain("Codex's logs: included")
     expect(text).toContain('note: "the reply never came"')
-    expect(describeRequest(request)).toBe("diagnostics upload of threads t-bound, t-child with Codex's logs")
+    expect(describeRequest(request)).toBe("diagnostics upload of the session's thread and 2 sub-agent threads with Codex's logs")
+    expect(describeRequest({ ...request, subAgentThreads: 1, includeLogs: false })).toBe("diagnostics upload of the session's thread and 1 sub-agent thread")
+    expect(render({ ...request, sessionThread: false, subAgentThreads: 0 })).toContain("threads: none (Codex's logs only)")
   })
 
   it("[S36] an approved upload lists the channel, the session, each thread with its upload id and a codex resume line", () => {

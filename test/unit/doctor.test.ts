@@ -1,5 +1,6 @@
 // `doctor`'s pieces that need no codex: the line each outcome prints, the time bound every check runs under, and the
 // relay directories it reports as left by harnesses that are gone.
+import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Option, TestClock } from "effect"
 import { spawn } from "node:child_process"
@@ -39,22 +40,32 @@ describe("doctor checks", () => {
 })
 
 describe("stale relay directories", () => {
-  it.scoped("a codex-hr-<pid> directory of a process that is gone fails the check; live owners and other names do not", () =>
+  it.scoped("a codex-hr-<pid> directory of a process that is gone fails the check, so does a stale old-format one; live owners and other names do not", () =>
     Effect.gen(function* () {
       const tmp = yield* tempDir("codex-doctor-relay-")
       const clean = yield* staleRelayDirs(tmp)
       expect(clean.text).toBe(`no stale hook relay directories in ${tmp}`)
       const dead = yield* deadPid
-      fs.mkdirSync(path.join(tmp, `codex-hr-${process.pid}-live`))
-      fs.mkdirSync(path.join(tmp, "codex-hr-notapid-x"))
+      fs.mkdirSync(path.join(tmp, `codex-hr-${process.pid}-live`), { mode: 0o700 })
+      fs.mkdirSync(path.join(tmp, "codex-hr-notapid-x"), { mode: 0o700 })
       fs.writeFileSync(path.join(tmp, `codex-hr-${dead}-file`), "")
       const stale = path.join(tmp, `codex-hr-${dead}-abc123`)
-      fs.mkdirSync(stale)
+      fs.mkdirSync(stale, { mode: 0o700 })
       const error = yield* Effect.flip(staleRelayDirs(tmp))
       expect(error.reason).toBe(
         `1 hook relay directory of a harness that is gone: ${stale} (the next harness to start its relay removes them; so does the hook relay check)`
       )
       // reported, never removed: the harness's own sweep does that
       expect(fs.existsSync(stale)).toBe(true)
-    }))
+
+      // an old-format directory (no pid in its name) that lost its socket long ago counts as well
+      const old = path.join(tmp, "codex-hr-Ab12Cd")
+      fs.mkdirSync(old, { mode: 0o700 })
+      const longAgo = new Date(Date.now() - 10 * 60_000)
+      fs.utimesSync(old, longAgo, longAgo)
+      const both = yield* Effect.flip(staleRelayDirs(tmp))
+      expect(both.reason).toMatch(/^2 hook relay directories of harnesses that are gone: /)
+      expect(both.reason).toContain(old)
+      expect(fs.existsSync(old)).toBe(true)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
 })

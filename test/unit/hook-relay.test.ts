@@ -1,23 +1,26 @@
 // The native hook relay's pure parts (S20, S22, S27): decision mapping per event, Stop never looping, which events are
 // injected, and the thread config shape with its trust state.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Option, TestClock } from "effect"
 import * as crypto from "node:crypto"
 import * as HookRelay from "../../src/approvals/HookRelay.js"
+import * as PermissionMemory from "../../src/approvals/PermissionMemory.js"
 import { defaultNativeHookEvents } from "../../src/config/HarnessConfig.js"
 import { type ApprovalDecision, declineAll } from "../../src/ports/ApprovalPrompts.js"
-import { defaultTimeoutMs, failsClosed, parseArgs, readOutput } from "../../src/cli/hookRelay.js"
+import { defaultTimeoutMs, failsClosed, markPayload, parseArgs, readOutput } from "../../src/cli/hookRelay.js"
 
 const services = (
   policy: HookRelay.HookPolicyService,
   decision?: ApprovalDecision
 ): Effect.Effect<HookRelay.RelayServices> =>
-  Effect.map(HookRelay.makeReports(), (reports) => ({
-    policy,
-    prompts: decision === undefined ? declineAll : { ask: () => Effect.succeed(decision) },
-    reports,
-    promptTimeout: "1 second"
-  }))
+  Effect.all([HookRelay.makeReports(), PermissionMemory.make({ stateDir: "/s", cwd: "/w", approvalPolicy: "never", sandbox: "read-only" })])
+    .pipe(Effect.map(([reports, permissions]) => ({
+      policy,
+      prompts: decision === undefined ? declineAll : { ask: () => Effect.succeed(decision) },
+      reports,
+      promptTimeout: "1 second",
+      permissions
+    })))
 
 const pre = (extra: Record<string, unknown> = {}) => ({
   session_id: "th1",
@@ -109,6 +112,28 @@ describe("hook relay decisions", () => {
     })
   )
 
+  it.effect("[S28] a PermissionRequest \"always\" answers only the exact (session, tool input, cwd), and only within its window", () =>
+    Effect.gen(function* () {
+      let asked = 0
+      const base = yield* services({})
+      const h = HookRelay.handle({ ...base, prompts: { ask: () => Effect.sync(() => (asked++, "allowAlways" as const)) } })
+      const permission = (sessionId: string, extra: Record<string, unknown> = {}) =>
+        Effect.map(h({ sessionId, event: "PermissionRequest", payload: pre(extra) }), (out) =>
+          JSON.parse(out.stdout!).hookSpecificOutput.decision.behavior)
+      expect(yield* permission("s")).toBe("allow")
+      expect(yield* permission("s")).toBe("allow")
+      expect(asked).toBe(1)
+      yield* permission("s", { cwd: "/elsewhere" })
+      yield* permission("s", { tool_input: { command: "rm -rf y" } })
+      yield* permission("other")
+      expect(asked).toBe(4)
+      // past the window (30 minutes by default) the first one is asked again
+      yield* TestClock.adjust("31 minutes")
+      yield* permission("s")
+      expect(asked).toBe(5)
+    })
+  )
+
   it.effect("Stop: the policy's continue is honoured once, never with stop_hook_active", () =>
     Effect.gen(function* () {
       const h = HookRelay.handle(yield* services({ stop: () => Effect.succeed({ _tag: "Continue", reason: "more" }) }))
@@ -168,6 +193,16 @@ describe("hook relay thread config", () => {
     expect(HookRelay.shellQuote("it's")).toBe(`'it'\\''s'`)
   })
 
+  it("[S22] report mode: the command asks the relay to mark the payload, which it does unless the payload names a mode", () => {
+    expect(HookRelay.relayCommandLine(["relay"], "/s", "/t", "PreToolUse", 30, "report")).toBe(
+      "relay --socket /s --token-file /t --event PreToolUse --timeout-ms 27000 --approval-mode report"
+    )
+    expect(markPayload({ tool_use_id: "c1" }, "report")).toEqual({ tool_use_id: "c1", openclaw_approval_mode: "report" })
+    expect(markPayload({ openclaw_approval_mode: "other" }, "report")).toEqual({ openclaw_approval_mode: "other" })
+    expect(markPayload({ tool_use_id: "c1" }, undefined)).toEqual({ tool_use_id: "c1" })
+    expect(markPayload(null, "report")).toBe(null)
+  })
+
   it("the relay's deadline is Codex's hook timeout less 10%, at most 5 s less", () => {
     expect(HookRelay.relayTimeoutMs(600)).toBe(595_000)
     expect(HookRelay.relayTimeoutMs(30)).toBe(27_000)
@@ -188,6 +223,8 @@ describe("hook relay thread config", () => {
     // the token itself is no longer accepted on the command line
     expect(parseArgs(["--socket", "S", "--token", "T", "--event", "Stop"])).toBeUndefined()
     expect(parseArgs(["--socket", "S"])).toBeUndefined()
+    expect(parseArgs(["--socket", "S", "--token-file", "F", "--event", "PreToolUse", "--approval-mode", "report"])?.approvalMode).toBe("report")
+    expect(parseArgs(["--socket", "S", "--token-file", "F", "--event", "PreToolUse", "--approval-mode", "ask"])).toBeUndefined()
     expect(failsClosed("PreToolUse")).toBe(true)
     expect(failsClosed("PermissionRequest")).toBe(true)
     expect(failsClosed("PostToolUse")).toBe(false)

@@ -5,7 +5,10 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Option } from "effect"
 import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import * as CodexArgs from "../../src/appserver/CodexArgs.js"
+import * as CodexConfigToml from "../../src/appserver/CodexConfigToml.js"
 import { UsageError } from "../../src/cli/errors.js"
 import type { GlobalOptions } from "../../src/cli/options.js"
 import { toSettings } from "../../src/cli/settings.js"
@@ -81,6 +84,34 @@ describe("what Codex is given", () => {
     ])
     expect(CodexArgs.secretEnvNames("CODEX_API_KEY")).toEqual(["CODEX_API_KEY", "OPENAI_API_KEY", "CODEX_HARNESS_PROVIDER_KEY", "CODEX_HARNESS_TOKEN", "CODEX_HARNESS_APP_SERVER_TOKEN", "PGPASSWORD", "PGPASSFILE"])
   })
+
+  it("the user's own exclude list comes first in the override, each pattern once, quoted as TOML strings", () => {
+    expect(CodexArgs.shellEnvironmentArgs("MY_KEY", ["MY_SECRET*", "OPENAI_API_KEY", 'odd"name\\'])).toEqual([
+      "-c",
+      'shell_environment_policy.exclude=["MY_SECRET*","OPENAI_API_KEY","odd\\"name\\\\","MY_KEY","CODEX_HARNESS_PROVIDER_KEY","CODEX_API_KEY","CODEX_HARNESS_TOKEN","CODEX_HARNESS_APP_SERVER_TOKEN","PGPASSWORD","PGPASSFILE"]'
+    ])
+  })
+})
+
+describe("the CODEX_HOME's own shell_environment_policy.exclude", () => {
+  it("is read as TOML: a table, a dotted key or an inline table; no list, a list of another type or a broken file give none", () => {
+    expect(CodexConfigToml.shellExcludesOf('model = "m"\n[shell_environment_policy]\ninherit = "all"\nexclude = ["MY_SECRET*", \'LIT_*\']\n')).toEqual(
+      Option.some(["MY_SECRET*", "LIT_*"])
+    )
+    expect(CodexConfigToml.shellExcludesOf('shell_environment_policy.exclude = [\n  "A", # a comment\n  "B",\n]\n[x]\ny = 1\n')).toEqual(Option.some(["A", "B"]))
+    expect(CodexConfigToml.shellExcludesOf('shell_environment_policy = { exclude = ["C"] }\n')).toEqual(Option.some(["C"]))
+    // a string that merely looks like the key is not the key
+    expect(CodexConfigToml.shellExcludesOf('note = """\n[shell_environment_policy]\nexclude = ["NOT_THIS"]\n"""\n')).toEqual(Option.none())
+    expect(CodexConfigToml.shellExcludesOf('[shell_environment_policy]\ninherit = "core"\n')).toEqual(Option.none())
+    expect(CodexConfigToml.shellExcludesOf('[shell_environment_policy]\nexclude = "X"\n')).toEqual(Option.none())
+    expect(CodexConfigToml.shellExcludesOf("[shell_environment_policy\n")).toEqual(Option.none())
+  })
+
+  it("CODEX_HOME is the given one, else $CODEX_HOME, else ~/.codex", () => {
+    expect(CodexConfigToml.effectiveCodexHome("/given", { CODEX_HOME: "/env" })).toBe("/given")
+    expect(CodexConfigToml.effectiveCodexHome(undefined, { CODEX_HOME: "/env" })).toBe("/env")
+    expect(CodexConfigToml.effectiveCodexHome(undefined, { CODEX_HOME: "" })).toBe(path.join(os.homedir(), ".codex"))
+  })
 })
 
 describe("the app-server client spec", () => {
@@ -99,16 +130,16 @@ describe("the app-server client spec", () => {
     expect(spec.env).toEqual({ MY_KEY: key })
     expect(spec.args!.join(" ")).toContain('env_key="MY_KEY"')
     expect(spec.args!.join(" ")).not.toContain(key)
-    expect(policy(spec.args!)).toEqual([
-      'shell_environment_policy.exclude=["MY_KEY","OPENAI_API_KEY","CODEX_HARNESS_PROVIDER_KEY","CODEX_API_KEY","CODEX_HARNESS_TOKEN","CODEX_HARNESS_APP_SERVER_TOKEN","PGPASSWORD","PGPASSFILE"]'
-    ])
+    // the policy is built at spawn, with the CODEX_HOME's own exclude list in front (Transport, CodexConfigToml)
+    expect(policy(spec.args!)).toEqual([])
+    expect(spec.hiddenEnv).toEqual(["MY_KEY", "OPENAI_API_KEY", "CODEX_HARNESS_PROVIDER_KEY", "CODEX_API_KEY", "CODEX_HARNESS_TOKEN", "CODEX_HARNESS_APP_SERVER_TOKEN", "PGPASSWORD", "PGPASSFILE"])
   })
 
   it("with the user's own Codex configuration: no key is set, and the policy still keeps these variables from the agent", () => {
     const own = { ...settings, providerUrl: undefined, providerKeyEnv: undefined }
     const spec = Runtimes.clientSpecFor(Runtimes.runtimeFor(own, "/home/u/.codex"), own, key)
     expect(spec.env).toBeUndefined()
-    expect(policy(spec.args!)).toEqual(['shell_environment_policy.exclude=["OPENAI_API_KEY","CODEX_HARNESS_PROVIDER_KEY","CODEX_API_KEY","CODEX_HARNESS_TOKEN","CODEX_HARNESS_APP_SERVER_TOKEN","PGPASSWORD","PGPASSFILE"]'])
+    expect(spec.hiddenEnv).toEqual(["OPENAI_API_KEY", "CODEX_HARNESS_PROVIDER_KEY", "CODEX_API_KEY", "CODEX_HARNESS_TOKEN", "CODEX_HARNESS_APP_SERVER_TOKEN", "PGPASSWORD", "PGPASSFILE"])
   })
 
   it.effect("supervision connections get the same policy, and the supervision provider's variable", () =>
@@ -120,9 +151,7 @@ describe("the app-server client spec", () => {
       )
       expect(spec.env).toEqual({ SUP_KEY: key })
       expect(spec.args!.join(" ")).toContain('env_key="SUP_KEY"')
-      expect(policy(spec.args!)).toEqual([
-        'shell_environment_policy.exclude=["SUP_KEY","OPENAI_API_KEY","CODEX_HARNESS_PROVIDER_KEY","CODEX_API_KEY","CODEX_HARNESS_TOKEN","CODEX_HARNESS_APP_SERVER_TOKEN","PGPASSWORD","PGPASSFILE"]'
-      ])
+      expect(spec.hiddenEnv).toEqual(["SUP_KEY", "OPENAI_API_KEY", "CODEX_HARNESS_PROVIDER_KEY", "CODEX_API_KEY", "CODEX_HARNESS_TOKEN", "CODEX_HARNESS_APP_SERVER_TOKEN", "PGPASSWORD", "PGPASSFILE"])
     }))
 })
 
@@ -150,6 +179,7 @@ describe("the config file and the flag", () => {
     cwd: Option.none(),
     stateDir: Option.some(stateDir),
     codexHome: Option.none(),
+    userCodexHome: false,
     model: Option.none(),
     providerUrl: Option.some("http://127.0.0.1:8080/v1"),
     providerKeyEnv: Option.none(),

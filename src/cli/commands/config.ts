@@ -18,6 +18,7 @@ const showConfig = {
   approvalPolicy: Options.choice("approval-policy", ["untrusted", "on-request", "never"]).pipe(Options.optional),
   sandbox: Options.choice("sandbox", ["read-only", "workspace-write", "danger-full-access"]).pipe(Options.optional),
   codexHome: Options.text("codex-home").pipe(Options.withDescription("CODEX_HOME for the app-server"), Options.optional),
+  userCodexHome: Options.boolean("user-codex-home").pipe(Options.withDescription("your own CODEX_HOME for the app-server")),
   codexBin: Options.text("codex-bin").pipe(Options.withDescription("path to a codex executable"), Options.optional)
 }
 

@@ -28,6 +28,12 @@ const config = {
     Options.withDescription("on SIGTERM, seconds running turns get to finish before they are interrupted"),
     Options.withDefault(10)
   ),
+  maxRequestBytes: Options.integer("max-request-bytes").pipe(
+    Options.withDescription(
+      "the largest control request read: a POST /rpc body (larger: 413) and a WebSocket message (larger: the socket is closed, code 1009); default 4194304, or serve.maxRequestBytes in the config"
+    ),
+    Options.optional
+  ),
   cluster: Options.text("cluster").pipe(
     Options.withDescription(
       "join a cluster of runners over this PostgreSQL database (postgres://USER@HOST:PORT/DB; the password from $PGPASSWORD, never the command line): sessions and their transcripts live in the database, each session runs on one runner at a time"

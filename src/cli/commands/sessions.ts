@@ -39,7 +39,9 @@ const show = Command.make("show", showConfig, (options) => lazy(load, (m) => m.s
 )
 
 const remove = Command.make("delete", deleteConfig, (options) => lazy(load, (m) => m.remove(options))).pipe(
-  Command.withDescription("delete a session's file; a supervised chat that still holds its native thread is refused")
+  Command.withDescription(
+    "delete a session's file and its lock (refused while the session is in use, and for a supervised chat that still holds its native thread)"
+  )
 )
 
 const repair = Command.make("repair", repairConfig, (options) => lazy(load, (m) => m.repair(options))).pipe(

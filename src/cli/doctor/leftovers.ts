@@ -3,13 +3,16 @@
 //   running without its harness is stuck), and hook relays whose harness is gone (a relay has its own deadline, so one
 //   still running is stuck too). Processes are read from /proc (Linux); elsewhere the check is skipped. An app-server
 //   of a harness that is still running (a `chat` in another terminal) is not a leftover: it is named, not failed.
-// - relay directories (`codex-hr-<pid>-*` in the temp dir, HookRelayServer.ts) of this user whose owner process is
-//   gone. Every harness removes those when it starts its relay; they are reported, not removed, here.
+// - relay directories (`codex-hr-<pid>-*` in the temp dir, and the old `codex-hr-XXXXXX` without a pid: RelayDirs.ts)
+//   of this user whose owner process is gone. Every harness removes those when it starts its relay; they are reported,
+//   not removed, here.
+import type { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { dirPrefix } from "../../approvals/HookRelayServer.js"
+import * as RelayDirs from "../../approvals/RelayDirs.js"
+import { describeFileError } from "../../platform/fileErrors.js"
 import { isAlive } from "../../platform/processAlive.js"
 import { type CheckFailed, type CheckSkipped, failed, type Passed, passed, skipped } from "./check.js"
 
@@ -70,13 +73,6 @@ const stateDirOfHarness = (p: Proc): string => {
 
 const within = (dir: string, value: string | undefined) => value !== undefined && (value === dir || value.startsWith(dir + path.sep))
 
-/** the owner pid a relay directory's name carries, or undefined for another name */
-const ownerOf = (name: string): number | undefined => {
-  const match = new RegExp(`^${dirPrefix}(\\d+)-[^/]+$`).exec(name)
-  const pid = Number(match?.[1] ?? Number.NaN)
-  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined
-}
-
 const listed = (items: ReadonlyArray<string>, max = 3) =>
   items.length <= max ? items.join(", ") : `${items.slice(0, max).join(", ")} and ${items.length - max} more`
 
@@ -102,7 +98,7 @@ export const leftoverProcesses = (stateDir: string): Effect.Effect<Passed<void>,
     }
     for (const p of procs.filter(isHookRelay)) {
       const socket = p.args[p.args.indexOf("--socket") + 1] ?? ""
-      const owner = ownerOf(path.basename(path.dirname(socket)))
+      const owner = RelayDirs.ownerOf(path.basename(path.dirname(socket)))
       if (owner !== undefined && !isAlive(owner)) stuck.push({ pid: p.pid, what: `hook relay ${p.pid} of harness ${owner}` })
     }
     if (stuck.length > 0) {
@@ -112,20 +108,12 @@ export const leftoverProcesses = (stateDir: string): Effect.Effect<Passed<void>,
     return passed(`no leftover app-servers or hook relays${running.length > 0 ? ` (running with a live harness: ${listed(running)})` : ""}`)
   })
 
-export const staleRelayDirs = (tmp: string = os.tmpdir()): Effect.Effect<Passed<void>, CheckFailed> =>
+export const staleRelayDirs = (tmp: string = os.tmpdir()): Effect.Effect<Passed<void>, CheckFailed, FileSystem.FileSystem> =>
   Effect.gen(function* () {
-    const uid = me()
-    const stale: Array<string> = []
-    const names = yield* Effect.try({ try: () => fs.readdirSync(tmp), catch: (e) => failed(`cannot read ${tmp}: ${(e as Error).message}`) })
-    for (const name of names) {
-      const owner = ownerOf(name)
-      if (owner === undefined || owner === process.pid || isAlive(owner)) continue
-      const dir = path.join(tmp, name)
-      const info = fs.lstatSync(dir, { throwIfNoEntry: false })
-      // the same entries a starting relay would remove: this user's directories, never a link
-      if (info === undefined || !info.isDirectory() || (uid !== undefined && info.uid !== uid)) continue
-      stale.push(dir)
-    }
+    // the same entries a starting relay would remove (RelayDirs.ts): reported here, never removed
+    const stale = yield* RelayDirs.staleDirs(tmp).pipe(
+      Effect.mapError((e) => failed(`cannot read ${tmp}: ${describeFileError(e)}`))
+    )
     if (stale.length > 0) {
       const what = stale.length === 1 ? "1 hook relay directory of a harness that is gone" : `${stale.length} hook relay directories of harnesses that are gone`
       return yield* failed(`${what}: ${listed(stale)} (the next harness to start its relay removes them; so does the hook relay check)`)
