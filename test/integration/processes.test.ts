@@ -13,7 +13,7 @@ import { OutputBuffer, Processes } from "../../src/processes/index.js"
 import * as ProcessesLive from "../../src/processes/Processes.js"
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { runBin } from "../support/cli.js"
-import { isAlive, leftBehind, tempDir } from "../support/harness.js"
+import { eventually, isAlive, leftBehind, tempDir } from "../support/harness.js"
 
 const enabled = JSON.stringify({ appServer: { experimental: { sandboxExecServer: true } } })
 
@@ -169,7 +169,8 @@ describe("Processes (real app-server)", () => {
           }
         })
       expect(Number.isInteger(pid)).toBe(true)
-      expect(sleepers()).toHaveLength(1)
+      // the shell prints its pid before it execs the sleep
+      expect(yield* eventually(Effect.sync(() => sleepers().length === 1))).toBe(true)
       const host = Number(sleepers()[0])
       expect((yield* processes.list).map((p) => [p.id, p.status])).toEqual([[killed.id, "running"]])
       const after = yield* processes.kill(killed.id)
@@ -180,7 +181,7 @@ describe("Processes (real app-server)", () => {
       const scope = yield* Scope.make()
       const scoped = yield* processes.spawn({ command: ["sh", "-c", "echo $$; exec sleep 1000"] }).pipe(Scope.extend(scope))
       yield* printedPid(processes, scoped.id)
-      expect(sleepers()).toHaveLength(1)
+      expect(yield* eventually(Effect.sync(() => sleepers().length === 1))).toBe(true)
       yield* Scope.close(scope, Exit.void)
       expect((yield* processes.list).find((p) => p.id === scoped.id)?.status).toBe("killed")
       expect(sleepers()).toEqual([])

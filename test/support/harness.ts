@@ -1,6 +1,6 @@
 // Shared test wiring: a temporary state dir, a ScriptedModel, and the live harness layer pointed at it.
 import { NodeFileSystem } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { type Duration, Effect, Layer, Schedule } from "effect"
 import * as fs from "node:fs"
 import * as Live from "../../layers/Live.js"
 import type { ClientPoolOptions, ClientPoolService } from "../../src/appserver/ClientPool.js"
@@ -178,3 +178,14 @@ export const imageGenerationHome = (codexHome: string, modelUrl: string): string
   )
   return codexHome
 }
+
+/**
+ * Asks `check` again (every 20 ms) until it says yes, for at most `bound`; whether it did. For state the real binary or
+ * the kernel reaches a moment after the receipt a test has (an unload Codex schedules after an unsubscribe, a shell's
+ * exec after it printed its pid): the answer is asserted, never the time it took.
+ */
+export const eventually = <E, R>(check: Effect.Effect<boolean, E, R>, bound: Duration.DurationInput = "10 seconds") =>
+  check.pipe(
+    Effect.repeat({ until: (yes) => yes, schedule: Schedule.spaced("20 millis") }),
+    Effect.timeoutTo({ duration: bound, onTimeout: () => false, onSuccess: () => true })
+  )
