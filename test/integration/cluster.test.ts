@@ -232,11 +232,15 @@ describe("three runners as processes, one PostgreSQL", () => {
       const fresh = moved.filter((s) => threads.get(s) !== thread.get(s))
       expect(fresh, "moved sessions on a fresh thread").toEqual([])
       expect(sessions.filter((s) => !moved.includes(s) && threads.get(s) !== thread.get(s))).toEqual([])
-      // no notice but, on a moved session, that its recorded runtime (CODEX_HOME) wins on the new runner
+      // no notice but, on a moved session, that its recorded runtime (CODEX_HOME) wins on the new runner: once per
+      // session and process, and none when the session came back to the runner it was made on (a shard that moved
+      // during [spread] under load can leave a session hosted on X that was made on a survivor)
       for (const t of [next, ...rest]) {
         for (const n of notices(t.events)) expect(n, t.marker).toMatch(madeOn(t.session))
-        if (moved.includes(t.session)) expect(notices(t.events), t.marker).toHaveLength(1)
+        expect(notices(t.events).length, t.marker).toBeLessThanOrEqual(1)
       }
+      expect([next, ...rest].filter((t) => moved.includes(t.session) && notices(t.events).length === 1).length,
+        "moved sessions told that they continue where they were made").toBeGreaterThan(0)
       for (const [s, t] of threads) thread.set(s, t)
       yield* ranOnce
 

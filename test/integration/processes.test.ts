@@ -176,7 +176,8 @@ describe("Processes (real app-server)", () => {
       const after = yield* processes.kill(killed.id)
       expect(after.id).toBe(killed.id)
       expect(yield* processes.awaitExit(killed.id)).toMatchObject({ status: "killed", exitCode: 137 })
-      expect(isAlive(host)).toBe(false)
+      // the exec-server reports the exit when it reaps its child; the host's view of that pid can lag a moment behind
+      expect(yield* eventually(Effect.sync(() => !isAlive(host)))).toBe(true)
       // a scoped process still running when its scope closes is killed by the finalizer
       const scope = yield* Scope.make()
       const scoped = yield* processes.spawn({ command: ["sh", "-c", "echo $$; exec sleep 1000"] }).pipe(Scope.extend(scope))
@@ -184,7 +185,7 @@ describe("Processes (real app-server)", () => {
       expect(yield* eventually(Effect.sync(() => sleepers().length === 1))).toBe(true)
       yield* Scope.close(scope, Exit.void)
       expect((yield* processes.list).find((p) => p.id === scoped.id)?.status).toBe("killed")
-      expect(sleepers()).toEqual([])
+      expect(yield* eventually(Effect.sync(() => sleepers().length === 0))).toBe(true)
       yield* stop
       expect(yield* leftBehind(d.stateDir)).toEqual([])
     }), 240_000)
