@@ -7,7 +7,10 @@
 // environment even when options are given (HOST, PORT, SHARDS_PER_GROUP, ...; PORT=abc fails it, an HTTP service's PORT
 // becomes the runner's port: trap 3). This is the same composition (SocketRunner over a Node socket server and client
 // protocol, ping health, msgpack, SQL message and runner storage) with ShardingConfig.layer: the runner's address and
-// every setting come from the options (`--runner-listen HOST:PORT`), never from the environment.
+// every setting come from the options (`--runner-listen HOST:PORT`), never from the environment. Its runner storage
+// (the runners table and the shard locks) is the harness's own PgShardLocks under LockRenewal, so a database hiccup
+// shorter than the fence does not drop the runner's shards, and a runner that cannot renew them fences itself
+// (Fencing: its turns stop before the database lets another runner take its sessions).
 //
 // The sharding config is the same on every runner and client (trap 4): 300 shards per group and the timings of
 // ClusterDatabase.fastTimings, with RunnerLiveness marking a runner whose database connection is gone unhealthy at once.
@@ -27,7 +30,6 @@ import type { Sharding } from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SocketRunner from "@effect/cluster/SocketRunner"
 import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
-import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
@@ -49,8 +51,11 @@ import * as PgSessionStore from "../session/PgSessionStore.js"
 import * as Supervision from "../supervision/layer.js"
 import * as ClusterClient from "./ClusterClient.js"
 import * as ClusterDatabase from "./ClusterDatabase.js"
+import * as Fencing from "./Fencing.js"
+import * as LockRenewal from "./LockRenewal.js"
+import * as PgShardLocks from "./PgShardLocks.js"
 import * as RunnerLiveness from "./RunnerLiveness.js"
-import { defaultShardsPerGroup, fastTimings } from "./ClusterDatabase.js"
+import { defaultShardsPerGroup, fastTimings, fenceAfter } from "./ClusterDatabase.js"
 import * as SessionEntity from "./SessionEntity.js"
 import * as TurnLedger from "./TurnLedger.js"
 
@@ -134,17 +139,38 @@ const socketServer = Layer.unwrapEffect(
 )
 
 const storage = (config: ShardingConfig.ShardingConfig["Type"]) =>
-  Layer.mergeAll(Layer.orDie(SqlMessageStorage.layer), Layer.orDie(SqlRunnerStorage.layer)).pipe(
+  Layer.mergeAll(Layer.orDie(SqlMessageStorage.layer), PgShardLocks.layer).pipe(
     Layer.provideMerge(ShardingConfig.layer(config)),
     Layer.provideMerge(RpcSerialization.layerMsgPack)
   )
 
-/** Sharding for a runner: NodeClusterSocket.layer({ storage: "sql" }) without its environment reading. Needs SqlClient. */
-export const runnerClusterLayer = (config: ShardingConfig.ShardingConfig["Type"]) =>
-  Layer.provide(SocketRunner.layer, [socketServer, clientProtocol]).pipe(
-    Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(clientProtocol))),
-    Layer.provide(storage(config))
+/** a runner's storage: the shard-lock storage wrapped so a database hiccup does not drop its shards (LockRenewal) */
+const runnerStorage = (config: ShardingConfig.ShardingConfig["Type"], renewal: LockRenewal.LockRenewalOptions) =>
+  Layer.mergeAll(Layer.orDie(SqlMessageStorage.layer), LockRenewal.layer(PgShardLocks.layer, renewal)).pipe(
+    Layer.provideMerge(ShardingConfig.layer(config)),
+    Layer.provideMerge(RpcSerialization.layerMsgPack)
   )
+
+/**
+ * Sharding for a runner: NodeClusterSocket.layer({ storage: "sql" }) without its environment reading, and LockRenewal
+ * (the fence). Needs SqlClient. Nothing else of its storage goes out (its msgpack RpcSerialization would replace the
+ * control API's).
+ */
+export const runnerClusterLayer = (config: ShardingConfig.ShardingConfig["Type"], renewal?: Partial<LockRenewal.LockRenewalOptions>) => {
+  // one instance for both (a layer is built once per reference)
+  const stored = runnerStorage(config, {
+    runner: Option.match(config.runnerAddress, { onNone: () => "(client)", onSome: (a) => `${a.host}:${a.port}` }),
+    tolerance: fenceAfter,
+    ...renewal
+  })
+  return Layer.merge(
+    Layer.provide(SocketRunner.layer, [socketServer, clientProtocol]).pipe(
+      Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(clientProtocol))),
+      Layer.provide(stored)
+    ),
+    Layer.effect(LockRenewal.LockRenewal, LockRenewal.LockRenewal).pipe(Layer.provide(stored))
+  )
+}
 
 /** Sharding for a process that only sends messages to runners. Needs SqlClient. */
 export const clientClusterLayer = (config: ShardingConfig.ShardingConfig["Type"]) =>
@@ -192,6 +218,8 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
   })
   // a dead runner's shards move as soon as its database connection is gone, whatever the lock expiry
   const liveness = Layer.scopedDiscard(Effect.forkScoped(RunnerLiveness.watch({ self: runner })))
+  // a runner that cannot renew its shard locks stops its turns before another runner may take its sessions
+  const fencing = Fencing.layer(runner)
   // built last, so its finalizer runs first: turns end while the shards are still this runner's
   const drain = Layer.scopedDiscard(
     Effect.flatMap(SessionWork, (work) =>
@@ -204,6 +232,7 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
       ))
   )
   return drain.pipe(
+    Layer.provideMerge(fencing),
     Layer.provideMerge(SessionEntity.layer),
     Layer.provideMerge(ClusterClient.layer(options.client)),
     Layer.provideMerge(ledger),

@@ -16,7 +16,7 @@
 // tells the ledger its outcome when it ends, which a retry of the message then replays.
 import * as Entity from "@effect/cluster/Entity"
 import { Rpc } from "@effect/rpc"
-import { Effect, Schedule, Schema, Stream } from "effect"
+import { Deferred, Duration, Effect, Schedule, Schema, Stream } from "effect"
 import {
   ApprovalAnswer,
   ControlEvent,
@@ -33,7 +33,7 @@ import { SessionWork } from "../harness/SessionWork.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
 import { recordOwner, releaseOwner } from "./ClusterDatabase.js"
-import { TurnLedger } from "./TurnLedger.js"
+import { finishBound, TurnLedger } from "./TurnLedger.js"
 
 const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
 const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
@@ -150,6 +150,7 @@ export const layer = Session.toLayer(
             Effect.retry({ schedule: Schedule.spaced("250 millis"), times: 60, while: (e) => e._tag === "SessionLocked" }),
             reported
           )
+          const recorded = yield* Deferred.make<void>()
           const events = yield* TurnStream.start({
             sessionId,
             prompt: payload.prompt,
@@ -158,12 +159,18 @@ export const layer = Session.toLayer(
             approvals: payload.approvals,
             onStarted: (threadId, turnId) => ledger.started(payload.messageId, threadId, turnId),
             // recorded before the stream ends, so a redelivery after this stream replays it
-            onFinished: (outcome) => ledger.finish(payload.messageId, outcome),
+            onFinished: (outcome) => ledger.finish(payload.messageId, outcome).pipe(Effect.ensuring(Deferred.succeed(recorded, undefined))),
             followIn
           })
           // the turn's fiber records its outcome now, however it ends
           handedOver = true
-          return events
+          // the client is told how the turn ended once the ledger says the same (or its bound passed): a runner that dies
+          // in between leaves a message its client retries, never one it was told completed and the ledger lost
+          return events.pipe(Stream.mapEffect((event): Effect.Effect<ControlEvent> =>
+            event.type === "turn.completed" || event.type === "turn.failed"
+              ? Deferred.await(recorded).pipe(Effect.timeout(Duration.sum(finishBound, Duration.seconds(5))), Effect.ignore, Effect.as(event))
+              : Effect.succeed(event)
+          ))
         })
       )
 

@@ -18,13 +18,18 @@
 // lock file or expiry to wait out. A holder that is still alive learns of it at its next write: a held session's
 // INSERT is fenced on the lock still being held by that connection (pg_locks), so a writer that lost its lock fails
 // instead of interleaving with the new holder, and its next hold takes the lock again (or is refused).
+// A connection that dies with nobody else involved (a PostgreSQL restart, which drops every connection) does not end a
+// hold: the lock is taken again on a new connection, and kept only if the session's last seq is still the one this
+// process last wrote or read (nobody wrote in between); the lock connection is pinged every few seconds, so that happens
+// within seconds of a restart rather than at the next write, and a write that failed on a dropped connection is tried
+// again (bounded) after checking whether it had committed. A stall (the server not answering) only delays writes.
 import * as PgClient from "@effect/sql-pg/PgClient"
 import type { MigrationError } from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Statement } from "@effect/sql/Statement"
-import { Duration, Effect, ExecutionStrategy, Exit, Layer, RcMap, Redacted, Scope } from "effect"
+import { Duration, Effect, ExecutionStrategy, Exit, Layer, RcMap, Redacted, Schedule, Scope } from "effect"
 import * as os from "node:os"
 import type { SessionRecord } from "../../schemas/session.js"
 import { settlements } from "./JournalRepair.js"
@@ -40,7 +45,17 @@ export const lockNamespace = 4242
 /** how long a session stays held after its last operation in this process ended (as FileSessionStore's) */
 export const heldIdleTimeToLive = Duration.seconds(5)
 
-export interface PgStoreOptions { readonly heldIdleTimeToLive?: Duration.DurationInput }
+/** how often the lock connection is pinged (it must never sit idle as long as a server's idle_session_timeout) */
+export const lockPingInterval = Duration.seconds(3)
+
+/** how long a held session's write is tried again while the database is unreachable (a restart, a short outage) */
+export const writeRetryBound = Duration.seconds(10)
+
+export interface PgStoreOptions {
+  readonly heldIdleTimeToLive?: Duration.DurationInput
+  readonly lockPingInterval?: Duration.DurationInput
+  readonly writeRetryBound?: Duration.DurationInput
+}
 
 const describe = (e: SqlError): string => {
   const cause = e.cause
@@ -68,9 +83,13 @@ interface LockConnection {
   readonly scope: Scope.CloseableScope
   dead: boolean
 }
-/** A session this process holds, and why the lock is no longer ours once that is known. */
+/**
+ * A session this process holds: the connection its lock is on (a new one once that died and the lock was taken again),
+ * the last seq this process knows the session at, and why the lock is no longer ours once that is known.
+ */
 interface Held {
-  readonly lock: LockConnection
+  lock: LockConnection
+  lastSeq: number
   lost: string | undefined
 }
 interface Row {
@@ -180,12 +199,61 @@ export const pgStore = (
         ON CONFLICT (id) DO UPDATE SET last_seq = s.last_seq + 1, updated_at = now() RETURNING last_seq
       ) INSERT INTO harness_records (session_id, seq, tag, record)
         SELECT ${sessionId}, last_seq, ${record._tag}, ${encodeRecord(record)} FROM next RETURNING seq`
+    const lastSeqOf = (sessionId: string) =>
+      Effect.map(sql<{ last_seq: number }>`SELECT last_seq FROM harness_sessions WHERE id = ${sessionId}`, ([row]) => Number(row?.last_seq ?? 0))
+    /**
+     * The lock's connection died (not taken by anyone we know of): the lock again, on the current lock connection, kept
+     * only if nobody wrote the session meanwhile. Under the session's gate (callers hold it).
+     */
+    const retake = (sessionId: string, entry: Held) =>
+      Effect.gen(function* () {
+        if (entry.lost !== undefined) return yield* lostError(sessionId, entry.lost)
+        const [lc, locked] = yield* onLockConnection((lc) =>
+          lc === entry.lock
+            // the lock is on this live connection already: a missing lock here was taken away, not dropped
+            ? Effect.succeed([lc, false] as const)
+            : Effect.map(on(lc.conn, sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${ns}, hashtext(${sessionId})) AS locked`), ([row]) =>
+              [lc, row?.locked === true] as const)
+        )
+        if (!locked) return yield* lostError(sessionId, (entry.lost = "another process took its lock while this one's database connection was gone"))
+        const now = yield* lastSeqOf(sessionId)
+        if (now !== entry.lastSeq) {
+          yield* unlock(lc, sessionId)
+          return yield* lostError(sessionId, (entry.lost = `another process wrote it (seq ${now}, this process last knew ${entry.lastSeq}) while this one's database connection was gone`))
+        }
+        entry.lock = lc
+        yield* Effect.logInfo(`session ${sessionId}: its lock was taken again on a new database connection (nobody wrote it meanwhile)`)
+      })
+    /** the record at the seq after the last one this process knows, when it is this record: an insert that committed */
+    const committed = (sessionId: string, entry: Held, text: string) =>
+      Effect.map(sql<{ seq: number; record: string }>`SELECT seq, record FROM harness_records WHERE session_id = ${sessionId} AND seq > ${entry.lastSeq}
+        ORDER BY seq LIMIT 2`, (rows) => (rows.length === 1 && rows[0]!.record === text ? Number(rows[0]!.seq) : undefined))
     const appendHeld = (sessionId: string, held: Held, record: SessionRecord) =>
       Effect.gen(function* () {
-        const lost = held.lost ?? (held.lock.dead ? "its database connection closed" : undefined)
-        if (lost !== undefined) return yield* lostError(sessionId, lost)
-        const rows = yield* insert(sessionId, record, held).pipe(Effect.mapError(storeError(sessionId)))
-        if (rows.length === 0) return yield* lose(sessionId, held)
+        const text = encodeRecord(record)
+        let attempt = 0
+        const once = Effect.gen(function* () {
+          if (held.lost !== undefined) return yield* lostError(sessionId, held.lost)
+          if (attempt++ > 0) {
+            // the last try may have committed before its connection dropped
+            const seq = yield* committed(sessionId, held, text).pipe(Effect.mapError(storeError(sessionId)))
+            if (seq !== undefined) return seq
+          }
+          if (held.lock.dead) yield* retake(sessionId, held).pipe(Effect.mapError((e) => (e._tag === "SqlError" ? storeError(sessionId)(e) : e)))
+          const rows = yield* insert(sessionId, record, held).pipe(Effect.mapError(storeError(sessionId)))
+          if (rows.length > 0) return Number(rows[0]!.seq)
+          // not held by its connection any more: the lock of a connection that died is taken again, one taken away is lost
+          if (!held.lock.dead) yield* lockGate.withPermits(1)(check(held.lock))
+          if (!held.lock.dead) return yield* lose(sessionId, held)
+          return yield* new SessionStoreError({ path: locate(sessionId), reason: "its lock connection was gone; taking the lock again" })
+        })
+        const seq = yield* once.pipe(
+          Effect.retry({
+            schedule: Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("1 second")), Schedule.upTo(options.writeRetryBound ?? writeRetryBound)),
+            while: () => held.lost === undefined
+          })
+        )
+        held.lastSeq = seq
       })
 
     // ---- holds, refcounted per session; a key carries a generation, so a hold after a lost lock or a refusal takes
@@ -208,17 +276,21 @@ export const pgStore = (
       lookup: (key: string) =>
         Effect.gen(function* () {
           const sessionId = key.slice(key.indexOf(" ") + 1)
-          const [lock, locked] = yield* Effect.acquireRelease(
+          const entry: Held = { lock: undefined as unknown as LockConnection, lastSeq: 0, lost: undefined }
+          // released on whichever connection holds it by then (a retake moves it)
+          const locked = yield* Effect.acquireRelease(
             onLockConnection((lc) =>
-              Effect.map(on(lc.conn, sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${ns}, hashtext(${sessionId})) AS locked`), ([row]) =>
-                [lc, row?.locked === true] as const)
+              Effect.map(on(lc.conn, sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${ns}, hashtext(${sessionId})) AS locked`), ([row]) => {
+                if (row?.locked === true) entry.lock = lc
+                return row?.locked === true
+              })
             ).pipe(Effect.mapError((e) => new SessionLockFailed({ path: locate(sessionId), reason: describe(e) }))),
-            ([lc, locked]) => (locked ? unlock(lc, sessionId) : Effect.void)
+            (locked) => (locked ? Effect.suspend(() => unlock(entry.lock, sessionId)) : Effect.void)
           )
           if (!locked) return yield* refused(sessionId)
-          const entry: Held = { lock, lost: undefined }
           held.set(sessionId, entry)
           yield* Effect.addFinalizer(() => Effect.sync(() => held.get(sessionId) === entry && held.delete(sessionId)))
+          entry.lastSeq = yield* lastSeqOf(sessionId).pipe(Effect.mapError(storeError(sessionId)))
           const contents = yield* readRows(sessionId).pipe(Effect.mapError(storeError(sessionId)))
           for (const record of settlements(contents.records, new Date().toISOString())) {
             yield* gated(sessionId, appendHeld(sessionId, entry, record))
@@ -226,11 +298,32 @@ export const pgStore = (
           return entry
         })
     })
+    // the lock connection, pinged: never idle long enough for the server to drop it, and a dead one (a restart) is
+    // found within seconds, when every session held on it is taken again
+    const ping = Effect.gen(function* () {
+      const lc = current
+      if (lc === undefined) return
+      const alive = yield* lockGate.withPermits(1)(on(lc.conn, sql`SELECT 1`)).pipe(
+        Effect.timeout(Duration.sum(options.writeRetryBound ?? writeRetryBound, Duration.seconds(2))),
+        Effect.as(true),
+        Effect.catchAll(() => Effect.as(check(lc), false))
+      )
+      if (alive) return
+      for (const [sessionId, entry] of held) {
+        if (entry.lock !== lc || entry.lost !== undefined) continue
+        yield* gated(sessionId, retake(sessionId, entry)).pipe(
+          Effect.catchAll((e) => Effect.logWarning(`session ${sessionId}: its lock could not be taken again yet: ${"reason" in e ? e.reason : e.message}`))
+        )
+      }
+    })
+    yield* ping.pipe(Effect.repeat(Schedule.spaced(options.lockPingInterval ?? lockPingInterval)), Effect.forkIn(storeScope))
     const take = (sessionId: string) =>
       Effect.gen(function* () {
         for (let attempt = 0; attempt < 2; attempt++) {
           const key = keyOf(sessionId)
           const entry = yield* RcMap.get(locks, key).pipe(Effect.tapError(() => bump(key)))
+          // a lock whose connection died is taken again when nobody wrote the session meanwhile
+          if (entry.lost === undefined && entry.lock.dead) yield* Effect.ignore(gated(sessionId, retake(sessionId, entry)))
           if (entry.lost === undefined && !entry.lock.dead) return entry
           yield* bump(key)
         }
