@@ -29,13 +29,15 @@ export const bootstrapLockKey = "7165055918875439731"
  * dropped all of a runner's shards (seen in this suite under two busy loops, and a 1.5 s stall interrupted turns). So
  * 3 s and an expiry of 12 s. The expiry no longer sets the failover time: a dead runner is marked unhealthy as soon as
  * its connection is gone (RunnerLiveness), where before, a dead runner that hosted the health-check singleton was only
- * noticed once its heartbeat expired (6.2-6.7 s after a kill -9 with a 6 s expiry).
+ * noticed once its heartbeat expired (6.2-6.7 s after a kill -9 with a 6 s expiry). A refresh that does not answer in
+ * time no longer drops the shards either (LockRenewal keeps them up to `fenceAfter`). The runners table is read every
+ * 500 ms, so a runner marked gone loses its shards to the others within about half a second of it.
  */
 export const defaultShardsPerGroup = 300
 export const fastTimings = {
   shardLockExpiration: Duration.seconds(12),
   shardLockRefreshInterval: Duration.seconds(3),
-  refreshAssignmentsInterval: Duration.seconds(1),
+  refreshAssignmentsInterval: Duration.millis(500),
   runnerHealthCheckInterval: Duration.seconds(2),
   entityMessagePollInterval: Duration.seconds(1)
 } as const

@@ -54,6 +54,7 @@ import * as ClusterDatabase from "./ClusterDatabase.js"
 import * as Fencing from "./Fencing.js"
 import * as LockRenewal from "./LockRenewal.js"
 import * as PgShardLocks from "./PgShardLocks.js"
+import * as Prewarm from "./Prewarm.js"
 import * as RunnerLiveness from "./RunnerLiveness.js"
 import { defaultShardsPerGroup, fastTimings, fenceAfter } from "./ClusterDatabase.js"
 import * as SessionEntity from "./SessionEntity.js"
@@ -217,7 +218,11 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
     localWait: options.localWait
   })
   // a dead runner's shards move as soon as its database connection is gone, whatever the lock expiry
-  const liveness = Layer.scopedDiscard(Effect.forkScoped(RunnerLiveness.watch({ self: runner })))
+  // and starts the app-servers its sessions will need while their shards move
+  const liveness = Layer.scopedDiscard(
+    Effect.flatMap(Prewarm.make(), (onAbsent) =>
+      Effect.forkScoped(RunnerLiveness.watch({ self: runner, heartbeatExpiry: config.shardLockExpiration, onAbsent })))
+  )
   // a runner that cannot renew its shard locks stops its turns before another runner may take its sessions
   const fencing = Fencing.layer(runner)
   // built last, so its finalizer runs first: turns end while the shards are still this runner's

@@ -43,7 +43,7 @@ export const splitUrl = (url: string) => {
   return { url: u.toString(), password }
 }
 
-/** for a look into a failing run: each runner's stderr, at debug level, appended to DIR/NAME.log */
+/** for a look into a failing run: each runner's stderr, at debug level, appended to DIR/NAME.log, each line timestamped */
 const logDir = process.env["CLUSTER_TEST_LOG_DIR"] || undefined
 
 const listening = /codex-harness serve: listening on (\S+) for /
@@ -63,9 +63,15 @@ export const startRunner = (options: { readonly name: string; readonly database:
     const exit = Deferred.unsafeMake<{ readonly code: number | null; readonly signal: string | null }>(FiberId.none)
     const changed = new Set<() => void>()
     const log = logDir === undefined ? undefined : fs.createWriteStream(path.join(logDir, `${options.name}.log`), { flags: "a" })
+    let partial = ""
     child.stderr.on("data", (c: Buffer) => {
       stderr += c.toString("utf8")
-      log?.write(c)
+      if (log !== undefined) {
+        // each line stamped with the time it arrived (the runner's own lines carry none)
+        const lines = (partial + c.toString("utf8")).split("\n")
+        partial = lines.pop() ?? ""
+        for (const line of lines) log.write(`${new Date().toISOString().slice(11, 23)} ${line}\n`)
+      }
       for (const f of [...changed]) f()
     })
     child.stdout.resume()
