@@ -3,9 +3,12 @@
 // request carries the user and assistant text and the tool call's name and id, never the call's raw argument value.
 // Codex-native calls are carried too: after a shell command, a session moved to a fresh thread (`newThread(carry)`)
 // gives the model the command's name, id, input shape and its result as the ToolResultPersistence hook redacted it,
-// never the command line.
+// never the command line. That description is the harness's own record: a redaction rewrites it and leaves Codex's
+// rollout, which holds the command as the model made it, byte-identical (S40).
+import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
+import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Live from "../../layers/Live.js"
@@ -14,11 +17,13 @@ import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { ContextEngine, skipAll } from "../../src/ports/ContextEngine.js"
 import { DynamicTools, tool } from "../../src/ports/DynamicTools.js"
 import { ToolResultPersistence, type ToolResultToPersist } from "../../src/ports/ToolResultPersistence.js"
+import * as FileSessionStore from "../../src/session/FileSessionStore.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
+import * as TranscriptMirror from "../../src/session/TranscriptMirror.js"
 import { sessionState } from "../../src/session/SessionState.js"
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
-import { fixture, leaseSessionClient, leftBehind } from "../support/harness.js"
+import { filesUnder, fixture, leaseSessionClient, leftBehind } from "../support/harness.js"
 
 const secretPlace = "Zanzibar-7731-raw"
 
@@ -109,7 +114,7 @@ describe("thread-bootstrap projection on the real app-server", () => {
 })
 
 describe("thread-bootstrap projection of Codex-native tool calls on the real app-server", () => {
-  it.scopedLive("[S38] after a shell command, a session rebuilt on a fresh thread gives the model the call's name, id, input shape and redacted result, never the command line", () =>
+  it.scopedLive("[S38][S40] after a shell command, a session rebuilt on a fresh thread gives the model the call's name, id, input shape and redacted result, never the command line; redacting that record leaves Codex's rollout byte-identical", () =>
     Effect.gen(function* () {
       // the command's argument (a file name) never shows in its output; the output holds a key the hook masks
       const secretFile = "notes-Zanzibar-7731.txt"
@@ -196,5 +201,18 @@ describe("thread-bootstrap projection of Codex-native tool calls on the real app
       ])
       expect(JSON.stringify(records)).not.toContain("Zanzibar")
       expect(JSON.stringify(records)).not.toContain("sk-live-4242")
+
+      // S40: Codex's rollout holds the command as the model made it; a redaction of the harness's record never touches it
+      const sha = (file: string) => crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex")
+      const rollouts = filesUnder(path.join(f.stateDir, "codex-home", "sessions")).filter((p) => /rollout-.*\.jsonl$/.test(p))
+      expect(rollouts.some((p) => fs.readFileSync(p, "utf8").includes(secretFile))).toBe(true)
+      const hashes = rollouts.map(sha)
+      const store = yield* FileSessionStore.fileStore(f.stateDir).pipe(Effect.provide(NodeFileSystem.layer))
+      const mirror = yield* TranscriptMirror.make.pipe(Effect.provideService(SessionStore, store))
+      expect(yield* mirror.redact("native", { callId: "call_shell_1" })).toBe(1)
+      expect(rollouts.map(sha)).toEqual(hashes)
+      expect((yield* store.read("native")).records.filter((r) => r._tag === "tool")).toEqual([
+        expect.objectContaining({ callId: "call_shell_1", native: "commandExecution", text: "[redacted]", redacted: true })
+      ])
     }))
 })
