@@ -16,6 +16,7 @@ import { type InvalidSessionId, type SessionHoldError, SessionStore, type Sessio
 import { type RuntimeRefusal, SessionRuntime } from "../session/SessionRuntime.js"
 import type { SessionState } from "../session/SessionState.js"
 import { type MirrorError, mediaOf, TranscriptMirror } from "../session/TranscriptMirror.js"
+import * as NativeToolCalls from "../tools/NativeToolCalls.js"
 import * as ToolBridge from "../tools/ToolBridge.js"
 import type * as Bootstrap from "../turn/BootstrapProjection.js"
 import * as Instructions from "../turn/Instructions.js"
@@ -145,6 +146,8 @@ export const make = Effect.gen(function* () {
   const loadedThreads = yield* LoadedThreads
   // read when the layer is built: a Context.Reference read per turn would see the caller's fiber, not the layer's
   const toolHooks = yield* ToolCallHooks
+  // Codex-native tool calls described in the transcript (S38), through the ToolResultPersistence port read here
+  const recordNative = yield* NativeToolCalls.recorder
   const visibleReplies = settings.visibleReplies ?? "automatic"
 
   const deliver = (reply: Reply) =>
@@ -363,7 +366,17 @@ export const make = Effect.gen(function* () {
           return detach.pipe(Effect.ignore, Effect.zipRight(settle(cause)))
         })
       )
-      const sink = TurnFollower.make({ sessionId, threadId: thread.threadId, connection, input: ready.input, onEvent, onLive, bus, mirror })
+      const sink = TurnFollower.make({
+        sessionId,
+        threadId: thread.threadId,
+        connection,
+        input: ready.input,
+        onEvent,
+        onLive,
+        bus,
+        mirror,
+        recordNative
+      })
       return yield* restore(turn.follow(sink)).pipe(
         Effect.exit,
         Effect.flatMap(recordEnd(sessionId, kind, ready, turn, prepared))

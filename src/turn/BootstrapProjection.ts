@@ -1,7 +1,9 @@
 // Thread-bootstrap projection (S38): a session's prior conversation, from its transcript mirror, as Responses API items
 // for `thread/inject_items` into a fresh Codex thread. It carries user and assistant text, each tool call's name and
 // id, its input shape (keys and types, recorded when the call ran: the mirror never keeps argument values) and its
-// result as the mirror recorded it (after the ToolResultPersistence hook; "[redacted]" once redacted). Reasoning, plans,
+// result as the mirror recorded it (after the ToolResultPersistence hook; "[redacted]" once redacted). Tool calls are
+// the dynamic ones the harness ran and the Codex-native ones it described (shell, apply_patch, MCP: NativeToolCalls),
+// projected alike as a `function_call` and its `function_call_output`. Reasoning, plans,
 // notices and heartbeat polls are not projected. Bounded in count and bytes like a supervised branch's history (the
 // newest entries are kept). The pure part is here; `inject` asks the ContextEngine port and sends the items.
 import { Effect, Schema } from "effect"
