@@ -134,11 +134,10 @@ export const recordTo = (sink: RecordingSink, file: string, options: RecorderOpt
     const wrap = (inner: TransportHandle, spawnOptions: TransportOptions) =>
       Effect.gen(function* () {
         const conn = ++connections
-        const secrets = WireRecording.secretsFor(spawnOptions)
-        const roots = WireRecording.rootsFor(options.roots ?? {}, spawnOptions)
+        const keep = WireRecording.keeper(WireRecording.secretsFor(spawnOptions), WireRecording.rootsFor(options.roots ?? {}, spawnOptions))
         const entry = (body: Record<string, unknown>) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) => writeLine(JSON.stringify({ t: now - started, conn, ...body })))
-        const line = (from: WireRecording.From, text: string) => entry({ from, ...WireRecording.entryBody(text, secrets, roots) })
+        const line = (from: WireRecording.From, text: string) => entry({ from, ...keep.entryBody(text) })
         // a hole in the recording ends this connection: what comes after it could not be replayed
         const broken = Effect.zipRight(inner.endInput, Effect.succeed(false))
         let closedSide = false

@@ -154,35 +154,35 @@ export const mapStrings = (value: unknown, f: (text: string) => string): unknown
   return value
 }
 
-/** What a recording keeps of a message: secrets masked (by key, by shape, by value), then directories as placeholders. */
-export const keepMessage = (
-  message: Record<string, unknown>,
-  secrets: ReadonlyArray<string>,
-  roots: Roots
-): Record<string, unknown> => {
-  const places = toPlaceholders(roots)
-  return mapStrings(redactWireValue(message), (text) => places(scrubValues(text, secrets))) as Record<string, unknown>
+export type EntryBody = { readonly message: Record<string, unknown> } | { readonly line: string }
+
+/** What a recording keeps of what goes over one connection: made once per connection, used for every line. */
+export interface Keeper {
+  /** a message: secrets masked (by key, by shape, by value), then directories as placeholders */
+  readonly message: (message: Record<string, unknown>) => Record<string, unknown>
+  /** a line that is not a JSON object, the same way */
+  readonly line: (line: string) => string
+  /** a line of the traffic as an entry's body: the message when it is a JSON object, else the text */
+  readonly entryBody: (line: string) => EntryBody
 }
 
-/** What a recording keeps of a line that is not a JSON object. */
-export const keepLine = (line: string, secrets: ReadonlyArray<string>, roots: Roots): string =>
-  toPlaceholders(roots)(scrubValues(redactString(line), secrets))
-
-/** A line of the app-server's traffic as a recording's entry body: the message when it is a JSON object, else the text. */
-export const entryBody = (
-  line: string,
-  secrets: ReadonlyArray<string>,
-  roots: Roots
-): { readonly message: Record<string, unknown> } | { readonly line: string } => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(line)
-  } catch {
-    return { line: keepLine(line, secrets, roots) }
+export const keeper = (secrets: ReadonlyArray<string>, roots: Roots): Keeper => {
+  const places = toPlaceholders(roots)
+  const keepString = (text: string) => places(scrubValues(text, secrets))
+  const message = (m: Record<string, unknown>) => mapStrings(redactWireValue(m), keepString) as Record<string, unknown>
+  const line = (text: string) => keepString(redactString(text))
+  const entryBody = (text: string): EntryBody => {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      return { line: line(text) }
+    }
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? { message: message(parsed as Record<string, unknown>) }
+      : { line: line(text) }
   }
-  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
-    ? { message: keepMessage(parsed as Record<string, unknown>, secrets, roots) }
-    : { line: keepLine(line, secrets, roots) }
+  return { message, line, entryBody }
 }
 
 export const headerLine = (recordedAt: string): string =>

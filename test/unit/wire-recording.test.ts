@@ -125,6 +125,20 @@ describe("wire recording", () => {
       expect(yield* wrapped.stderrTail).toContain("no space left on device")
     }))
 
+  it.effect("a file that is not a recording is refused naming the line", () =>
+    Effect.gen(function* () {
+      const header = WireRecording.headerLine("2026-01-01T00:00:00.000Z")
+      const entry = JSON.stringify({ t: 0, conn: 1, from: "harness", message: { method: "initialized" } })
+      expect((yield* WireRecording.parse([header, entry].join("\n"), "f.jsonl")).entries).toHaveLength(1)
+      expect((yield* Effect.flip(WireRecording.parse("", "f.jsonl"))).message).toBe("cannot replay f.jsonl: it is empty")
+      expect((yield* Effect.flip(WireRecording.parse(`{"format":"x"}\n${entry}`, "f.jsonl"))).message).toBe(
+        "cannot replay f.jsonl: line 1: not a codex-harness wire recording of version 1"
+      )
+      expect((yield* Effect.flip(WireRecording.parse(`${header}\n${entry}\n{"t":1,"conn":1,"from":"model"}`, "f.jsonl"))).message).toBe(
+        "cannot replay f.jsonl: line 3: not an entry of the recording"
+      )
+    }))
+
   it("directories become placeholders where a path component ends, the longest root first", () => {
     const places = WireRecording.toPlaceholders({ cwd: "/tmp/work-1", stateDir: "/tmp/state", tmp: "/tmp", home: "/home/me" })
     expect(places("cd /tmp/work-1 && ls /tmp/work-1/src")).toBe("cd {{cwd}} && ls {{cwd}}/src")

@@ -128,7 +128,8 @@ export const makeReplayer = (
     const entries = state.connections[conn - 1] ?? []
     const sent = state.sent[conn - 1] ?? new Set<number>()
     const inbox = yield* Effect.acquireRelease(Queue.bounded<FromHarness>(1_024), Queue.shutdown)
-    const secrets = WireRecording.secretsFor(options)
+    // masks as the recorder does, without placeholders: the harness's paths are compared as they are
+    const keep = WireRecording.keeper(WireRecording.secretsFor(options), {})
     const machine = WireRecording.rootsFor({}, options)
     let bindings: Bindings = new Map([
       ...WireRecording.rootNames.flatMap((name) => (machine[name] !== undefined && machine[name] !== "" ? [[name, machine[name]!] as const] : [])),
@@ -182,17 +183,17 @@ export const makeReplayer = (
 
     /** the harness's message with its secrets masked as the recorder masks them, so a masked field compares equal */
     const redacted = (message: ClientMessage): ClientMessage => {
-      const keep = <K extends string>(key: K, value: unknown) => WireRecording.keepMessage({ [key]: value }, secrets, {})[key]
+      const masked = (key: string, value: unknown) => keep.message({ [key]: value })[key]
       switch (message._tag) {
         case "Invalid":
           return message
         case "Request":
         case "Notification":
-          return { ...message, params: keep("params", message.params) }
+          return { ...message, params: masked("params", message.params) }
         case "Response":
           return message.error !== undefined
-            ? { ...message, error: keep("error", message.error) as typeof message.error }
-            : { ...message, result: keep("result", message.result) }
+            ? { ...message, error: masked("error", message.error) as typeof message.error }
+            : { ...message, result: masked("result", message.result) }
       }
     }
 
