@@ -130,11 +130,13 @@ export const makeReplayer = (
     const inbox = yield* Effect.acquireRelease(Queue.bounded<FromHarness>(1_024), Queue.shutdown)
     // masks as the recorder does, without placeholders: the harness's paths are compared as they are
     const keep = WireRecording.keeper(WireRecording.secretsFor(options), {})
+    // this machine's and this spawn's directories are known from the start; the harness's own once seen (or given)
     const machine = WireRecording.rootsFor({}, options)
-    let bindings: Bindings = new Map([
-      ...WireRecording.rootNames.flatMap((name) => (machine[name] !== undefined && machine[name] !== "" ? [[name, machine[name]!] as const] : [])),
-      ...state.learnt
-    ])
+    const known = WireRecording.rootNames.flatMap((name) => {
+      const value = machine[name]
+      return value !== undefined && value !== "" ? [[name, value] as const] : []
+    })
+    let bindings: Bindings = new Map([...known, ...state.learnt])
     /** the harness's request ids, by the recorded id of the same request */
     const requestIds = new Map<string, unknown>()
 
