@@ -73,6 +73,7 @@ export {
   type PreToolUseVerdict,
   type StopVerdict
 } from "../ports/HookPolicy.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 // ---------------------------------------------------------------------------------------------------------------------
 // payloads
@@ -301,7 +302,7 @@ export const makeExtension = (
     // report mode needs an app-server approval to show the requirement with: under "never" Codex sends none
     const reportMode = options.preToolUseApprovalMode === "report" && settings.approvalPolicy !== "never"
     if (options.preToolUseApprovalMode === "report" && !reportMode) {
-      yield* Effect.logWarning(`hook relay: report mode ignored: approval policy "never" sends no approval to report to`)
+      yield* HarnessLog.warning(`hook relay: report mode ignored: approval policy "never" sends no approval to report to`)
     }
     const approvalModeOf = (event: NativeHookEvent) => (reportMode && event === "pre_tool_use" ? "report" as const : undefined)
     const threadConfig = (sessionId: string) =>

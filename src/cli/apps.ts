@@ -19,7 +19,7 @@ export const list = (options: ListOptions) =>
     const settings = yield* toSettings(options)
     // an existing session by id or unique prefix; an unknown one is an error, not the runtime a new session would get
     const sessionId = Option.isSome(options.session) ? yield* resolveSessionRef(settings.stateDir, options.session.value) : undefined
-    const services = Live.layer(settings).pipe(
+    const services = Live.layer(settings, undefined, { probeCodex: false }).pipe(
       Layer.provide(TerminalDelivery.layer({ json: options.json })),
       Layer.provide(ApprovalPromptsCli.fixed("deny"))
     )

@@ -50,7 +50,7 @@ const compactLocal = (options: CompactOptions) =>
     const settings = yield* toSettings(options)
     const sessionId = yield* checkSessionId(options.session)
     // the timeouts come with the settings (compaction.timeoutSeconds, compaction.interruptGraceSeconds)
-    const services = Live.layer(settings).pipe(
+    const services = Live.layer(settings, undefined, { probeCodex: false }).pipe(
       Layer.provide(TerminalDelivery.layer({ json: options.json })),
       // a compaction runs no commands, so no approval is asked; should one come, it is refused
       Layer.provide(ApprovalPromptsCli.fixed("deny"))

@@ -53,7 +53,7 @@ export const diagnostics = (options: DiagnosticsOptions) =>
       ? policy(options.approvals)
       : ApprovalPromptsCli.terminal
     const services = Layer.mergeAll(diagnosticsLayer, bundleLayer).pipe(
-      Layer.provideMerge(Live.layer(settings)),
+      Layer.provideMerge(Live.layer(settings, undefined, { probeCodex: false })),
       Layer.provide(TerminalDelivery.layer({ json: options.json })),
       Layer.provide(prompts)
     )

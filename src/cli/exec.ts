@@ -19,7 +19,7 @@ export const exec = (options: ExecOptions) =>
     const settings = yield* toSettings(options)
     if (settings.sandboxExecServer !== true) return yield* new UsageError({ line: new SandboxExecDisabled().message })
     const services = ProcessesLive.layer().pipe(
-      Layer.provideMerge(Live.layer(settings)),
+      Layer.provideMerge(Live.layer(settings, undefined, { probeCodex: false })),
       Layer.provide(TerminalDelivery.layer({ json: false })),
       // no turn runs, so no approval is asked; should one come, it is refused
       Layer.provide(ApprovalPromptsCli.fixed("deny"))

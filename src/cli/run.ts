@@ -44,14 +44,10 @@ export const runLocal = (options: RunOptions, prompt: string, approvals: "deny" 
           : progress?.onEvent
       })
     ).pipe(
-      Effect.tapErrorCause((cause) =>
-        options.json ? print(encoder.failed(JsonEvents.causeLine(cause))) : Effect.void
-      ),
-      Effect.onInterrupt(() =>
-        Console.error(`interrupted; continue the session with: codex-harness run --session ${sessionId} PROMPT`)
-      ),
+      // the layer is provided first, so a harness that cannot start (its build fails with a typed error) still ends
+      // the --json stream with turn.failed
       Effect.provide(
-        Live.layer(settings).pipe(
+        Live.layer(settings, undefined, { probeCodex: false }).pipe(
           Layer.provide(TerminalDelivery.layer({ json: options.json })),
           Layer.provide(
             ApprovalPromptsCli.fixed(
@@ -66,6 +62,12 @@ export const runLocal = (options: RunOptions, prompt: string, approvals: "deny" 
               : QuestionPromptsCli.decliningLayer
           )
         )
+      ),
+      Effect.tapErrorCause((cause) =>
+        options.json ? print(encoder.failed(JsonEvents.causeLine(cause))) : Effect.void
+      ),
+      Effect.onInterrupt(() =>
+        Console.error(`interrupted; continue the session with: codex-harness run --session ${sessionId} PROMPT`)
       )
     )
     if (Option.isSome(options.outputLastMessage) && outcome.finalText !== undefined) {

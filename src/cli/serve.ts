@@ -163,7 +163,7 @@ export const serve = (options: ServeOptions) =>
     // every run of the session work registry, whoever sent its message, is published to the clients (HubObserver)
     const harness = Supervision.layer.pipe(
       Layer.provideMerge(
-        Live.layer(settings).pipe(
+        Live.layer(settings, undefined, { probeCodex: false }).pipe(
           Layer.provide(Layer.mergeAll(EventHub.deliveryLayer, Interactions.portsLayer, HubObserver.layer).pipe(Layer.provide(interactions)))
         )
       )

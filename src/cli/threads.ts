@@ -34,7 +34,7 @@ const withSupervision = <A, E>(
       Effect.provide(
         Supervision.layer.pipe(
           Layer.provideMerge(
-            Live.layer(settings).pipe(
+            Live.layer(settings, undefined, { probeCodex: false }).pipe(
               Layer.provide(TerminalDelivery.layer({ json: options.json })),
               // nothing here runs a turn, so no approval is asked; should one come, it is refused
               Layer.provide(ApprovalPromptsCli.fixed("deny"))

@@ -27,6 +27,7 @@ import { type TurnKind, TurnExtensions } from "../turn/TurnExtension.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { ThreadOpener } from "../threads/ThreadOpener.js"
 import * as TurnFollower from "./TurnFollower.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export type { TurnKind } from "../turn/TurnExtension.js"
 export type { MemoryMode, TurnContext } from "../turn/TurnContext.js"
@@ -149,7 +150,7 @@ export const make = Effect.gen(function* () {
 
   const deliver = (reply: Reply) =>
     delivery.deliver(reply).pipe(
-      Effect.catchAll((error) => Effect.logWarning(error.message)),
+      Effect.catchAll((error) => HarnessLog.warning(error.message)),
       Effect.withSpan("Delivery.deliver", { attributes: { source: reply.source } })
     )
 
@@ -378,7 +379,7 @@ export const make = Effect.gen(function* () {
         return yield* Effect.uninterruptibleMask((restore) =>
           attempt(request, kind, prepared, restore).pipe(
             Effect.catchTag("StaleThread", (stale) =>
-              Effect.logDebug(`thread ${stale.threadId} was no longer loaded (${stale.error.rpcMessage}); opening it again`).pipe(
+              HarnessLog.debug(`thread ${stale.threadId} was no longer loaded (${stale.error.rpcMessage}); opening it again`).pipe(
                 // the second attempt opens the thread (nothing is taken as loaded any more), so it cannot be stale again
                 Effect.zipRight(Effect.catchTag(attempt(request, kind, prepared, restore), "StaleThread", (again) => Effect.fail(again.error)))
               )
@@ -415,7 +416,7 @@ export const make = Effect.gen(function* () {
       if (store.release !== undefined) yield* store.release(sessionId)
     }).pipe(
       Effect.timeout("15 seconds"),
-      Effect.catchAllCause((cause) => Effect.logWarning(`session ${sessionId} was not released cleanly`, cause)),
+      Effect.catchAllCause((cause) => HarnessLog.warning(`session ${sessionId} was not released cleanly`, cause)),
       Effect.withSpan("CodexHarness.release", { attributes: { sessionId } })
     )
 

@@ -8,6 +8,7 @@ import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import type { TranscriptMirrorService } from "../session/TranscriptMirror.js"
 import type { LifecycleBusService } from "../turn/LifecycleBus.js"
 import type { EventSink, LiveTurn } from "../turn/TurnEvent.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export interface FollowerOptions {
   readonly sessionId: string
@@ -41,7 +42,7 @@ export const make = (options: FollowerOptions): EventSink => {
       case "ItemStarted": {
         if (n.params.item.type !== "contextCompaction") return Effect.void
         return mirror.compaction(sessionId, { threadId, turnId: n.params.turnId }, "started").pipe(
-          Effect.catchAll((error) => Effect.logWarning(error.message)),
+          Effect.catchAll((error) => HarnessLog.warning(error.message)),
           Effect.zipRight(bus.observe({ type: "before_compaction", ...where(n.params.turnId) }))
         )
       }

@@ -4,6 +4,7 @@
 // validating them (S30). Plain-text replies reach the same queue through `CodexHarness.answer`. Without one, every
 // question is declined (the default).
 import { Context, Effect, Schema } from "effect"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export interface QuestionOption {
   /** what the person picks or types; also the button text */
@@ -92,7 +93,7 @@ export interface QuestionsService {
 /** Nobody to ask: every question is declined, never left hanging. */
 export const declineAll: QuestionsService = {
   ask: () => Effect.succeed(declined),
-  notify: ({ text }) => Effect.logInfo(text)
+  notify: ({ text }) => HarnessLog.debug(text)
 }
 
 /** Optional: the default declines every question. */

@@ -84,7 +84,7 @@ const local = (options: ChatOptions) =>
       )
       const context = yield* Layer.build(
         // S25: /exec's processes live as long as this chat (they end with its app-server connection)
-        ProcessesLive.layer().pipe(Layer.provideMerge(Live.layer(settings))).pipe(
+        ProcessesLive.layer().pipe(Layer.provideMerge(Live.layer(settings, undefined, { probeCodex: false }))).pipe(
           Layer.provide(Layer.succeed(Delivery, view.delivery)),
           Layer.provide(prompts),
           Layer.provide(questions)
