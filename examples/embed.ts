@@ -1,9 +1,9 @@
 // Embedding the harness in an Effect app (a chat bot, say): one runtime for the app's lifetime, the ports it owns.
 import { Console, Effect, Layer, ManagedRuntime, Schema } from "effect"
-import { ApprovalPrompts, CodexHarness, Delivery, DynamicTools, type HarnessSettings, tool } from "codex-harness"
+import { ApprovalPrompts, Delivery, DynamicTools, Harness, type Settings } from "codex-harness"
 import * as Live from "codex-harness/layers/Live"
 
-const settings: HarnessSettings = {
+const settings: Settings.HarnessSettings = {
   stateDir: process.env.BOT_STATE_DIR ?? "/var/lib/my-bot",
   cwd: process.env.BOT_WORKSPACE ?? process.cwd(),
   // any OpenAI Responses API server; left unset, Codex uses the configuration and login of the bot's own CODEX_HOME
@@ -19,13 +19,13 @@ const ToChat = Layer.succeed(Delivery.Delivery, {
 })
 
 // optional: who decides approvals (without it every approval is declined)
-const Approver = Layer.succeed(ApprovalPrompts, {
+const Approver = Layer.succeed(ApprovalPrompts.ApprovalPrompts, {
   ask: (request) => Effect.succeed(request.kind === "command" && request.command.includes("git status") ? "allowOnce" : "deny")
 })
 
 // optional: tools the agent can call, run inside this app
-const Tools = DynamicTools.layer([
-  tool({
+const Tools = DynamicTools.DynamicTools.layer([
+  DynamicTools.tool({
     name: "ticket_status",
     description: "the status of a support ticket",
     input: Schema.Struct({ id: Schema.Number }),
@@ -37,7 +37,7 @@ const Tools = DynamicTools.layer([
 const runtime = ManagedRuntime.make(Live.layer(settings).pipe(Layer.provide(Layer.mergeAll(ToChat, Approver, Tools))))
 
 const ask = (sessionId: string, prompt: string) =>
-  runtime.runPromise(Effect.flatMap(CodexHarness.CodexHarness, (harness) => harness.runTurn({ sessionId, prompt })))
+  runtime.runPromise(Effect.flatMap(Harness.Harness, (harness) => harness.runTurn({ sessionId, prompt })))
 
 const outcome = await ask("chat-42", "What changed in src/?")
 console.log(`turn ${outcome.turnId}: ${outcome.status}`)

@@ -159,7 +159,19 @@ export interface HookRelayOptions {
   readonly preToolUseApprovalMode?: "report" | undefined
 }
 
-/** Optional: how the relay runs (its command, socket directory, timeouts); the default suits an installed package. */
+/**
+ * Optional port: how the native hook relay runs (its command, socket directory, timeouts); the default suits an
+ * installed package and puts the socket under the temp dir.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { HookRelayConfig } from "codex-harness"
+ *
+ * // a short private directory for the relay's socket, when TMPDIR is long or shared
+ * const Relay = Layer.succeed(HookRelayConfig.HookRelayConfig, { socketParentDir: "/run/my-bot" })
+ * ```
+ */
 export class HookRelayConfig extends Context.Reference<HookRelayConfig>()("codex-harness/HookRelayConfig", {
   defaultValue: (): HookRelayOptions => ({})
 }) {}

@@ -3,7 +3,7 @@
 // line through the CLI's error rendering (exit 1). The timeout and interrupt grace come from the config file. Loaded
 // when the command runs; its flags are in commands/compact.ts.
 import { Clock, Console, Effect, Layer, Schedule } from "effect"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import * as Compaction from "../compaction/Compaction.js"
 import { checkSessionId } from "../session/SessionStore.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"

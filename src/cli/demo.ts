@@ -4,7 +4,7 @@
 import { FileSystem } from "@effect/platform"
 import { Console, Context, Effect, Layer, Option } from "effect"
 import * as path from "node:path"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
 import { Delivery } from "../ports/Delivery.js"
 import * as TempDir from "../platform/TempDir.js"

@@ -2,7 +2,7 @@
 // command runs; its flags are in commands/run.ts.
 import { Console, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import type { HarnessEvent } from "../../schemas/events.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"

@@ -4,7 +4,7 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Console, Effect, Layer, Option } from "effect"
 import * as path from "node:path"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import { ArchiveGuard } from "../supervision/ArchiveGuard.js"
 import { Branching } from "../supervision/Branching.js"
 import * as NodeCatalogs from "../nodes/NodeCatalogs.js"

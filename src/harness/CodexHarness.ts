@@ -17,12 +17,12 @@ import { type RuntimeRefusal, SessionRuntime } from "../session/SessionRuntime.j
 import type { SessionState } from "../session/SessionState.js"
 import { type MirrorError, mediaOf, TranscriptMirror } from "../session/TranscriptMirror.js"
 import * as ToolBridge from "../tools/ToolBridge.js"
-import type * as Bootstrap from "../turn/BootstrapProjection.js"
+import type { BootstrapFailed } from "../turn/BootstrapProjection.js"
+import type { EventSink, LiveTurn, TurnOutcome } from "../turn/TurnEvent.js"
 import * as Instructions from "../turn/Instructions.js"
 import { LifecycleBus } from "../turn/LifecycleBus.js"
 import { LoadedThreads } from "../turn/LoadedThreads.js"
 import type { TurnContext } from "../turn/TurnContext.js"
-import type { LiveTurn } from "../turn/TurnEvent.js"
 import { type TurnKind, TurnExtensions } from "../turn/TurnExtension.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { ThreadOpener } from "../threads/ThreadOpener.js"
@@ -46,12 +46,16 @@ export interface TurnRequest {
   readonly model?: string | undefined
   /** "plan": Codex's Plan collaboration mode, where the agent may ask with request_user_input (S33) */
   readonly collaboration?: "default" | "plan" | undefined
-  readonly onEvent?: TurnRunner.EventSink | undefined
+  readonly onEvent?: EventSink | undefined
+}
+
+/** What the turn engine takes: a request, and where to tell the session's work registry that the turn started. */
+export interface EngineTurnRequest extends TurnRequest {
   /** told when the app-server has started the turn: where to steer or stop it (the session's work registry keeps it) */
   readonly onLive?: ((turn: LiveTurn) => Effect.Effect<void>) | undefined
 }
 
-export interface TurnResult extends TurnRunner.TurnOutcome {
+export interface TurnResult extends TurnOutcome {
   /** whether the final text went to Delivery (false in message_tool mode or when there was none) */
   readonly delivered: boolean
   readonly media: ReadonlyArray<string>
@@ -66,7 +70,7 @@ export type HarnessError =
   | RuntimeRefusal
   | ModelLocked
   | SupervisedThreadGone
-  | Bootstrap.BootstrapFailed
+  | BootstrapFailed
   | AppsError
 
 /** What became of messages sent into a running turn (S35). */
@@ -78,7 +82,7 @@ export type SteerOutcome =
   | { readonly _tag: "NoActiveTurn" }
 
 export interface CodexHarnessService {
-  readonly runTurn: (request: TurnRequest) => Effect.Effect<TurnResult, HarnessError>
+  readonly runTurn: (request: EngineTurnRequest) => Effect.Effect<TurnResult, HarnessError>
   /** adds messages to a running turn of the session with turn/steer (expectedTurnId), in order, as one request; they
    * are recorded as the session's prompts once Codex took them */
   readonly steer: (
@@ -330,7 +334,7 @@ export const make = Effect.gen(function* () {
    * (`restore`), so an interruption always lands in a phase that records it.
    */
   const attempt = (
-    request: TurnRequest,
+    request: EngineTurnRequest,
     kind: TurnKind,
     prepared: Prepared,
     restore: <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -371,7 +375,7 @@ export const make = Effect.gen(function* () {
       )
     })
 
-  const runTurn = (request: TurnRequest) => {
+  const runTurn = (request: EngineTurnRequest) => {
     const kind: TurnKind = request.kind ?? request.context?.kind ?? "user"
     return Effect.scoped(
       Effect.gen(function* () {

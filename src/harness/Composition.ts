@@ -15,6 +15,7 @@ import * as LifecycleBus from "../turn/LifecycleBus.js"
 import * as LoadedThreads from "../turn/LoadedThreads.js"
 import * as CodexHarness from "./CodexHarness.js"
 import * as DefaultExtensions from "./defaultExtensions.js"
+import * as Harness from "./Harness.js"
 import type { ApprovalPrompts } from "../ports/ApprovalPrompts.js"
 import type { ContextEngine } from "../ports/ContextEngine.js"
 import type { Delivery } from "../ports/Delivery.js"
@@ -66,7 +67,8 @@ export const layer = (settings: HarnessSettings, pool: ClientPool.ClientPoolOpti
   const session = SessionRuntime.layer.pipe(Layer.provideMerge(TranscriptMirror.layer))
   // the session work registry runs every turn and manual compaction of a session: the front door of every front end
   const front = SessionWork.layer({ mode: settings.queueMode, quietWindow: settings.quietWindow })
-  const harness = front.pipe(
+  const harness = Harness.layer.pipe(
+    Layer.provideMerge(front),
     Layer.provideMerge(Compaction.layer({ timeout: settings.compactionTimeout, interruptGrace: settings.interruptGrace })),
     Layer.provideMerge(CodexHarness.layer),
     Layer.provideMerge(ThreadOpener.layer),

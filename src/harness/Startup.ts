@@ -10,7 +10,7 @@ import * as path from "node:path"
 import * as SettingsSchema from "../../schemas/settings.js"
 import { dirPrefix, socketName } from "../approvals/RelayDirs.js"
 import { type HookRelayServerError } from "../approvals/HookRelayServer.js"
-import * as CodexBinary from "../appserver/CodexBinary.js"
+import { type CodexBinaryNotFound, type CodexCommand, resolve as resolveCodex } from "../appserver/CodexBinary.js"
 import type { HarnessSettings } from "../config/Settings.js"
 import { describeFileError } from "../platform/fileErrors.js"
 import { ensureDir } from "../platform/ensureDir.js"
@@ -70,7 +70,7 @@ export type StartupError =
   | WorkspaceMissing
   | StateDirUnusable
   | TempDirUnusable
-  | CodexBinary.CodexBinaryNotFound
+  | CodexBinaryNotFound
   | CodexBinaryUnusable
   | HookRelayServerError
 
@@ -140,7 +140,7 @@ export const tempDir = (parent: string): Effect.Effect<void, TempDirUnusable, Fi
   })
 
 /** `codex --version`, bounded; its first line, or why it gave none. */
-const versionOf = (codex: CodexBinary.CodexCommand) =>
+const versionOf = (codex: CodexCommand) =>
   Effect.async<string, CodexBinaryUnusable>((resume) => {
     // a bridge from Node's callback: execFile kills the child at the timeout and reports it as an error
     const child = execFile(
@@ -162,9 +162,9 @@ const versionOf = (codex: CodexBinary.CodexCommand) =>
 export const codexBinary = (
   explicit: string | undefined,
   probe = true
-): Effect.Effect<string, CodexBinary.CodexBinaryNotFound | CodexBinaryUnusable, FileSystem.FileSystem> =>
+): Effect.Effect<string, CodexBinaryNotFound | CodexBinaryUnusable, FileSystem.FileSystem> =>
   Effect.gen(function* () {
-    const codex = yield* CodexBinary.resolve(explicit)
+    const codex = yield* resolveCodex(explicit)
     if (!probe) return "(not asked)"
     const version = yield* versionOf(codex)
     if (!/^codex(-cli)?\s+\d+\.\d+\.\d+/.test(version)) {

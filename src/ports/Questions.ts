@@ -96,7 +96,23 @@ export const declineAll: QuestionsService = {
   notify: ({ text }) => HarnessLog.debug(text)
 }
 
-/** Optional: the default declines every question. */
+/**
+ * Optional port: who answers the questions a turn asks (Codex's request_user_input in Plan mode, MCP elicitations).
+ * The default declines every question.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { Questions } from "codex-harness"
+ *
+ * // answers every question with its first option, or "yes" when it has none
+ * const Answers = Layer.succeed(Questions.Questions, {
+ *   ask: (prompt) =>
+ *     Effect.succeed(Questions.answered(Object.fromEntries(prompt.questions.map((q) => [q.id, [q.options?.[0]?.label ?? "yes"]])))),
+ *   notify: ({ text }) => Effect.log(text)
+ * })
+ * ```
+ */
 export class Questions extends Context.Reference<Questions>()("codex-harness/Questions", {
   defaultValue: (): QuestionsService => declineAll
 }) {}

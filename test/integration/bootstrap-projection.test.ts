@@ -3,7 +3,7 @@
 // request carries the user and assistant text and the tool call's name and id, never the call's raw argument value.
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { ContextEngine, skipAll } from "../../src/ports/ContextEngine.js"

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, List, Logger, LogLevel } from "effect"
 import * as path from "node:path"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import { HookRelayConfig } from "../../src/approvals/HookRelay.js"
 import type { HarnessSettings } from "../../src/config/Settings.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
