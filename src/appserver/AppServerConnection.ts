@@ -28,6 +28,7 @@ import * as Notifications from "./Notifications.js"
 import { ThreadRoutes } from "./ThreadRoutes.js"
 import { type HandlerFailure, makeRouter, type ServerRequestRoute } from "./ServerRequestRoutes.js"
 import type { TransportHandle } from "./Transport.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export type { HandlerFailure, ServerRequestRoute } from "./ServerRequestRoutes.js"
 
@@ -198,7 +199,7 @@ export const make = (
     ) => {
       // an observer's failure is its own: the reader logs it and goes on
       const observer = (n: ServerNotification) =>
-        Effect.catchAllCause(f(n), (failure) => Effect.logWarning(`a notification observer failed on ${n.method}`, failure))
+        Effect.catchAllCause(f(n), (failure) => HarnessLog.warning(`a notification observer failed on ${n.method}`, failure))
       return Effect.acquireRelease(
         Effect.sync(() => {
           if (!subscriptionsClosed) observers.add(filter?.threadId, observer)
@@ -266,7 +267,7 @@ export const make = (
         const entry = typeof id === "number" ? pending.get(id) : undefined
         if (entry === undefined) {
           counters.unmatchedResponses++
-          return Effect.logDebug("response for an unknown request id").pipe(Effect.annotateLogs("id", String(id)))
+          return HarnessLog.debug("response for an unknown request id").pipe(Effect.annotateLogs("id", String(id)))
         }
         if (typeof id === "number") pending.delete(id)
         const error = message.error
@@ -297,7 +298,7 @@ export const make = (
       if (line._tag === "Oversized") {
         counters.oversizedLines++
         // the turn it belonged to must learn at once that it lost a message, not go silent
-        return Effect.logWarning(`dropped an oversized line from the app-server (${line.bytes} bytes)`).pipe(
+        return HarnessLog.warning(`dropped an oversized line from the app-server (${line.bytes} bytes)`).pipe(
           Effect.zipRight(publish(Notifications.droppedLine(line.bytes)))
         )
       }
@@ -306,25 +307,25 @@ export const make = (
         message = JSON.parse(line.text)
       } catch {
         counters.malformedLines++
-        return Effect.logWarning("ignored a line from the app-server that is not JSON")
+        return HarnessLog.warning("ignored a line from the app-server that is not JSON")
       }
       if (!isRecord(message)) {
         counters.malformedLines++
-        return Effect.logWarning("ignored a JSON line from the app-server that is not an object")
+        return HarnessLog.warning("ignored a JSON line from the app-server that is not an object")
       }
       const method = message.method
       if (typeof method === "string") {
         if ("id" in message) {
           if (!isRequestId(message.id)) {
             counters.malformedLines++
-            return Effect.logWarning(`ignored server request ${method} with an invalid id`)
+            return HarnessLog.warning(`ignored server request ${method} with an invalid id`)
           }
           return routeServerRequest({ id: message.id, method, params: message.params })
         }
         const decoded = Notifications.decode(method, message.params)
         if (decoded._tag === "Unknown" && decoded.problem !== undefined) {
           counters.undecodedNotifications++
-          return Effect.logDebug(`passing on an undecodable ${method} as Unknown: ${decoded.problem}`).pipe(
+          return HarnessLog.debug(`passing on an undecodable ${method} as Unknown: ${decoded.problem}`).pipe(
             Effect.zipRight(publish(decoded))
           )
         }
@@ -332,7 +333,7 @@ export const make = (
       }
       if ("id" in message && ("result" in message || "error" in message)) return settleResponse(message)
       counters.malformedLines++
-      return Effect.logWarning("ignored a message from the app-server that is neither request, response nor notification")
+      return HarnessLog.warning("ignored a message from the app-server that is neither request, response nor notification")
     }
 
     // one reader fiber for the whole connection; it ends when stdout closes

@@ -40,7 +40,7 @@ export class WireRecorder extends Context.Reference<WireRecorder>()("codex-harne
 
 export interface RecorderOptions {
   /** the harness's workspace and state dir, written as `{{cwd}}` and `{{stateDir}}` (see WireRecording.Roots) */
-  readonly roots?: Pick<WireRecording.Roots, "cwd" | "stateDir"> | undefined
+  readonly roots?: { readonly cwd?: string | undefined; readonly stateDir?: string | undefined } | undefined
 }
 
 /** Where the lines go: the file (`openFile`), or a test's stand-in. A failure says why, in words. */

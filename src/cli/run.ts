@@ -2,7 +2,7 @@
 // command runs; its flags are in commands/run.ts.
 import { Console, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import type { HarnessEvent } from "../../schemas/events.js"
 import * as WireRecorder from "../appserver/WireRecorder.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
@@ -59,14 +59,10 @@ export const runLocal = (options: RunOptions, prompt: string, approvals: "deny" 
           : progress?.onEvent
       })
     ).pipe(
-      Effect.tapErrorCause((cause) =>
-        options.json ? print(encoder.failed(JsonEvents.causeLine(cause))) : Effect.void
-      ),
-      Effect.onInterrupt(() =>
-        Console.error(`interrupted; continue the session with: codex-harness run --session ${sessionId} PROMPT`)
-      ),
+      // the layer is provided first, so a harness that cannot start (its build fails with a typed error) still ends
+      // the --json stream with turn.failed
       Effect.provide(
-        Live.layer(settings).pipe(
+        Live.layer(settings, undefined, { probeCodex: false }).pipe(
           Layer.provide(Layer.succeed(WireRecorder.WireRecorder, recorder)),
           Layer.provide(TerminalDelivery.layer({ json: options.json })),
           Layer.provide(
@@ -82,6 +78,12 @@ export const runLocal = (options: RunOptions, prompt: string, approvals: "deny" 
               : QuestionPromptsCli.decliningLayer
           )
         )
+      ),
+      Effect.tapErrorCause((cause) =>
+        options.json ? print(encoder.failed(JsonEvents.causeLine(cause))) : Effect.void
+      ),
+      Effect.onInterrupt(() =>
+        Console.error(`interrupted; continue the session with: codex-harness run --session ${sessionId} PROMPT`)
       )
     )
     // a recording with a hole is not the conversation: said even when the turn itself went well

@@ -5,7 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Context, Effect, Layer, Option, Stream } from "effect"
 import { Transport, type TransportHandle } from "../../src/appserver/Transport.js"
 import type * as WireRecording from "../../src/appserver/WireRecording.js"
-import { MockAppServer, type Recording } from "../../src/testing/MockAppServer.js"
+import { layer as mockAppServer, MockAppServer, type Recording } from "../../src/testing/MockAppServer.js"
 
 const header: WireRecording.Header = { format: "codex-harness wire recording", version: 1, recordedAt: "2026-01-01T00:00:00.000Z" }
 
@@ -17,7 +17,7 @@ const server = (message: Record<string, unknown>, conn = 1): WireRecording.Entry
 const replaying = (entries: ReadonlyArray<WireRecording.Entry>) =>
   Effect.gen(function* () {
     const recording: Recording = { header, entries }
-    const context = yield* Layer.build(MockAppServer.layer({ replay: { recording, roots: { cwd: "/work" } } }))
+    const context = yield* Layer.build(mockAppServer({ replay: { recording, roots: { cwd: "/work" } } }))
     const transport = Context.get(context, Transport)
     return { mock: Context.get(context, MockAppServer), spawn: transport.spawn({ codexHome: "/homes/codex" }) }
   })

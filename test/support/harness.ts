@@ -2,7 +2,7 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { type Duration, Effect, Layer, Schedule } from "effect"
 import * as fs from "node:fs"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import type { ClientPoolOptions, ClientPoolService } from "../../src/appserver/ClientPool.js"
 import type { HarnessSettings } from "../../src/config/Settings.js"
 import * as TempDir from "../../src/platform/TempDir.js"

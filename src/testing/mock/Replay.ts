@@ -9,6 +9,7 @@ import { Effect, Queue, Schema, type Scope } from "effect"
 import { SpawnFailed } from "../../appserver/errors.js"
 import type { ExitInfo, TransportOptions } from "../../appserver/Transport.js"
 import * as WireRecording from "../../appserver/WireRecording.js"
+import type { Recording, Roots } from "../../appserver/WireRecording.js"
 import { type ClientMessage, idKey } from "./ClientMessages.js"
 import { type Bindings, compare, expand, show } from "./ReplayMatch.js"
 
@@ -30,9 +31,9 @@ export class ReplayMismatch extends Schema.TaggedError<ReplayMismatch>()("Replay
 
 /** What a test gives the mock to replay: the recording, and the harness's own directories when they are known. */
 export interface ReplayScript {
-  readonly recording: WireRecording.Recording
+  readonly recording: Recording
   /** otherwise learnt from the first message that has them (ReplayMatch.ts) */
-  readonly roots?: Pick<WireRecording.Roots, "cwd" | "stateDir"> | undefined
+  readonly roots?: Pick<Roots, "cwd" | "stateDir"> | undefined
 }
 
 /** The replay's state across the mock's spawns. */

@@ -67,7 +67,25 @@ export const layer = (script?: MockScript): Layer.Layer<Transport | MockAppServe
     )
   )
 
-/** The control handle of the mock app-server: spawned peers, received messages, runtime script changes. */
-export class MockAppServer extends Context.Tag("codex-harness/testing/MockAppServer")<MockAppServer, MockAppServerService>() {
-  static readonly layer = layer
-}
+/**
+ * The control handle of the in-memory app-server that `layers/Test` runs on: the peers it spawned, what the harness
+ * sent, handlers and turn modes changed while a test runs.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Harness } from "codex-harness"
+ * import { MockAppServer } from "codex-harness/testing"
+ *
+ * // a turn in which Codex asks to run a command, then completes
+ * const askingTurn = Effect.gen(function* () {
+ *   const mock = yield* MockAppServer.MockAppServer
+ *   yield* mock.setHandler("turn/start", MockAppServer.duringTurn((turn, ctx) =>
+ *     ctx.request("item/commandExecution/requestApproval", {
+ *       ...turn, itemId: "call_1", command: "git status", cwd: "/mock/workspace", availableDecisions: ["accept", "cancel"]
+ *     }).pipe(Effect.zipRight(ctx.finishTurn(turn.threadId, { status: "completed", text: "done" })))))
+ *   return yield* (yield* Harness.Harness).runTurn({ sessionId: "t1", prompt: "status?" })
+ * })
+ * ```
+ */
+export class MockAppServer extends Context.Tag("codex-harness/testing/MockAppServer")<MockAppServer, MockAppServerService>() {}
