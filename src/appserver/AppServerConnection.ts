@@ -26,6 +26,7 @@ import type { FramedLine } from "./LineFramer.js"
 import * as WireLog from "./WireLog.js"
 import * as Notifications from "./Notifications.js"
 import { ThreadRoutes } from "./ThreadRoutes.js"
+import { answeredByPeople, maskStrings } from "./Redaction.js"
 import { type HandlerFailure, makeRouter, type ServerRequestRoute } from "./ServerRequestRoutes.js"
 import type { TransportHandle } from "./Transport.js"
 import * as HarnessLog from "../platform/HarnessLog.js"
@@ -234,27 +235,30 @@ export const make = (
       })
 
     const wireLog = yield* WireLog.make
-    const write = (message: unknown) =>
+    /** `logAs`: what the wire log shows instead of the message (a reply people's answers are in) */
+    const write = (message: unknown, logAs?: unknown) =>
       Effect.suspend(() => {
         const line = JSON.stringify(message)
-        return wireLog.logs ? Effect.zipRight(wireLog.sent(line), transport.send(line)) : transport.send(line)
+        if (!wireLog.logs) return transport.send(line)
+        return Effect.zipRight(wireLog.sent(logAs === undefined ? line : JSON.stringify(logAs)), transport.send(line))
       })
 
-    const reply = (id: RequestId, outcome: Exit.Exit<unknown, HandlerFailure>) =>
+    const reply = (id: RequestId, method: string, outcome: Exit.Exit<unknown, HandlerFailure>) =>
       write(
         Exit.isSuccess(outcome)
           ? { id, result: outcome.value ?? {} }
           : Option.match(Cause.failureOption(outcome.cause), {
               onSome: (f) => ({ id, error: f.data === undefined ? { code: f.code, message: f.message } : f }),
               onNone: () => ({ id, error: { code: ErrorCodes.internalError, message: "the harness handler was interrupted" } })
-            })
+            }),
+        Exit.isSuccess(outcome) && answeredByPeople.has(method) ? { id, result: maskStrings(outcome.value ?? {}) } : undefined
       )
 
     const routeServerRequest = (request: RequestMessage) =>
       // handlers may wait on people: never block the reader
       router.answer({ id: request.id, method: request.method, params: request.params }).pipe(
         Effect.exit,
-        Effect.flatMap((exit) => reply(request.id, exit)),
+        Effect.flatMap((exit) => reply(request.id, request.method, exit)),
         // no stack trace captured per span: it cost more than the rest of the span on every message
         Effect.withSpan("AppServer.serverRequest", { attributes: { method: request.method }, captureStackTrace: false }),
         Effect.forkIn(scope),

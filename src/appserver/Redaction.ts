@@ -61,7 +61,8 @@ const redactWireStrings = (value: unknown): unknown => {
   return value
 }
 
-const maskStrings = (value: unknown): unknown => {
+/** Every string of a JSON-like value masked; its shape, numbers and booleans kept. */
+export const maskStrings = (value: unknown): unknown => {
   if (typeof value === "string") return mask
   if (Array.isArray(value)) return value.map(maskStrings)
   if (value !== null && typeof value === "object") {
@@ -91,3 +92,10 @@ export const clipStrings = (value: unknown, max: number): unknown => {
   }
   return value
 }
+
+/**
+ * The app-server's requests whose reply carries what a person typed (a question's answers, an elicitation's form
+ * values). A question can be secret (`isSecret`) and a form can ask for a password under any field name, so neither
+ * the wire log nor a recording keeps the strings of these replies, whatever their keys.
+ */
+export const answeredByPeople: ReadonlySet<string> = new Set(["item/tool/requestUserInput", "mcpServer/elicitation/request"])

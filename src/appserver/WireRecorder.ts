@@ -137,7 +137,7 @@ export const recordTo = (sink: RecordingSink, file: string, options: RecorderOpt
         const keep = WireRecording.keeper(WireRecording.secretsFor(spawnOptions), WireRecording.rootsFor(options.roots ?? {}, spawnOptions))
         const entry = (body: Record<string, unknown>) =>
           Effect.flatMap(Clock.currentTimeMillis, (now) => writeLine(JSON.stringify({ t: now - started, conn, ...body })))
-        const line = (from: WireRecording.From, text: string) => entry({ from, ...keep.entryBody(text) })
+        const line = (from: WireRecording.From, text: string) => entry({ from, ...keep.entryBody(text, from) })
         // a hole in the recording ends this connection: what comes after it could not be replayed
         const broken = Effect.zipRight(inner.endInput, Effect.succeed(false))
         let closedSide = false

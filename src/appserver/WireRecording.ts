@@ -12,7 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { describeFileError } from "../platform/fileErrors.js"
-import { redactString, redactWireValue, scrubValues, secretValues } from "./Redaction.js"
+import { answeredByPeople, maskStrings, redactString, redactWireValue, scrubValues, secretValues } from "./Redaction.js"
 import type { TransportOptions } from "./Transport.js"
 
 export const formatName = "codex-harness wire recording"
@@ -162,8 +162,11 @@ export interface Keeper {
   readonly message: (message: Record<string, unknown>) => Record<string, unknown>
   /** a line that is not a JSON object, the same way */
   readonly line: (line: string) => string
-  /** a line of the traffic as an entry's body: the message when it is a JSON object, else the text */
-  readonly entryBody: (line: string) => EntryBody
+  /**
+   * a line of the traffic as an entry's body: the message when it is a JSON object, else the text; the harness's
+   * replies to requests that people answer (Redaction.answeredByPeople) keep their shape but none of their strings
+   */
+  readonly entryBody: (line: string, from?: From) => EntryBody
 }
 
 export const keeper = (secrets: ReadonlyArray<string>, roots: Roots): Keeper => {
@@ -171,7 +174,17 @@ export const keeper = (secrets: ReadonlyArray<string>, roots: Roots): Keeper => 
   const keepString = (text: string) => places(scrubValues(text, secrets))
   const message = (m: Record<string, unknown>) => mapStrings(redactWireValue(m), keepString) as Record<string, unknown>
   const line = (text: string) => keepString(redactString(text))
-  const entryBody = (text: string): EntryBody => {
+  // ids of the app-server's requests that people answer, until the harness replies (bounded by what the server asks)
+  const awaitingAnswers = new Set<unknown>()
+  const withheldAnswers = (m: Record<string, unknown>, from: From | undefined): Record<string, unknown> => {
+    if (from === "app-server") {
+      if (typeof m.method === "string" && m.id !== undefined && answeredByPeople.has(m.method)) awaitingAnswers.add(m.id)
+      return m
+    }
+    if (from !== "harness" || !awaitingAnswers.delete(m.id) || !("result" in m)) return m
+    return { ...m, result: maskStrings(m.result) }
+  }
+  const entryBody = (text: string, from?: From): EntryBody => {
     let parsed: unknown
     try {
       parsed = JSON.parse(text)
@@ -179,7 +192,7 @@ export const keeper = (secrets: ReadonlyArray<string>, roots: Roots): Keeper => 
       return { line: line(text) }
     }
     return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
-      ? { message: message(parsed as Record<string, unknown>) }
+      ? { message: message(withheldAnswers(parsed as Record<string, unknown>, from)) }
       : { line: line(text) }
   }
   return { message, line, entryBody }

@@ -139,6 +139,22 @@ describe("wire recording", () => {
       )
     }))
 
+  it("people's answers (a question's, an elicitation form's) keep their shape but none of their strings; other replies are kept", () => {
+    const keep = WireRecording.keeper([], {})
+    const asked = (id: number, method: string) => keep.entryBody(JSON.stringify({ id, method, params: {} }), "app-server")
+    const replied = (id: number, result: unknown) => keep.entryBody(JSON.stringify({ id, result }), "harness")
+    asked(7, "item/tool/requestUserInput")
+    asked(8, "mcpServer/elicitation/request")
+    asked(9, "item/commandExecution/requestApproval")
+    expect(replied(7, { answers: { db: { answers: ["hunter2-Zq8sW"] } } })).toEqual({ message: { id: 7, result: { answers: { db: { answers: ["***"] } } } } })
+    expect(replied(8, { action: "accept", content: { pin: "1234-secret", count: 3 } })).toEqual({
+      message: { id: 8, result: { action: "***", content: { pin: "***", count: 3 } } }
+    })
+    expect(replied(9, { decision: "accept" })).toEqual({ message: { id: 9, result: { decision: "accept" } } })
+    // an id is withheld once: a later request of the harness's own that reuses the number is kept
+    expect(replied(7, { ok: "yes" })).toEqual({ message: { id: 7, result: { ok: "yes" } } })
+  })
+
   it("directories become placeholders where a path component ends, the longest root first", () => {
     const places = WireRecording.toPlaceholders({ cwd: "/tmp/work-1", stateDir: "/tmp/state", tmp: "/tmp", home: "/home/me" })
     expect(places("cd /tmp/work-1 && ls /tmp/work-1/src")).toBe("cd {{cwd}} && ls {{cwd}}/src")

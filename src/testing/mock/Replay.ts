@@ -7,6 +7,7 @@
 // nothing waits on an answer that will not come) and `verify` fails with it as a typed error.
 import { Effect, Queue, Schema, type Scope } from "effect"
 import { SpawnFailed } from "../../appserver/errors.js"
+import { answeredByPeople, maskStrings } from "../../appserver/Redaction.js"
 import type { ExitInfo, TransportOptions } from "../../appserver/Transport.js"
 import * as WireRecording from "../../appserver/WireRecording.js"
 import type { Recording, Roots } from "../../appserver/WireRecording.js"
@@ -194,8 +195,10 @@ export const makeReplayer = (
         case "Notification":
           return { ...message, params: masked("params", message.params) }
         case "Response":
-          return message.error !== undefined
-            ? { ...message, error: masked("error", message.error) as typeof message.error }
+          if (message.error !== undefined) return { ...message, error: masked("error", message.error) as typeof message.error }
+          // people's answers were recorded with every string masked
+          return answeredByPeople.has(answeredMethod(entries, message.id))
+            ? { ...message, result: maskStrings(message.result) }
             : { ...message, result: masked("result", message.result) }
       }
     }
