@@ -98,13 +98,15 @@ const program = Effect.gen(function* () {
     })
 
   // A turn between kills only places sessions: one that fails is sent again (2 s apart, 5 times at most), counted and
-  // printed, instead of ending the bench. Seen at load average 27-36: a runner fenced itself (PostgreSQL did not renew
+  // printed, and then left, instead of ending the bench. Seen at load average 27-36: a runner fenced itself (PostgreSQL did not renew
   // its locks for 9 s), and a moved session's thread/resume was refused "already has an active writer" for some seconds.
   const setupFailures: Array<string> = []
   const placing = (client: ControlClient.Client, session: string) =>
     turn(client, session).pipe(
       Effect.tapError((e) => Effect.sync(() => void setupFailures.push(e.message))),
-      Effect.retry({ schedule: Schedule.spaced("2 seconds"), times: 5 })
+      Effect.retry({ schedule: Schedule.spaced("2 seconds"), times: 5 }),
+      // still failing: the session is left where it is this round (counted above), the bench goes on
+      Effect.ignore
     )
   for (const name of ["A", "B", "C"]) runners.push(yield* start(name))
   yield* settled
