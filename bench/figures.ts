@@ -13,6 +13,8 @@
 //            wall ratios, each quiet and with two busy loops running (figures/hotpath.ts)
 //   connect  one warm `run --connect` process through a running `serve` (spawn to exit), vs the warm row's per-message
 //            cost of a piped `chat` (figures/connect.ts)
+//   otlp     issue 31: the telemetry layer's close with a collector that is down or never answers (<= 200 ms), and a
+//            whole serve's exit with --otlp to the hanging one (figures/telemetry.ts)
 //
 // Medians with the range [min-max]: --runs N (default 7) for cold and help; warm, tools, memory, connect at most 3 runs,
 // sessions at most 2, so the table takes minutes. The two sides are interleaved run by run, the order rotating. Every
@@ -32,6 +34,7 @@ import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 import * as Ctx from "./figures/context.js"
 import { connectTurn } from "./figures/connect.js"
 import { hotPath } from "./figures/hotpath.js"
+import { otlpExit } from "./figures/telemetry.js"
 import { busyLoops, marked } from "./figures/proc.js"
 import { coldRun, help, memory, type RowResult, toolTurn, warmTurn } from "./figures/rows.js"
 import { manySessions, SESSIONS, TURNS } from "./figures/sessions.js"
@@ -69,6 +72,7 @@ const ROWS: ReadonlyArray<RowSpec> = [
     run: manySessions
   },
   { name: "connect", figure: "warm `run --connect`", goal: "<= 1.10x", runs: (n) => Math.min(n, LIGHT), run: connectTurn },
+  { name: "otlp", figure: "exit with --otlp, collector dead or hanging", goal: "<= 200 ms", runs: (n) => Math.min(n, LIGHT), run: otlpExit },
   { name: "hot", figure: "hot path (CPU, warm, tools, serve)", goal: "see rows", runs: (n) => Math.min(n, LIGHT), run: hotPath }
 ]
 

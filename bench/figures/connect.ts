@@ -46,10 +46,11 @@ export interface Serve {
 /** the serve and every process below it, as of now */
 export const treeOf = (pid: number): ReadonlySet<number> => new Set([pid, ...descendants(pid)])
 
-export const startServe = (ctx: Context): Promise<Serve> =>
+/** `extra`: more of serve's flags (`--otlp URL`), after the ones every serve here gets */
+export const startServe = (ctx: Context, extra: ReadonlyArray<string> = []): Promise<Serve> =>
   new Promise((resolve, reject) => {
     const dir = freshDir(ctx, "serve-state")
-    const args = [cliBin, "serve", "--state-dir", dir, "--cwd", ctx.work, "--listen", "127.0.0.1:0", "--provider-url", ctx.model.url]
+    const args = [cliBin, "serve", "--state-dir", dir, "--cwd", ctx.work, "--listen", "127.0.0.1:0", "--provider-url", ctx.model.url, ...extra]
     const t0 = performance.now()
     const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...ctx.env } })
     let stderr = ""
