@@ -16,7 +16,7 @@
 // flag is visible in the process list); a collector's auth goes in OTEL_EXPORTER_OTLP_HEADERS.
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpBody from "@effect/platform/HttpBody"
+import type * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
@@ -141,17 +141,19 @@ const spanCount = (data: unknown): number => {
   return resourceSpans.reduce((n, r) => n + (r.scopeSpans ?? []).reduce((m, s) => m + (s.spans?.length ?? 0), 0), 0)
 }
 
-/** OTLP JSON (OtlpSerialization.layerJson's encoding), remembering how many spans each traces body holds */
+/** OTLP JSON (OtlpSerialization.layerJson's), remembering how many spans each traces body holds */
 const countingSerialization = (tally: Tally) =>
-  Layer.succeed(OtlpSerialization.OtlpSerialization, {
-    traces: (data) => {
-      const body = HttpBody.unsafeJson(data)
-      tally.spansIn.set(body, spanCount(data))
-      return body
-    },
-    metrics: (data) => HttpBody.unsafeJson(data),
-    logs: (data) => HttpBody.unsafeJson(data)
-  })
+  Layer.effect(
+    OtlpSerialization.OtlpSerialization,
+    Effect.map(OtlpSerialization.OtlpSerialization, (json) => ({
+      ...json,
+      traces: (data: unknown) => {
+        const body = json.traces(data)
+        tally.spansIn.set(body, spanCount(data))
+        return body
+      }
+    }))
+  ).pipe(Layer.provide(OtlpSerialization.layerJson))
 
 /**
  * The global fetch, each request bounded (a timeout is a transport error, which OtlpTracer retries, then gives up), and
