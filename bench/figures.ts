@@ -13,6 +13,8 @@
 //            wall ratios, each quiet and with two busy loops running (figures/hotpath.ts)
 //   connect  one warm `run --connect` process through a running `serve` (spawn to exit), vs the warm row's per-message
 //            cost of a piped `chat` (figures/connect.ts)
+//   ui       issue 31: the Control UI's script size, and its first paint from a local serve in headless Chromium
+//            (figures/ui.ts)
 //   otlp     issue 31: the telemetry layer's close with a collector that is down or never answers (<= 200 ms), and a
 //            whole serve's exit with --otlp to the hanging one (figures/telemetry.ts)
 //
@@ -35,6 +37,7 @@ import * as Ctx from "./figures/context.js"
 import { connectTurn } from "./figures/connect.js"
 import { hotPath } from "./figures/hotpath.js"
 import { otlpExit } from "./figures/telemetry.js"
+import { controlUi } from "./figures/ui.js"
 import { busyLoops, marked } from "./figures/proc.js"
 import { coldRun, help, memory, type RowResult, toolTurn, warmTurn } from "./figures/rows.js"
 import { manySessions, SESSIONS, TURNS } from "./figures/sessions.js"
@@ -73,6 +76,7 @@ const ROWS: ReadonlyArray<RowSpec> = [
   },
   { name: "connect", figure: "warm `run --connect`", goal: "<= 1.10x", runs: (n) => Math.min(n, LIGHT), run: connectTurn },
   { name: "otlp", figure: "exit with --otlp, collector dead or hanging", goal: "<= 200 ms", runs: (n) => Math.min(n, LIGHT), run: otlpExit },
+  { name: "ui", figure: "Control UI script and first paint", goal: "<= 300 KB", runs: (n) => Math.min(n, LIGHT), run: controlUi },
   { name: "hot", figure: "hot path (CPU, warm, tools, serve)", goal: "see rows", runs: (n) => Math.min(n, LIGHT), run: hotPath }
 ]
 

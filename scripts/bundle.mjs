@@ -80,10 +80,24 @@ const warnAboutPlatformBarrel = (metafile) => {
   )
 }
 
+/**
+ * The Control UI's script is to stay under 300 KB minified (issue 31): it was 640 KB while @effect/rpc's client and
+ * Effect's runtime were in it. Says which packages are in it when it is over.
+ */
+const warnAboutUiSize = (metafile) => {
+  const [output] = Object.values(metafile.outputs)
+  if (output === undefined || output.bytes <= 300 * 1024) return
+  const packages = new Set(Object.keys(output.inputs).flatMap((file) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file)?.slice(1) ?? []))
+  console.warn(
+    `bundle: warning: dist/bundle/control-ui.js is ${(output.bytes / 1024).toFixed(0)} KB, over its 300 KB; from node_modules: ` +
+      `${[...packages].join(", ") || "nothing"} (the page speaks the control API through src/control/ControlWire.ts)`
+  )
+}
+
 // start empty: no stale file (an old code cache, chunks of an earlier layout) is shipped
 fs.rmSync(outdir, { recursive: true, force: true })
 
-const [cli] = await Promise.all([
+const [cli, , ui] = await Promise.all([
   esbuild.build({
     ...common,
     format: "cjs",
@@ -98,8 +112,9 @@ const [cli] = await Promise.all([
   }),
   esbuild.build({ ...common, entryPoints: { "hook-relay": "src/cli/hookRelay.ts" } }),
   // One classic script (the page loads it with `defer`; its CSP allows no inline script), no source map: `serve`
-  // serves this file alone. The effect, @effect/rpc and @effect/platform modules it uses are browser-safe; a Node module
-  // reaching it would fail the build (platform "browser" has no node: built-ins).
+  // serves this file alone. It speaks the control API through src/control/ControlWire.ts, not @effect/rpc's client:
+  // with Effect's runtime in it the script was 640 KB (now under 30); a Node module reaching it would fail the build
+  // (platform "browser" has no node: built-ins), and Effect reaching it again is a warning below.
   esbuild.build({
     absWorkingDir: root,
     outdir,
@@ -110,10 +125,15 @@ const [cli] = await Promise.all([
     minify: true,
     legalComments: "none",
     logLevel: "warning",
+    metafile: true,
     entryPoints: { "control-ui": "src/control/ui/app.ts" }
-  }).then(() => fs.copyFileSync(path.join(root, "src", "control", "ui", "index.html"), path.join(outdir, "control-ui.html")))
+  }).then((ui) => {
+    fs.copyFileSync(path.join(root, "src", "control", "ui", "index.html"), path.join(outdir, "control-ui.html"))
+    return ui
+  })
 ])
 warnAboutPlatformBarrel(cli.metafile)
+warnAboutUiSize(ui.metafile)
 
 // Every help page, rendered now from the command tree (tsc's output of the same sources, which `npm run build` has just
 // written): bin/codex-harness.js prints `--help` from this file without loading the CLI, which took most of half a
