@@ -122,8 +122,8 @@ export const help = async (ctx: Context, runs: number): Promise<RowResult> => {
         floor: show(n, seconds, secondsBare),
         harness: show(h, seconds, secondsBare),
         compare: signed(h.median - n.median, seconds),
-        goal: "<= 0.25 s",
-        met: h.median <= 250
+        goal: "<= 0.15 s",
+        met: h.median <= 150
       },
       {
         figure: "`--help` peak RSS (vs `node -e 0`)",

@@ -44,8 +44,11 @@ export const bearerProtocolPrefix = "codex-harness.bearer."
 /** How a call failed: the API's own refusal, the connection (never opened, or lost), or the server's defect. */
 export type WireFailure =
   | { readonly _tag: "ControlFailure"; readonly code: ControlFailure["code"]; readonly message: string }
-  /** `closeCode`: the WebSocket's close code when it closed (1009: a message was past the server's bound) */
-  | { readonly _tag: "Lost"; readonly message: string; readonly closeCode?: number }
+  /**
+   * `closeCode`: the WebSocket's close code when it closed (1009: a message was past the server's bound); `httpStatus`:
+   * the status of an HTTP call the server refused (401: the token; 413: past its bound)
+   */
+  | { readonly _tag: "Lost"; readonly message: string; readonly closeCode?: number; readonly httpStatus?: number }
   | { readonly _tag: "Defect"; readonly message: string }
   | { readonly _tag: "Interrupted"; readonly message: string }
 
