@@ -24,9 +24,11 @@ export const ReasoningRecord = Schema.TaggedStruct("reasoning", { at, ...turnRef
 export const PlanRecord = Schema.TaggedStruct("plan", { at, ...turnRef, text: Schema.String })
 export const MediaRecord = Schema.TaggedStruct("media", { at, ...turnRef, path: Schema.String })
 /**
- * A dynamic tool call the harness ran (S40): the result as the ToolResultPersistence hook let it be recorded (bounded;
- * `truncated` when cut) and the input's shape, never the arguments. Codex records the call in its own rollout; this is
- * the harness's copy, the one a redaction may rewrite (`redacted`).
+ * A tool call (S38, S40): one the harness ran (a dynamic tool), or, with `native`, a Codex-native one the harness saw
+ * complete (a shell command, a file change, an MCP call). The result as the ToolResultPersistence hook let it be
+ * recorded (bounded; `truncated` when cut) and the input's shape, never the arguments. Codex records the call in its own
+ * rollout; this is the harness's copy (for a native call: its description), the one a redaction may rewrite
+ * (`redacted`). Files written before `native` existed hold only dynamic calls, and decode as they are.
  */
 export const ToolRecord = Schema.TaggedStruct("tool", {
   at,
@@ -35,6 +37,8 @@ export const ToolRecord = Schema.TaggedStruct("tool", {
   name: Schema.String,
   /** the input's shape (JSON: its keys, and a type such as "<string>" in place of every value), never the values (S38) */
   inputShape: Schema.optional(Schema.String),
+  /** a Codex-native call: its item kind (`commandExecution`, `fileChange`, `mcpToolCall`); absent: a dynamic tool call */
+  native: Schema.optional(Schema.String),
   success: Schema.Boolean,
   text: Schema.String,
   truncated: Schema.optional(Schema.Boolean),

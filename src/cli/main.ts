@@ -33,12 +33,14 @@ const terminalLogger = Logger.make(({ logLevel, message }) => {
  * `--log-level LEVEL` (before any `--`): @effect/cli parses the flag, but the level it sets does not reach the logger
  * main installs, so main reads it too. Warnings and errors by default; `debug` adds the JSON-RPC traffic.
  */
+const logLevelNames = ["all", "trace", "debug", "info", "warning", "error", "fatal", "none"] as const
+const isLogLevelName = (value: string): value is (typeof logLevelNames)[number] => (logLevelNames as ReadonlyArray<string>).includes(value)
 const logLevelOf = (args: ReadonlyArray<string>): LogLevel.LogLevel => {
   const end = args.indexOf("--")
   const flags = end < 0 ? args : args.slice(0, end)
   const at = flags.findIndex((a) => a === "--log-level" || a.startsWith("--log-level="))
   const value = at < 0 ? undefined : flags[at]!.includes("=") ? flags[at]!.slice("--log-level=".length) : flags[at + 1]
-  const levels: Record<string, LogLevel.LogLevel> = {
+  const levels: Record<(typeof logLevelNames)[number], LogLevel.LogLevel> = {
     all: LogLevel.All,
     trace: LogLevel.Trace,
     debug: LogLevel.Debug,
@@ -48,7 +50,7 @@ const logLevelOf = (args: ReadonlyArray<string>): LogLevel.LogLevel => {
     fatal: LogLevel.Fatal,
     none: LogLevel.None
   }
-  return (value !== undefined ? levels[value] : undefined) ?? LogLevel.Warning
+  return value !== undefined && isLogLevelName(value) ? levels[value] : LogLevel.Warning
 }
 
 const logging = Layer.merge(Logger.replace(Logger.defaultLogger, terminalLogger), Logger.minimumLogLevel(logLevelOf(process.argv.slice(2))))
@@ -94,14 +96,31 @@ const withoutParserPrinting = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.flatMap(Effect.console, (console) =>
     Effect.withConsole(effect, { ...console, error: (...args) => (handlerStarted() ? console.error(...args) : Effect.void) }))
 
-const args = process.argv.slice(2)
+/**
+ * The command line without a valid `--log-level LEVEL` (or `--log-level=LEVEL`) before any `--`: main applies the level
+ * itself (logLevelOf), and @effect/cli takes only the `=` form after a subcommand ("Received unknown argument"), so
+ * `run --log-level debug`, the form the README gives, failed. A value that is not a level stays, for argv.ts to report.
+ */
+const withoutLogLevel = (words: ReadonlyArray<string>): Array<string> => {
+  const out: Array<string> = []
+  const isLevel = (value: string | undefined) => value !== undefined && isLogLevelName(value)
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!
+    if (word === "--") return [...out, ...words.slice(i)]
+    if (word === "--log-level" && isLevel(words[i + 1])) i++
+    else if (!(word.startsWith("--log-level=") && isLevel(word.slice("--log-level=".length)))) out.push(word)
+  }
+  return out
+}
+
+const args = withoutLogLevel(process.argv.slice(2))
 const program = help(args).pipe(
   Effect.flatMap((helped) =>
     helped
       ? Effect.void
       : checkArgs(args).pipe(
         Effect.flatMap((listed) =>
-          listed ? Effect.void : withoutParserPrinting(Command.run(root, { name: "codex-harness", version: packageVersion() })(process.argv))
+          listed ? Effect.void : withoutParserPrinting(Command.run(root, { name: "codex-harness", version: packageVersion() })([...process.argv.slice(0, 2), ...args]))
         )
       )
   ),

@@ -78,7 +78,7 @@ export const transcriptLine = (record: SessionRecord): string => {
     case "media":
       return `[image] ${record.path}`
     case "tool":
-      return labelled(`tool ${record.name} (${record.success ? "ok" : "failed"})`, record.text)
+      return labelled(`tool ${record.name} (${record.native !== undefined ? "native, " : ""}${record.success ? "ok" : "failed"})`, record.text)
     case "compaction":
       return `compaction: ${record.status}`
     case "heartbeat":

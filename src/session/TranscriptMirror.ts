@@ -1,8 +1,9 @@
 // The transcript mirror (S39, S40): the harness's own records of a session, written through the SessionStore. Codex
 // keeps the canonical thread; this mirrors what the harness saw and did: prompts, bindings with their runtime, final
 // texts (delivered or private), reasoning, plans, media, compaction start and terminal status, heartbeats, notices and
-// turn outcomes, and the dynamic tool calls the harness ran. It never invents a summary and never touches Codex-native
-// records: a redaction rewrites the harness's own session file only (S40), never Codex's rollout.
+// turn outcomes, the dynamic tool calls the harness ran and a description of the native ones Codex ran (S38: shapes and
+// results, never arguments). It never invents a summary and never touches Codex-native records: a redaction rewrites
+// the harness's own session file only (S40), never Codex's rollout.
 import { Context, Effect, Layer } from "effect"
 import type { ThreadItem, TurnStatus } from "../../schemas/protocol.js"
 import type { SessionRecord, SessionRuntime, UserRecord } from "../../schemas/session.js"
@@ -19,6 +20,7 @@ import {
   type SessionStoreError
 } from "./SessionStore.js"
 import { type SessionState, sessionState } from "./SessionState.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export type MirrorError = SessionStoreError | InvalidSessionId
 
@@ -45,12 +47,17 @@ export interface BindingFacts {
 
 export type CompactionStatus = "started" | "completed" | "failed" | "interrupted"
 
-/** A dynamic tool call the harness ran, as it is recorded (after the ToolResultPersistence hook, bounded). */
+/**
+ * A tool call as it is recorded (after the ToolResultPersistence hook, bounded): a dynamic one the harness ran, or
+ * (`native`) a Codex-native one it saw complete.
+ */
 export interface ToolCallFacts extends TurnRef {
   readonly callId: string
   readonly name: string
   /** the input's shape (keys and types), never its values (S38) */
   readonly inputShape?: string | undefined
+  /** the item kind of a Codex-native call (commandExecution, fileChange, mcpToolCall); absent: a dynamic tool call */
+  readonly native?: string | undefined
   readonly success: boolean
   readonly text: string
   readonly truncated: boolean
@@ -118,7 +125,7 @@ export interface TranscriptMirrorService {
   ) => Effect.Effect<void, MirrorError>
   /** the prompts since the last outcome end without a turn: it failed or was interrupted before it started */
   readonly settled: (sessionId: string, status: "failed" | "interrupted", reason: string) => Effect.Effect<void, MirrorError>
-  /** a dynamic tool call the harness ran (S40) */
+  /** a dynamic tool call the harness ran, or a Codex-native one it saw complete (S38, S40) */
   readonly tool: (sessionId: string, facts: ToolCallFacts) => Effect.Effect<void, MirrorError>
   /** rewrites harness-owned content records after the fact (SessionStore.rewrite); how many changed */
   readonly rewrite: (sessionId: string, change: RecordChange) => Effect.Effect<number, SessionRewriteError>
@@ -180,7 +187,7 @@ export const make = Effect.gen(function* () {
         const contents = yield* store.read(sessionId)
         if (contents.corrupt.length > 0 && !warned.has(sessionId)) {
           warned.add(sessionId)
-          yield* Effect.logWarning(corruptWarning(store.locate(sessionId), sessionId, contents.corrupt))
+          yield* HarnessLog.warning(corruptWarning(store.locate(sessionId), sessionId, contents.corrupt))
         }
         return { contents, state: sessionState(contents.records) }
       }),
@@ -252,6 +259,7 @@ export const make = Effect.gen(function* () {
         callId: facts.callId,
         name: facts.name,
         ...(facts.inputShape !== undefined ? { inputShape: facts.inputShape } : {}),
+        ...(facts.native !== undefined ? { native: facts.native } : {}),
         success: facts.success,
         text: facts.text,
         ...(facts.truncated ? { truncated: true } : {})

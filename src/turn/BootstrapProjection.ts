@@ -1,7 +1,9 @@
 // Thread-bootstrap projection (S38): a session's prior conversation, from its transcript mirror, as Responses API items
 // for `thread/inject_items` into a fresh Codex thread. It carries user and assistant text, each tool call's name and
 // id, its input shape (keys and types, recorded when the call ran: the mirror never keeps argument values) and its
-// result as the mirror recorded it (after the ToolResultPersistence hook; "[redacted]" once redacted). Reasoning, plans,
+// result as the mirror recorded it (after the ToolResultPersistence hook; "[redacted]" once redacted). Tool calls are
+// the dynamic ones the harness ran and the Codex-native ones it described (shell, apply_patch, MCP: NativeToolCalls),
+// projected alike as a `function_call` and its `function_call_output`. Reasoning, plans,
 // notices and heartbeat polls are not projected. Bounded in count and bytes like a supervised branch's history (the
 // newest entries are kept). The pure part is here; `inject` asks the ContextEngine port and sends the items.
 import { Effect, Schema } from "effect"
@@ -10,6 +12,7 @@ import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import type { BootstrapReason, ContextEngineService, ProjectionBounds } from "../ports/ContextEngine.js"
 import type { MirrorError, TranscriptMirrorService } from "../session/TranscriptMirror.js"
 import { truncateUtf8, utf8Length } from "./Instructions.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 /** The upper limits of a carried conversation: a branch's history and a bootstrap projection share them. */
 export const conversationBounds: ProjectionBounds = {
@@ -240,7 +243,7 @@ export const inject = (
           Effect.ignore,
           Effect.zipRight(
             connection.request("thread/delete", { threadId }, { timeout: "10 seconds" }).pipe(
-              Effect.catchAll((e) => Effect.logWarning(`fresh thread ${threadId} could not be deleted: ${e.message}`))
+              Effect.catchAll((e) => HarnessLog.warning(`fresh thread ${threadId} could not be deleted: ${e.message}`))
             )
           ),
           Effect.zipRight(Effect.fail(new BootstrapFailed({ sessionId, threadId, reason: error.message })))

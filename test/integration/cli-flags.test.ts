@@ -2,7 +2,9 @@
 // error (exit 2, one line naming it) through the compiled bin, said before anything starts.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { reply } from "../../src/testing/ScriptedModel.js"
 import { runBin } from "../support/cli.js"
+import { fixture, leftBehind } from "../support/harness.js"
 
 const refused = (args: ReadonlyArray<string>, flag: string) =>
   Effect.gen(function* () {
@@ -21,4 +23,31 @@ describe("flags valid only where they apply", () => {
   it.live("threads show --approvals is refused", () => refused(["threads", "show", "--approvals", "allow", "x"], "--approvals"))
   it.live("compact --model is refused", () => refused(["compact", "--model", "m", "--session", "s"], "--model"))
   it.live("doctor --sandbox is refused", () => refused(["doctor", "--sandbox", "read-only"], "--sandbox"))
+})
+
+describe("--log-level LEVEL, the form the README gives", () => {
+  // @effect/cli took only `--log-level=LEVEL` after a subcommand: `run --log-level debug` was "Received unknown argument"
+  it.scopedLive("is taken after the command and before it, with a space or an =; the JSON-RPC lines appear at debug", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ fallback: reply.text("logged") })
+      const common = ["--provider-url", f.model.url, "--state-dir", f.stateDir, "--cwd", f.workDir, "--session", "lv"]
+      for (const args of [
+        ["run", "--log-level", "debug", ...common, "hi"],
+        ["--log-level", "debug", "run", ...common, "hi"],
+        ["run", "--log-level=debug", ...common, "hi"]
+      ]) {
+        const ran = yield* runBin(args)
+        expect(ran.code, `${args.join(" ")}: ${ran.stderr}`).toBe(0)
+        expect(ran.stdout).toBe("logged\n")
+        expect(ran.stderr).toContain('app-server <- {"id":')
+      }
+      // the default level says nothing of the wire; a level that is not one is a usage error naming the flag
+      const quiet = yield* runBin(["run", ...common, "hi"])
+      expect(quiet.code).toBe(0)
+      expect(quiet.stderr).not.toContain("app-server <-")
+      const bad = yield* runBin(["run", "--log-level", "loud", ...common, "hi"])
+      expect(bad.code).toBe(2)
+      expect(bad.stderr.trim().split("\n")).toEqual([expect.stringContaining("--log-level")])
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }), 120_000)
 })

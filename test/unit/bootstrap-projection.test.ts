@@ -1,15 +1,19 @@
 // Thread-bootstrap projection (S38), pure: what a fresh thread gets of a session's mirror. A seeded property test runs
-// tool calls with random inputs through the harness's own recording path (EmbedderTools' recorder into a transcript
-// mirror) and projects the records: no raw argument value of any call ever appears in an injected item, while every
-// call's name and id do. Unit tests of the bounds (count, bytes, one entry's bytes), shared with a branch's history.
+// tool calls with random inputs through the harness's own recording paths (EmbedderTools' recorder for dynamic tools,
+// NativeToolCalls' recorder for Codex-native shell commands, file changes and MCP calls, both into a transcript mirror)
+// and projects the records: no raw argument value of any call (a command line, a path, a diff, an MCP argument) ever
+// appears in the mirror or an injected item, while every call's name and id do. Unit tests of the bounds (count, bytes,
+// one entry's bytes), shared with a branch's history.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
+import type { ThreadItem } from "../../schemas/protocol.js"
 import type { SessionRecord } from "../../schemas/session.js"
 import { tool } from "../../src/ports/DynamicTools.js"
 import { memoryStore, SessionStore } from "../../src/session/SessionStore.js"
 import * as TranscriptMirror from "../../src/session/TranscriptMirror.js"
 import { historyBounds } from "../../src/supervision/Branching.js"
 import * as EmbedderTools from "../../src/tools/EmbedderTools.js"
+import * as NativeToolCalls from "../../src/tools/NativeToolCalls.js"
 import {
   conversationBounds,
   entriesOf,
@@ -41,7 +45,7 @@ const leaves = (value: unknown): ReadonlyArray<unknown> =>
 const recordAt = { at: "2026-01-01T00:00:00.000Z", threadId: "th-old", turnId: "u1" }
 
 describe("thread-bootstrap projection", () => {
-  it.effect("[S38] property: no raw argument value of any tool call ever appears in an injected item (300 seeded cases)", () =>
+  it.effect("[S38] property: no raw argument value of any tool call, dynamic or native, ever appears in the mirror or an injected item (300 seeded cases)", () =>
     Effect.gen(function* () {
       for (let seed = 1; seed <= 300; seed++) {
         const random = prng(seed)
@@ -68,6 +72,56 @@ describe("thread-bootstrap projection", () => {
         const store = memoryStore()
         const mirror = yield* TranscriptMirror.make.pipe(Effect.provideService(SessionStore, store))
         const record = yield* EmbedderTools.mirrorRecorder.pipe(Effect.provideService(TranscriptMirror.TranscriptMirror, mirror))
+        const recordNative = yield* NativeToolCalls.recorder.pipe(Effect.provideService(TranscriptMirror.TranscriptMirror, mirror))
+        const sentence = (n: number) => Array.from({ length: n }, () => pick(words)).join(" ")
+        /** a random string argument, remembered as a raw value that must never be carried */
+        const argString = () => {
+          const s = value(3)
+          return typeof s === "string" ? s : `v${Math.floor(random() * 2 ** 40).toString(36)}`
+        }
+        const remembered = (s: string) => {
+          argStrings.push(s)
+          return s
+        }
+        /** a completed native item: a shell command, a file change or an MCP call, its arguments random */
+        const nativeItem = (callId: string): ThreadItem => {
+          const r = random()
+          if (r < 0.4) {
+            return {
+              type: "commandExecution",
+              id: callId,
+              command: remembered(`/bin/bash -lc '${pick(["cat", "ls -la", "grep -r", "curl -H"])} ${argString()} ${argString()}'`),
+              commandActions: [{ type: "unknown", command: remembered(`${pick(["cat", "rm"])} ${argString()}`) }],
+              cwd: remembered(`/home/${argString()}`),
+              status: pick(["completed", "failed", "declined"]),
+              aggregatedOutput: sentence(1 + Math.floor(random() * 8)),
+              exitCode: Math.floor(random() * 3)
+            }
+          }
+          if (r < 0.7) {
+            return {
+              type: "fileChange",
+              id: callId,
+              changes: Array.from({ length: 1 + Math.floor(random() * 3) }, () => ({
+                path: remembered(`/work/${argString()}.md`),
+                kind: random() < 0.3 ? { type: "update", move_path: remembered(`/work/${argString()}`) } : { type: pick(["add", "delete", "update"]) },
+                diff: remembered(`+${argString()}\n-${argString()}`)
+              })),
+              status: pick(["completed", "failed", "declined"])
+            }
+          }
+          return {
+            type: "mcpToolCall",
+            id: callId,
+            server: pick(["docs", "git hub"]),
+            tool: pick(["search", "read.file"]),
+            arguments: Object.fromEntries(Array.from({ length: Math.floor(random() * 4) }, () => [pick(keys), value(1)])),
+            status: pick(["completed", "failed"]),
+            ...(random() < 0.2
+              ? { error: { message: sentence(3) } }
+              : { result: { content: [{ type: "text", text: sentence(5) }] } })
+          }
+        }
         const toolNames = ["lookup", "read_file", "search-web", "x"]
         const served = EmbedderTools.makeExtension(
           toolNames.map((name) =>
@@ -91,6 +145,11 @@ describe("thread-bootstrap projection", () => {
               ? Object.fromEntries(Array.from({ length: Math.floor(random() * 5) }, () => [pick(keys), value(1)]))
               : value(0)
             yield* pick(served).handler(input, { sessionId: "s", ...ref, callId })
+            if (random() < 0.6) {
+              const nativeId = `native_${seed}_${turn}_${call}`
+              callIds.push(nativeId)
+              yield* recordNative("s", ref, nativeItem(nativeId))
+            }
           }
           yield* mirror.reply("s", ref, Array.from({ length: 4 }, () => pick(words)).join(" "), true)
         }
@@ -115,7 +174,13 @@ describe("thread-bootstrap projection", () => {
         }
         // and what the projection is for: each call's name and id, with its output next to it
         expect(calls.map((c) => c.call_id)).toEqual(callIds)
-        for (const call of calls) expect(toolNames).toContain(call.name)
+        for (const call of calls) {
+          expect([...toolNames, "shell", "apply_patch", "mcp__docs__search", "mcp__docs__read_file", "mcp__git_hub__search", "mcp__git_hub__read_file"])
+            .toContain(call.name)
+        }
+        // the native calls are there, marked native in the mirror
+        const natives = records.filter((r) => r._tag === "tool" && r.native !== undefined).map((r) => (r as { callId: string }).callId)
+        expect(natives).toEqual(callIds.filter((id) => id.startsWith("native_")))
         const outputs = (items as ReadonlyArray<Record<string, unknown>>).filter((i) => i.type === "function_call_output")
         expect(outputs.map((o) => o.call_id)).toEqual(callIds)
       }

@@ -66,7 +66,7 @@ const recordLine = (r: SessionRecord): [string, string] | undefined => {
     case "media":
       return ["media", r.path]
     case "tool":
-      return ["tool", `${r.name} ${r.success ? "ok" : "failed"}${r.redacted === true ? " (redacted)" : ""}: ${clip(r.text, 600)}`]
+      return [r.native !== undefined ? "tool (native)" : "tool", `${r.name} ${r.success ? "ok" : "failed"}${r.redacted === true ? " (redacted)" : ""}: ${clip(r.text, 600)}`]
     case "compaction":
       return ["compaction", r.status]
     case "heartbeat":
