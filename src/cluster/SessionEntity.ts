@@ -16,7 +16,7 @@
 // tells the ledger its outcome when it ends, which a retry of the message then replays.
 import * as Entity from "@effect/cluster/Entity"
 import { Rpc } from "@effect/rpc"
-import { Effect, Schedule, Schema, Stream } from "effect"
+import { Duration, Effect, Schedule, Schema, Stream } from "effect"
 import {
   ApprovalAnswer,
   ControlEvent,
@@ -88,6 +88,9 @@ export const Compact = Rpc.make("Compact", { success: CompactResult, error: Cont
 export const Session = Entity.make("Session", [Turn, Steer, Interrupt, Answer, Compact])
 
 export type TurnPayload = typeof Turn.payloadSchema.Type
+
+/** how long a session's entity stays on its runner without a message */
+export const entityIdleTime = Duration.minutes(10)
 
 /** The Session entity's handlers, for a runner: needs the runner's harness, control layers and TurnLedger. */
 export const layer = Session.toLayer(
@@ -187,6 +190,9 @@ export const layer = Session.toLayer(
         })))
     })
   }),
-  // Steer, Interrupt and Answer reach a running Turn; the session work registry steers or queues a second Turn
-  { concurrency: "unbounded" }
+  // Steer, Interrupt and Answer reach a running Turn; the session work registry steers or queues a second Turn. Kept
+  // for minutes without a message (not @effect/cluster's default minute): a session a person talks to every minute or
+  // two keeps its owner row, and its hold and working set (the runner's store keeps a session held as long), instead of
+  // taking them again at each turn (issue 33)
+  { concurrency: "unbounded", maxIdleTime: entityIdleTime }
 )
