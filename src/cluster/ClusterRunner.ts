@@ -49,6 +49,7 @@ import * as PgSessionStore from "../session/PgSessionStore.js"
 import * as Supervision from "../supervision/layer.js"
 import * as ClusterClient from "./ClusterClient.js"
 import * as ClusterDatabase from "./ClusterDatabase.js"
+import * as ClusterViews from "./ClusterViews.js"
 import * as Retention from "./Retention.js"
 import * as RunnerLiveness from "./RunnerLiveness.js"
 import { defaultShardsPerGroup, fastTimings } from "./ClusterDatabase.js"
@@ -199,6 +200,8 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
   })
   // a dead runner's shards move as soon as its database connection is gone, whatever the lock expiry
   const liveness = Layer.scopedDiscard(Effect.forkScoped(RunnerLiveness.watch({ self: runner })))
+  // what waits for an answer here, mirrored for Pending and Answer from any serve
+  const views = Layer.scopedDiscard(Effect.forkScoped(ClusterViews.mirrorInteractions(runner)))
   // what every turn writes is kept for `retention`, on one runner of the cluster
   const retentionJob = Layer.scopedDiscard(Effect.forkScoped(Retention.run({ retention, every: options.retentionEvery })))
   // built last, so its finalizer runs first: turns end while the shards are still this runner's
@@ -218,6 +221,7 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
     Layer.provideMerge(ledger),
     Layer.provideMerge(liveness),
     Layer.provideMerge(retentionJob),
+    Layer.provideMerge(views),
     Layer.provideMerge(runnerClusterLayer(config)),
     Layer.provideMerge(harness),
     Layer.provideMerge(interactions),

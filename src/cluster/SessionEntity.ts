@@ -27,12 +27,14 @@ import {
 } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
 import { reported } from "../control/failures.js"
+import { EventHub } from "../control/EventHub.js"
 import * as TurnStream from "../control/TurnStream.js"
 import { Interactions } from "../control/Interactions.js"
 import { SessionWork } from "../harness/SessionWork.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
 import { recordOwner, releaseOwner } from "./ClusterDatabase.js"
+import * as SessionWatch from "./SessionWatch.js"
 import { TurnLedger } from "./TurnLedger.js"
 
 const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
@@ -85,7 +87,14 @@ export const CompactResult = Schema.Struct({
 
 export const Compact = Rpc.make("Compact", { success: CompactResult, error: ControlFailure })
 
-export const Session = Entity.make("Session", [Turn, Steer, Interrupt, Answer, Compact])
+/** the session's live events after a cursor, as a long poll (SessionWatch.ts): Watch from any runner's serve */
+export const Watch = Rpc.make("Watch", {
+  payload: { epoch: Schema.optional(Schema.String), after: Schema.optional(Schema.Number) },
+  success: SessionWatch.WatchPage,
+  error: ControlFailure
+})
+
+export const Session = Entity.make("Session", [Turn, Steer, Interrupt, Answer, Compact, Watch])
 
 export type TurnPayload = typeof Turn.payloadSchema.Type
 
@@ -108,6 +117,7 @@ export const layer = Session.toLayer(
     // both when the shard moves or its locks lapse under load, while the turn runs on in the session work registry, and
     // the ledger must still record every reply the turn made for the retry to replay
     const followIn = yield* TurnStream.FollowScope
+    const watch = yield* SessionWatch.make(sessionId, yield* EventHub, interactions.pending)
 
     // `cluster status` counts the sessions each runner hosts; the row goes when this instance stops (idle, handed off)
     yield* recordOwner(sessionId, runnerAddress).pipe(Effect.catchAll((e) => Effect.logWarning(`session owner not recorded: ${e.message}`)))
@@ -181,6 +191,7 @@ export const layer = Session.toLayer(
         const { by, id, ...input } = envelope.payload
         return interactions.answer(id, input, by ?? "a cluster client")
       },
+      Watch: (envelope) => watch(envelope.payload),
       Compact: () =>
         reported(Effect.map(work.compact(sessionId), (r) => ({
           session_id: r.sessionId,
