@@ -98,10 +98,12 @@ const program = Effect.gen(function* () {
   collectors.plain.spans.length = 0
   collectors.cluster.spans.length = 0
   const turnMs = { plain: [] as Array<number>, cluster: [] as Array<number> }
+  const marks = { plain: [] as Array<[number, number]>, cluster: [] as Array<[number, number]> }
   for (let i = 0; i < turns; i++) {
     for (const setup of i % 2 === 0 ? setups : [...setups].reverse()) {
       const t = yield* turnOnce(clients[setup], sessions[i % sessions.length]!, `turn ${i} ${crypto.randomUUID()}`, Ctx.REPLY)
       if (t.ok) turnMs[setup].push(t.ms)
+      if (t.ok) marks[setup].push([t.selectedMs ?? NaN, t.startedMs ?? NaN])
     }
   }
   yield* Effect.sleep("6 seconds")
@@ -114,6 +116,9 @@ const program = Effect.gen(function* () {
   collectors.cluster.close()
   const names = [...new Set(Object.values(results).flatMap((r) => r.spans.map((s) => s.name)))].sort()
   console.log(`turn p50: plain ${median(results.plain.turnMs).toFixed(1)} ms, cluster ${median(results.cluster.turnMs).toFixed(1)} ms (${turns} turns each)`)
+  for (const setup of setups) {
+    console.log(`${setup}: session.selected p50 ${median(marks[setup].map((m) => m[0])).toFixed(1)} ms, turn.started p50 ${median(marks[setup].map((m) => m[1])).toFixed(1)} ms`)
+  }
   console.log(["span".padEnd(60), "plain: n/turn, p50 ms".padEnd(24), "cluster: n/turn, p50 ms"].join(" "))
   for (const name of names) {
     const cell = (setup: "plain" | "cluster") => {
