@@ -118,14 +118,14 @@ export const ServerNotifications = {
 } as const
 export type ServerNotificationMethod = keyof typeof ServerNotifications
 
-type Table = typeof ServerNotifications
+export type ServerNotificationTable = typeof ServerNotifications
 
 /** A decoded notification of a method the harness reads: its tag, its method and its typed params (unknown fields kept). */
 export type KnownNotification = {
   readonly [M in ServerNotificationMethod]: {
-    readonly _tag: Table[M]["tag"]
+    readonly _tag: ServerNotificationTable[M]["tag"]
     readonly method: M
-    readonly params: Schema.Schema.Type<Table[M]["schema"]>
+    readonly params: Schema.Schema.Type<ServerNotificationTable[M]["schema"]>
   }
 }[ServerNotificationMethod]
 

@@ -27,6 +27,7 @@ import { type InstalledTurn, type TurnExtension, TurnExtensions } from "../turn/
 import * as AllowAlways from "./AllowAlways.js"
 import { HookReports } from "./HookRelay.js"
 import * as PermissionMemory from "./PermissionMemory.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export interface ApprovalsOptions {
   /** how long a prompt may take before it counts as no decision (a decline); default 5 minutes */
@@ -107,7 +108,7 @@ export const makeExtension = (
         const key: AllowAlways.FingerprintParts | undefined =
           input === undefined ? undefined : { provider, sessionId: request.sessionId, input, cwd }
         if (key !== undefined && (yield* store.allows(key))) {
-          yield* Effect.logInfo(`approval: allowed ${describe(request)} (allow-always)`)
+          yield* HarnessLog.debug(`approval: allowed ${describe(request)} (allow-always)`)
           // the port is told, so the person whose "always" this was can see what it let through
           if (prompts.remembered !== undefined) yield* prompts.remembered(request)
           return true
@@ -115,11 +116,11 @@ export const makeExtension = (
         const decision = yield* prompts.ask(request).pipe(
           Effect.timeoutTo({ duration: promptTimeout, onSuccess: (d): ApprovalDecision => d, onTimeout: (): ApprovalDecision => "noDecision" }),
           Effect.catchAllCause((cause) =>
-            Effect.as(Effect.logWarning("approval prompt failed; declining", cause), "noDecision" as ApprovalDecision)
+            Effect.as(HarnessLog.warning("approval prompt failed; declining", cause), "noDecision" as ApprovalDecision)
           )
         )
         if (decision === "allowAlways" && key !== undefined) yield* store.remember(key)
-        yield* Effect.logInfo(`approval: ${isAllow(decision) ? "allowed" : "declined"} ${describe(request)} (${decision})`)
+        yield* HarnessLog.debug(`approval: ${isAllow(decision) ? "allowed" : "declined"} ${describe(request)} (${decision})`)
         return isAllow(decision)
       }).pipe(
         Effect.annotateLogs({ sessionId: request.sessionId, threadId: request.threadId }),
@@ -127,7 +128,7 @@ export const makeExtension = (
         Effect.withSpan("Approvals.decide", { attributes: { kind: request.kind, sessionId: request.sessionId } })
       )
 
-    const unmappable = (what: string, problem: string) => Effect.logWarning(`approval: declined an unmappable ${what} request (${problem})`)
+    const unmappable = (what: string, problem: string) => HarnessLog.warning(`approval: declined an unmappable ${what} request (${problem})`)
 
     const install = (turn: InstalledTurn) =>
       Effect.gen(function* () {

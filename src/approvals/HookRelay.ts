@@ -73,6 +73,7 @@ export {
   type PreToolUseVerdict,
   type StopVerdict
 } from "../ports/HookPolicy.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 // ---------------------------------------------------------------------------------------------------------------------
 // payloads
@@ -158,7 +159,19 @@ export interface HookRelayOptions {
   readonly preToolUseApprovalMode?: "report" | undefined
 }
 
-/** Optional: how the relay runs (its command, socket directory, timeouts); the default suits an installed package. */
+/**
+ * Optional port: how the native hook relay runs (its command, socket directory, timeouts); the default suits an
+ * installed package and puts the socket under the temp dir.
+ *
+ * @example
+ * ```ts
+ * import { Layer } from "effect"
+ * import { HookRelayConfig } from "codex-harness"
+ *
+ * // a short private directory for the relay's socket, when TMPDIR is long or shared
+ * const Relay = Layer.succeed(HookRelayConfig.HookRelayConfig, { socketParentDir: "/run/my-bot" })
+ * ```
+ */
 export class HookRelayConfig extends Context.Reference<HookRelayConfig>()("codex-harness/HookRelayConfig", {
   defaultValue: (): HookRelayOptions => ({})
 }) {}
@@ -301,7 +314,7 @@ export const makeExtension = (
     // report mode needs an app-server approval to show the requirement with: under "never" Codex sends none
     const reportMode = options.preToolUseApprovalMode === "report" && settings.approvalPolicy !== "never"
     if (options.preToolUseApprovalMode === "report" && !reportMode) {
-      yield* Effect.logWarning(`hook relay: report mode ignored: approval policy "never" sends no approval to report to`)
+      yield* HarnessLog.warning(`hook relay: report mode ignored: approval policy "never" sends no approval to report to`)
     }
     const approvalModeOf = (event: NativeHookEvent) => (reportMode && event === "pre_tool_use" ? "report" as const : undefined)
     const threadConfig = (sessionId: string) =>

@@ -22,6 +22,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { describeFileError } from "../platform/fileErrors.js"
 import { dirPrefix, removeStaleDirs, socketName } from "./RelayDirs.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 /** Codex's hook event names as the relay passes them */
 export type HookEventName = "PreToolUse" | "PostToolUse" | "PermissionRequest" | "Stop"
@@ -105,7 +106,7 @@ export const make = (
     const scope = yield* Effect.scope
     const parent = options.parentDir ?? os.tmpdir()
     const stale = yield* removeStaleDirs(parent)
-    if (stale.length > 0) yield* Effect.logDebug(`removed ${stale.length} relay directories of harnesses that are gone`)
+    if (stale.length > 0) yield* HarnessLog.debug(`removed ${stale.length} relay directories of harnesses that are gone`)
     // removed with everything in it when the scope closes (after the server, whose finalizer runs first)
     const dir = yield* fs.makeTempDirectoryScoped({ directory: parent, prefix: `${dirPrefix}${process.pid}-` }).pipe(
       Effect.mapError(failed)

@@ -9,6 +9,7 @@ import type { HarnessSettings } from "../config/Settings.js"
 import type { ApprovalDecision, ApprovalPromptsService, CommandApproval } from "../ports/ApprovalPrompts.js"
 import type { HookPayload } from "../ports/HookPolicy.js"
 import * as AllowAlways from "./AllowAlways.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export interface PermissionMemory {
   readonly store: AllowAlways.AllowAlways
@@ -53,7 +54,7 @@ export const decide = (
   Effect.gen(function* () {
     const key = fingerprintOf(memory, request.sessionId, payload)
     if (key !== undefined && (yield* memory.store.allows(key))) {
-      yield* Effect.logInfo(`PermissionRequest hook: allowed ${request.command} (allow-always)`)
+      yield* HarnessLog.debug(`PermissionRequest hook: allowed ${request.command} (allow-always)`)
       if (prompts.remembered !== undefined) yield* prompts.remembered(request)
       return "allowAlways" as const
     }

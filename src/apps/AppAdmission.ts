@@ -15,6 +15,7 @@ import { RpcError } from "../appserver/errors.js"
 import { Settings } from "../config/Settings.js"
 import { AppsInventoryFailed, AppsNotConfirmed } from "./errors.js"
 import * as Policy from "./AppsPolicy.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export const defaults = {
   snapshotTtl: Duration.minutes(5),
@@ -113,7 +114,7 @@ export const cleanupThread = (connection: AppServerConnection, options: CleanupO
       return options.ephemeral ? "unsubscribed" as const : "deleted" as const
     }
     const reason = `the provisional thread ${options.threadId} could not be cleaned up: ${problem}`
-    yield* Effect.logWarning(`${reason}; retiring the app-server client`)
+    yield* HarnessLog.warning(`${reason}; retiring the app-server client`)
     yield* options.retire(reason)
     return "retired" as const
   }).pipe(Effect.withSpan("AppAdmission.cleanupThread", { attributes: { threadId: options.threadId, ephemeral: options.ephemeral } }))
@@ -132,7 +133,7 @@ export const unloadResumed = (connection: AppServerConnection, options: Omit<Cle
       return "unloaded" as const
     }
     const reason = `the resumed thread ${options.threadId} could not be unloaded: thread/unsubscribe failed: ${unsubscribed.left.message}`
-    yield* Effect.logWarning(`${reason}; retiring the app-server client`)
+    yield* HarnessLog.warning(`${reason}; retiring the app-server client`)
     yield* options.retire(reason)
     return "retired" as const
   }).pipe(Effect.withSpan("AppAdmission.unloadResumed", { attributes: { threadId: options.threadId } }))

@@ -26,8 +26,10 @@ import type { FramedLine } from "./LineFramer.js"
 import * as WireLog from "./WireLog.js"
 import * as Notifications from "./Notifications.js"
 import { ThreadRoutes } from "./ThreadRoutes.js"
+import { answeredByPeople, maskStrings } from "./Redaction.js"
 import { type HandlerFailure, makeRouter, type ServerRequestRoute } from "./ServerRequestRoutes.js"
 import type { TransportHandle } from "./Transport.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export type { HandlerFailure, ServerRequestRoute } from "./ServerRequestRoutes.js"
 
@@ -198,7 +200,7 @@ export const make = (
     ) => {
       // an observer's failure is its own: the reader logs it and goes on
       const observer = (n: ServerNotification) =>
-        Effect.catchAllCause(f(n), (failure) => Effect.logWarning(`a notification observer failed on ${n.method}`, failure))
+        Effect.catchAllCause(f(n), (failure) => HarnessLog.warning(`a notification observer failed on ${n.method}`, failure))
       return Effect.acquireRelease(
         Effect.sync(() => {
           if (!subscriptionsClosed) observers.add(filter?.threadId, observer)
@@ -233,27 +235,30 @@ export const make = (
       })
 
     const wireLog = yield* WireLog.make
-    const write = (message: unknown) =>
+    /** `logAs`: what the wire log shows instead of the message (a reply people's answers are in) */
+    const write = (message: unknown, logAs?: unknown) =>
       Effect.suspend(() => {
         const line = JSON.stringify(message)
-        return wireLog.logs ? Effect.zipRight(wireLog.sent(line), transport.send(line)) : transport.send(line)
+        if (!wireLog.logs) return transport.send(line)
+        return Effect.zipRight(wireLog.sent(logAs === undefined ? line : JSON.stringify(logAs)), transport.send(line))
       })
 
-    const reply = (id: RequestId, outcome: Exit.Exit<unknown, HandlerFailure>) =>
+    const reply = (id: RequestId, method: string, outcome: Exit.Exit<unknown, HandlerFailure>) =>
       write(
         Exit.isSuccess(outcome)
           ? { id, result: outcome.value ?? {} }
           : Option.match(Cause.failureOption(outcome.cause), {
               onSome: (f) => ({ id, error: f.data === undefined ? { code: f.code, message: f.message } : f }),
               onNone: () => ({ id, error: { code: ErrorCodes.internalError, message: "the harness handler was interrupted" } })
-            })
+            }),
+        Exit.isSuccess(outcome) && answeredByPeople.has(method) ? { id, result: maskStrings(outcome.value ?? {}) } : undefined
       )
 
     const routeServerRequest = (request: RequestMessage) =>
       // handlers may wait on people: never block the reader
       router.answer({ id: request.id, method: request.method, params: request.params }).pipe(
         Effect.exit,
-        Effect.flatMap((exit) => reply(request.id, exit)),
+        Effect.flatMap((exit) => reply(request.id, request.method, exit)),
         // no stack trace captured per span: it cost more than the rest of the span on every message
         Effect.withSpan("AppServer.serverRequest", { attributes: { method: request.method }, captureStackTrace: false }),
         Effect.forkIn(scope),
@@ -266,7 +271,7 @@ export const make = (
         const entry = typeof id === "number" ? pending.get(id) : undefined
         if (entry === undefined) {
           counters.unmatchedResponses++
-          return Effect.logDebug("response for an unknown request id").pipe(Effect.annotateLogs("id", String(id)))
+          return HarnessLog.debug("response for an unknown request id").pipe(Effect.annotateLogs("id", String(id)))
         }
         if (typeof id === "number") pending.delete(id)
         const error = message.error
@@ -297,7 +302,7 @@ export const make = (
       if (line._tag === "Oversized") {
         counters.oversizedLines++
         // the turn it belonged to must learn at once that it lost a message, not go silent
-        return Effect.logWarning(`dropped an oversized line from the app-server (${line.bytes} bytes)`).pipe(
+        return HarnessLog.warning(`dropped an oversized line from the app-server (${line.bytes} bytes)`).pipe(
           Effect.zipRight(publish(Notifications.droppedLine(line.bytes)))
         )
       }
@@ -306,25 +311,25 @@ export const make = (
         message = JSON.parse(line.text)
       } catch {
         counters.malformedLines++
-        return Effect.logWarning("ignored a line from the app-server that is not JSON")
+        return HarnessLog.warning("ignored a line from the app-server that is not JSON")
       }
       if (!isRecord(message)) {
         counters.malformedLines++
-        return Effect.logWarning("ignored a JSON line from the app-server that is not an object")
+        return HarnessLog.warning("ignored a JSON line from the app-server that is not an object")
       }
       const method = message.method
       if (typeof method === "string") {
         if ("id" in message) {
           if (!isRequestId(message.id)) {
             counters.malformedLines++
-            return Effect.logWarning(`ignored server request ${method} with an invalid id`)
+            return HarnessLog.warning(`ignored server request ${method} with an invalid id`)
           }
           return routeServerRequest({ id: message.id, method, params: message.params })
         }
         const decoded = Notifications.decode(method, message.params)
         if (decoded._tag === "Unknown" && decoded.problem !== undefined) {
           counters.undecodedNotifications++
-          return Effect.logDebug(`passing on an undecodable ${method} as Unknown: ${decoded.problem}`).pipe(
+          return HarnessLog.debug(`passing on an undecodable ${method} as Unknown: ${decoded.problem}`).pipe(
             Effect.zipRight(publish(decoded))
           )
         }
@@ -332,7 +337,7 @@ export const make = (
       }
       if ("id" in message && ("result" in message || "error" in message)) return settleResponse(message)
       counters.malformedLines++
-      return Effect.logWarning("ignored a message from the app-server that is neither request, response nor notification")
+      return HarnessLog.warning("ignored a message from the app-server that is neither request, response nor notification")
     }
 
     // one reader fiber for the whole connection; it ends when stdout closes

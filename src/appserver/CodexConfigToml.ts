@@ -10,6 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as Toml from "toml"
 import { isNotFound } from "../platform/fileErrors.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 /** The CODEX_HOME an app-server started with this environment uses: $CODEX_HOME, else ~/.codex (as the codex CLI does). */
 export const effectiveCodexHome = (codexHome: string | undefined, env: Readonly<Record<string, string | undefined>>): string => {
@@ -40,7 +41,7 @@ export const readShellExcludes = (codexHome: string): Effect.Effect<ReadonlyArra
       Effect.catchAll((e) =>
         isNotFound(e)
           ? Effect.succeedNone
-          : Effect.as(Effect.logDebug(`cannot read ${file} for its shell_environment_policy.exclude: ${e.message}`), Option.none<string>())
+          : Effect.as(HarnessLog.debug(`cannot read ${file} for its shell_environment_policy.exclude: ${e.message}`), Option.none<string>())
       )
     )
     return Option.isSome(text) ? Option.getOrElse(shellExcludesOf(text.value), () => []) : []

@@ -14,6 +14,7 @@ import { type AppServerExited, type AppServerUnreachable, SpawnFailed } from "./
 import { type FramedLine, LineFramer } from "./LineFramer.js"
 import * as LineInbox from "./LineInbox.js"
 import { groupAlive, signalGroup } from "./ProcessGroup.js"
+import { WireRecorder } from "./WireRecorder.js"
 
 export interface TransportOptions {
   /**
@@ -202,16 +203,25 @@ const spawnProcess = (options: TransportOptions) =>
 const describe = (error: unknown): string =>
   error instanceof Error ? ((error as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : error.message) : String(error)
 
-/** The real thing: `codex app-server` over stdio, or (with `url`) over a WebSocket to one that is already running. */
+/**
+ * The real thing: `codex app-server` over stdio, or (with `url`) over a WebSocket to one that is already running.
+ * With a `WireRecorder` provided, each one's traffic is recorded (WireRecorder.ts).
+ */
 export const NodeTransportLive: Layer.Layer<Transport, never, FileSystem.FileSystem> = Layer.effect(
   Transport,
-  Effect.map(FileSystem.FileSystem, (fs) => ({
-    spawn: (options: TransportOptions) =>
+  Effect.zipWith(FileSystem.FileSystem, WireRecorder, (fs, recorder) => {
+    const open = (options: TransportOptions) =>
       options.url !== undefined
         // loaded when first used: a CLI that only runs local app-servers never parses `ws` and the socket module
         ? Effect.promise(() => import("./WebSocketTransport.js")).pipe(
           Effect.flatMap((ws) => ws.connect({ url: options.url!, tokenEnv: options.tokenEnv, maxFrameBytes: options.maxLineBytes }))
         )
         : spawnProcess(options).pipe(Effect.provideService(FileSystem.FileSystem, fs))
-  }))
+    return {
+      spawn: (options: TransportOptions) =>
+        (open(options) as Effect.Effect<TransportHandle, SpawnFailed | CodexBinary.CodexBinaryNotFound | AppServerUnreachable, Scope.Scope>).pipe(
+          Effect.flatMap((handle) => recorder.wrap(handle, options))
+        )
+    }
+  })
 )

@@ -2,6 +2,7 @@
 // what looks like a secret replaced. Decided once per connection, so a connection that does not log pays one
 // comparison per line.
 import { Effect, FiberRef, LogLevel } from "effect"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 const maxChars = 2_000
 
@@ -28,6 +29,6 @@ export const make: Effect.Effect<WireLog> = Effect.map(FiberRef.get(FiberRef.cur
     ? silent
     : {
       logs: true,
-      sent: (line) => Effect.logDebug(`app-server <- ${redactLine(line)}`),
-      received: (line) => Effect.logDebug(`app-server -> ${redactLine(line)}`)
+      sent: (line) => HarnessLog.debug(`app-server <- ${redactLine(line)}`),
+      received: (line) => HarnessLog.debug(`app-server -> ${redactLine(line)}`)
     })

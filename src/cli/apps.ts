@@ -2,7 +2,7 @@
 // provisional decision for every app the config's `apps` section names (S2-S5), read-only: no thread is opened and
 // nothing is installed or enabled. Loaded when the command runs; its flags are in commands/apps.ts.
 import { Console, Effect, Layer, Option } from "effect"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import { AppAdmission } from "../apps/AppAdmission.js"
 import { SessionRuntime } from "../session/SessionRuntime.js"
 import { sessionState } from "../session/SessionState.js"
@@ -19,7 +19,7 @@ export const list = (options: ListOptions) =>
     const settings = yield* toSettings(options)
     // an existing session by id or unique prefix; an unknown one is an error, not the runtime a new session would get
     const sessionId = Option.isSome(options.session) ? yield* resolveSessionRef(settings.stateDir, options.session.value) : undefined
-    const services = Live.layer(settings).pipe(
+    const services = Live.layer(settings, undefined, { probeCodex: false }).pipe(
       Layer.provide(TerminalDelivery.layer({ json: options.json })),
       Layer.provide(ApprovalPromptsCli.fixed("deny"))
     )

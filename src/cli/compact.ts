@@ -3,7 +3,7 @@
 // line through the CLI's error rendering (exit 1). The timeout and interrupt grace come from the config file. Loaded
 // when the command runs; its flags are in commands/compact.ts.
 import { Clock, Console, Effect, Layer, Schedule } from "effect"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import * as Compaction from "../compaction/Compaction.js"
 import { checkSessionId } from "../session/SessionStore.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
@@ -50,7 +50,7 @@ const compactLocal = (options: CompactOptions) =>
     const settings = yield* toSettings(options)
     const sessionId = yield* checkSessionId(options.session)
     // the timeouts come with the settings (compaction.timeoutSeconds, compaction.interruptGraceSeconds)
-    const services = Live.layer(settings).pipe(
+    const services = Live.layer(settings, undefined, { probeCodex: false }).pipe(
       Layer.provide(TerminalDelivery.layer({ json: options.json })),
       // a compaction runs no commands, so no approval is asked; should one come, it is refused
       Layer.provide(ApprovalPromptsCli.fixed("deny"))

@@ -145,7 +145,9 @@ const runtimeFlags = [
   ["codexBin", "codex-bin"],
   ["appServer", "app-server"],
   ["supervisionHome", "supervision-home"],
-  ["timeout", "timeout"]
+  ["timeout", "timeout"],
+  // the serve's app-servers are its own: only a turn in this process can be recorded
+  ["record", "record"]
 ] as const
 
 /** the runtime flags `options` gives, as typed (`--provider-url`, ...) */

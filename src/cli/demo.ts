@@ -4,7 +4,7 @@
 import { FileSystem } from "@effect/platform"
 import { Console, Context, Effect, Layer, Option } from "effect"
 import * as path from "node:path"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
 import { Delivery } from "../ports/Delivery.js"
 import * as TempDir from "../platform/TempDir.js"
@@ -57,7 +57,7 @@ export const demo = (options: DemoOptions) =>
       yield* Console.log(`codex-harness demo: the real codex app-server, a scripted model at ${model.url}, no network\n`)
       // the demo's Delivery: how a reply reaches the person is the embedder's business, here a prefixed line
       const speak = Layer.succeed(Delivery, { deliver: (reply) => Console.log(`  codex › ${reply.text ?? ""}\n`) })
-      const harness = Context.get(yield* Layer.build(Live.layer(settings).pipe(Layer.provide(speak))), CodexHarness)
+      const harness = Context.get(yield* Layer.build(Live.layer(settings, undefined, { probeCodex: false }).pipe(Layer.provide(speak))), CodexHarness)
       for (const turn of conversation) {
         yield* Console.log(`  you   › ${turn.prompt}`)
         const outcome = yield* harness.runTurn({ sessionId: "demo", prompt: turn.prompt, onEvent: showToolCalls })

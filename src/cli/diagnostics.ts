@@ -7,7 +7,7 @@
 // leaves the machine); with --upload it uploads as well. Loaded when the command runs; its flags are in
 // commands/diagnostics.ts.
 import { Console, Effect, Layer, Option } from "effect"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import * as HarnessConfig from "../config/HarnessConfig.js"
 import { Diagnostics, type DiagnosticsReport, layer as diagnosticsLayer } from "../diagnostics/Diagnostics.js"
 import { DiagnosticsBundle, layer as bundleLayer } from "../diagnostics/DiagnosticsBundle.js"
@@ -53,7 +53,7 @@ export const diagnostics = (options: DiagnosticsOptions) =>
       ? policy(options.approvals)
       : ApprovalPromptsCli.terminal
     const services = Layer.mergeAll(diagnosticsLayer, bundleLayer).pipe(
-      Layer.provideMerge(Live.layer(settings)),
+      Layer.provideMerge(Live.layer(settings, undefined, { probeCodex: false })),
       Layer.provide(TerminalDelivery.layer({ json: options.json })),
       Layer.provide(prompts)
     )

@@ -2,7 +2,7 @@
 // as they come, a note on stderr says when output was dropped past the buffer's bounds, and the harness exits with
 // the command's status. Off unless the config turns it on (then a one-line refusal, exit 2).
 import { Effect, Layer, Stream } from "effect"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import { Processes, SandboxExecDisabled } from "../processes/index.js"
 import * as ProcessesLive from "../processes/Processes.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
@@ -19,7 +19,7 @@ export const exec = (options: ExecOptions) =>
     const settings = yield* toSettings(options)
     if (settings.sandboxExecServer !== true) return yield* new UsageError({ line: new SandboxExecDisabled().message })
     const services = ProcessesLive.layer().pipe(
-      Layer.provideMerge(Live.layer(settings)),
+      Layer.provideMerge(Live.layer(settings, undefined, { probeCodex: false })),
       Layer.provide(TerminalDelivery.layer({ json: false })),
       // no turn runs, so no approval is asked; should one come, it is refused
       Layer.provide(ApprovalPromptsCli.fixed("deny"))

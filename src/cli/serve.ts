@@ -16,7 +16,7 @@ import * as https from "node:https"
 import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import * as ConfigSchema from "../../schemas/config.js"
 import { isLoopbackHost } from "../appserver/AppServerUrl.js"
 import * as ClusterRouter from "../cluster/ClusterRouter.js"
@@ -167,7 +167,7 @@ export const serve = (options: ServeOptions) =>
     // every run of the session work registry, whoever sent its message, is published to the clients (HubObserver)
     const harness = Supervision.layer.pipe(
       Layer.provideMerge(
-        Live.layer(settings).pipe(
+        Live.layer(settings, undefined, { probeCodex: false }).pipe(
           Layer.provide(Layer.mergeAll(EventHub.deliveryLayer, Interactions.portsLayer, HubObserver.layer).pipe(Layer.provide(interactions)))
         )
       )

@@ -4,7 +4,7 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Console, Effect, Layer, Option } from "effect"
 import * as path from "node:path"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import { ArchiveGuard } from "../supervision/ArchiveGuard.js"
 import { Branching } from "../supervision/Branching.js"
 import * as NodeCatalogs from "../nodes/NodeCatalogs.js"
@@ -34,7 +34,7 @@ const withSupervision = <A, E>(
       Effect.provide(
         Supervision.layer.pipe(
           Layer.provideMerge(
-            Live.layer(settings).pipe(
+            Live.layer(settings, undefined, { probeCodex: false }).pipe(
               Layer.provide(TerminalDelivery.layer({ json: options.json })),
               // nothing here runs a turn, so no approval is asked; should one come, it is refused
               Layer.provide(ApprovalPromptsCli.fixed("deny"))

@@ -23,6 +23,7 @@ import {
   CompactionTimedOut,
   NothingToCompact
 } from "./errors.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export * from "./errors.js"
 
@@ -130,7 +131,7 @@ export const make = (options: CompactionLayerOptions = {}) =>
         const recorded = yield* Ref.make<"nothing" | "started" | "terminal">("nothing")
         const written = (what: Effect.Effect<void, unknown>) =>
           what.pipe(
-            Effect.catchAll((error) => Effect.logWarning(`compaction record not written: ${error instanceof Error ? error.message : String(error)}`)),
+            Effect.catchAll((error) => HarnessLog.warning(`compaction record not written: ${error instanceof Error ? error.message : String(error)}`)),
             Effect.uninterruptible
           )
         const recordStarted = (turnId: string) =>
@@ -169,7 +170,7 @@ export const make = (options: CompactionLayerOptions = {}) =>
                   : isClosed(error)
                   ? Effect.succeed("closed")
                   : // not a confirmation: keep waiting for a terminal state until the grace runs out
-                    Effect.logWarning(`turn/interrupt of the compaction of ${threadId} failed: ${error.message}`).pipe(
+                    HarnessLog.warning(`turn/interrupt of the compaction of ${threadId} failed: ${error.message}`).pipe(
                       Effect.zipRight(Effect.never)
                     )
               )
@@ -193,7 +194,7 @@ export const make = (options: CompactionLayerOptions = {}) =>
             }
             if (stopped === "unconfirmed") {
               const reason = `the compaction of thread ${threadId} was not confirmed stopped within ${Duration.format(grace)} of turn/interrupt (${why})`
-              yield* Effect.logWarning(reason)
+              yield* HarnessLog.warning(reason)
               // before the fence opens (the scope's finalizers): turns queued behind it must not reach this client
               yield* retireClient(reason)
             }
@@ -218,7 +219,7 @@ export const make = (options: CompactionLayerOptions = {}) =>
                 return yield* new CompactionFailed({ threadId, status: "rejected", message: error.rpcMessage })
               }
               // no answer: Codex may be compacting all the same, so this is stopped like a timeout
-              yield* Effect.logWarning(`thread/compact/start of ${threadId}: ${error.message}`)
+              yield* HarnessLog.warning(`thread/compact/start of ${threadId}: ${error.message}`)
               return { _tag: "TimedOut" } as Waited
             }
             yield* Ref.set(phase, "accepted")

@@ -2,7 +2,7 @@
 // embedder passes to the Live layer), and the tag they are provided under. Data only: what a setting means is decided
 // by the room that reads it. A session's runtime (app-server, CODEX_HOME, provider) is recorded with the session; these
 // settings only choose it for new sessions (see session/SessionRuntime).
-import { Context, type Duration } from "effect"
+import { Context, type Duration, type LogLevel } from "effect"
 import type { NativeHookEvent } from "../../schemas/config.js"
 import type { AskForApproval, SandboxMode } from "../../schemas/protocol.js"
 
@@ -130,6 +130,11 @@ export interface HarnessSettings {
   readonly supervision?: SupervisionSettings | undefined
   /** S2-S5: connected-apps admission; off when absent */
   readonly apps?: AppsSettings | undefined
+  /**
+   * The least severe of the harness's own log lines that reach the app's logger (each under the `codex-harness` log
+   * span); default: whatever the app's `Logger.minimumLogLevel` lets through (the harness logs routine steps at Debug)
+   */
+  readonly logLevel?: LogLevel.Literal | undefined
 }
 
 export class Settings extends Context.Tag("codex-harness/HarnessSettings")<Settings, HarnessSettings>() {}

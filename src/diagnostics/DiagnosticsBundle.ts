@@ -1,6 +1,6 @@
 // S36's local half: a diagnostics bundle written to a file of the operator's choosing, which never leaves the machine
 // (so it needs no approval). It holds the harness's and Codex's versions, the effective config with every secret
-// redacted (redact.ts), what `server/diagnostics` reports of the app-server process (memory, gauges), and the
+// redacted (appserver/Redaction.ts), what `server/diagnostics` reports of the app-server process (memory, gauges), and the
 // session's last records (bounded: `recordLimit` records, each string clipped). The file is created 0600 and never
 // written over. A failure to reach the app-server is recorded in the bundle instead of failing it: a bundle is most
 // wanted when things fail.
@@ -13,7 +13,7 @@ import { SessionRuntime } from "../session/SessionRuntime.js"
 import type { SessionState } from "../session/SessionState.js"
 import { type MirrorError, TranscriptMirror } from "../session/TranscriptMirror.js"
 import { BundleExists, BundleWriteFailed } from "./errors.js"
-import { clipStrings, redactValue, scrubValues, secretValues } from "./redact.js"
+import { clipStrings, redactValue, scrubValues, secretValues } from "../appserver/Redaction.js"
 
 export interface BundleOptions {
   /** where to write it; refused when something is already there */

@@ -18,16 +18,17 @@ import type { SessionState } from "../session/SessionState.js"
 import { type MirrorError, mediaOf, TranscriptMirror } from "../session/TranscriptMirror.js"
 import * as NativeToolCalls from "../tools/NativeToolCalls.js"
 import * as ToolBridge from "../tools/ToolBridge.js"
-import type * as Bootstrap from "../turn/BootstrapProjection.js"
+import type { BootstrapFailed } from "../turn/BootstrapProjection.js"
+import type { EventSink, LiveTurn, TurnOutcome } from "../turn/TurnEvent.js"
 import * as Instructions from "../turn/Instructions.js"
 import { LifecycleBus } from "../turn/LifecycleBus.js"
 import { LoadedThreads } from "../turn/LoadedThreads.js"
 import type { TurnContext } from "../turn/TurnContext.js"
-import type { LiveTurn } from "../turn/TurnEvent.js"
 import { type TurnKind, TurnExtensions } from "../turn/TurnExtension.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
 import { ThreadOpener } from "../threads/ThreadOpener.js"
 import * as TurnFollower from "./TurnFollower.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export type { TurnKind } from "../turn/TurnExtension.js"
 export type { MemoryMode, TurnContext } from "../turn/TurnContext.js"
@@ -46,12 +47,16 @@ export interface TurnRequest {
   readonly model?: string | undefined
   /** "plan": Codex's Plan collaboration mode, where the agent may ask with request_user_input (S33) */
   readonly collaboration?: "default" | "plan" | undefined
-  readonly onEvent?: TurnRunner.EventSink | undefined
+  readonly onEvent?: EventSink | undefined
+}
+
+/** What the turn engine takes: a request, and where to tell the session's work registry that the turn started. */
+export interface EngineTurnRequest extends TurnRequest {
   /** told when the app-server has started the turn: where to steer or stop it (the session's work registry keeps it) */
   readonly onLive?: ((turn: LiveTurn) => Effect.Effect<void>) | undefined
 }
 
-export interface TurnResult extends TurnRunner.TurnOutcome {
+export interface TurnResult extends TurnOutcome {
   /** whether the final text went to Delivery (false in message_tool mode or when there was none) */
   readonly delivered: boolean
   readonly media: ReadonlyArray<string>
@@ -66,7 +71,7 @@ export type HarnessError =
   | RuntimeRefusal
   | ModelLocked
   | SupervisedThreadGone
-  | Bootstrap.BootstrapFailed
+  | BootstrapFailed
   | AppsError
 
 /** What became of messages sent into a running turn (S35). */
@@ -78,7 +83,7 @@ export type SteerOutcome =
   | { readonly _tag: "NoActiveTurn" }
 
 export interface CodexHarnessService {
-  readonly runTurn: (request: TurnRequest) => Effect.Effect<TurnResult, HarnessError>
+  readonly runTurn: (request: EngineTurnRequest) => Effect.Effect<TurnResult, HarnessError>
   /** adds messages to a running turn of the session with turn/steer (expectedTurnId), in order, as one request; they
    * are recorded as the session's prompts once Codex took them */
   readonly steer: (
@@ -152,7 +157,7 @@ export const make = Effect.gen(function* () {
 
   const deliver = (reply: Reply) =>
     delivery.deliver(reply).pipe(
-      Effect.catchAll((error) => Effect.logWarning(error.message)),
+      Effect.catchAll((error) => HarnessLog.warning(error.message)),
       Effect.withSpan("Delivery.deliver", { attributes: { source: reply.source } })
     )
 
@@ -332,7 +337,7 @@ export const make = Effect.gen(function* () {
    * (`restore`), so an interruption always lands in a phase that records it.
    */
   const attempt = (
-    request: TurnRequest,
+    request: EngineTurnRequest,
     kind: TurnKind,
     prepared: Prepared,
     restore: <A, E, R>(e: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -383,7 +388,7 @@ export const make = Effect.gen(function* () {
       )
     })
 
-  const runTurn = (request: TurnRequest) => {
+  const runTurn = (request: EngineTurnRequest) => {
     const kind: TurnKind = request.kind ?? request.context?.kind ?? "user"
     return Effect.scoped(
       Effect.gen(function* () {
@@ -391,7 +396,7 @@ export const make = Effect.gen(function* () {
         return yield* Effect.uninterruptibleMask((restore) =>
           attempt(request, kind, prepared, restore).pipe(
             Effect.catchTag("StaleThread", (stale) =>
-              Effect.logDebug(`thread ${stale.threadId} was no longer loaded (${stale.error.rpcMessage}); opening it again`).pipe(
+              HarnessLog.debug(`thread ${stale.threadId} was no longer loaded (${stale.error.rpcMessage}); opening it again`).pipe(
                 // the second attempt opens the thread (nothing is taken as loaded any more), so it cannot be stale again
                 Effect.zipRight(Effect.catchTag(attempt(request, kind, prepared, restore), "StaleThread", (again) => Effect.fail(again.error)))
               )
@@ -428,7 +433,7 @@ export const make = Effect.gen(function* () {
       if (store.release !== undefined) yield* store.release(sessionId)
     }).pipe(
       Effect.timeout("15 seconds"),
-      Effect.catchAllCause((cause) => Effect.logWarning(`session ${sessionId} was not released cleanly`, cause)),
+      Effect.catchAllCause((cause) => HarnessLog.warning(`session ${sessionId} was not released cleanly`, cause)),
       Effect.withSpan("CodexHarness.release", { attributes: { sessionId } })
     )
 

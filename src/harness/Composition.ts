@@ -8,12 +8,14 @@ import * as ClientPool from "../appserver/ClientPool.js"
 import * as Compaction from "../compaction/Compaction.js"
 import * as CompactionFence from "../compaction/CompactionFence.js"
 import { type HarnessSettings, Settings } from "../config/Settings.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 import * as SessionRuntime from "../session/SessionRuntime.js"
 import * as TranscriptMirror from "../session/TranscriptMirror.js"
 import * as LifecycleBus from "../turn/LifecycleBus.js"
 import * as LoadedThreads from "../turn/LoadedThreads.js"
 import * as CodexHarness from "./CodexHarness.js"
 import * as DefaultExtensions from "./defaultExtensions.js"
+import * as Harness from "./Harness.js"
 import type { ApprovalPrompts } from "../ports/ApprovalPrompts.js"
 import type { ContextEngine } from "../ports/ContextEngine.js"
 import type { Delivery } from "../ports/Delivery.js"
@@ -65,7 +67,8 @@ export const layer = (settings: HarnessSettings, pool: ClientPool.ClientPoolOpti
   const session = SessionRuntime.layer.pipe(Layer.provideMerge(TranscriptMirror.layer))
   // the session work registry runs every turn and manual compaction of a session: the front door of every front end
   const front = SessionWork.layer({ mode: settings.queueMode, quietWindow: settings.quietWindow })
-  return front.pipe(
+  const harness = Harness.layer.pipe(
+    Layer.provideMerge(front),
     Layer.provideMerge(Compaction.layer({ timeout: settings.compactionTimeout, interruptGrace: settings.interruptGrace })),
     Layer.provideMerge(CodexHarness.layer),
     Layer.provideMerge(ThreadOpener.layer),
@@ -76,4 +79,6 @@ export const layer = (settings: HarnessSettings, pool: ClientPool.ClientPoolOpti
     Layer.provideMerge(apps),
     Layer.provideMerge(base)
   )
+  // what the services log while they are built, and the fibers they start then, is under the harness's span and level
+  return Layer.locallyEffect(harness, HarnessLog.within(settings.logLevel))
 }

@@ -14,7 +14,7 @@ import type { QueueMode } from "../../schemas/config.js"
 import { Compaction, type CompactionError, type CompactionResult, type CompactOptions } from "../compaction/Compaction.js"
 import { NewThreadRefused } from "../session/errors.js"
 import type { EventSink, LiveTurn } from "../turn/TurnEvent.js"
-import { CodexHarness, type HarnessError, type SteerOutcome, type TurnResult } from "./CodexHarness.js"
+import { CodexHarness, type HarnessError, type SteerOutcome, type TurnRequest, type TurnResult } from "./CodexHarness.js"
 import {
   type Carried,
   defaultMaxQueued,
@@ -31,6 +31,7 @@ import {
   type SubmitOptions
 } from "./SessionWorkApi.js"
 import { none as noObserver, type RunStart, WorkObserver } from "./WorkObserver.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export * from "./SessionWorkApi.js"
 
@@ -108,7 +109,7 @@ export const make = (options: SessionWorkOptions = {}) =>
     const ended: Ended = (message, exit) =>
       message.options.onEnded === undefined
         ? Effect.void
-        : FiberSet.run(flushes, message.options.onEnded(exit).pipe(Effect.catchAllCause((cause) => Effect.logWarning("onEnded failed", cause)))).pipe(
+        : FiberSet.run(flushes, message.options.onEnded(exit).pipe(Effect.catchAllCause((cause) => HarnessLog.warning("onEnded failed", cause)))).pipe(
           Effect.asVoid
         )
     const interruptMessage = (message: Message) =>
@@ -229,10 +230,10 @@ export const make = (options: SessionWorkOptions = {}) =>
             Effect.catchAll((error): Effect.Effect<FlushOutcome> =>
               error._tag === "SessionStoreError" || error._tag === "InvalidSessionId"
                 ? // the steer went through; only its transcript record failed
-                  Effect.logWarning(`steered, but not recorded: ${error.message}`).pipe(
+                  HarnessLog.warning(`steered, but not recorded: ${error.message}`).pipe(
                     Effect.as({ _tag: "Steered" as const, turnId: live.turnId })
                   )
-                : Effect.logWarning(`turn/steer failed, the messages wait for the next turn: ${error.message}`).pipe(
+                : HarnessLog.warning(`turn/steer failed, the messages wait for the next turn: ${error.message}`).pipe(
                   Effect.as({ _tag: "Failed" as const })
                 )
             )
@@ -245,7 +246,7 @@ export const make = (options: SessionWorkOptions = {}) =>
               run.messages.push(...batch)
               return
             case "NotSteerable":
-              yield* Effect.logInfo(`the running turn refuses steering (${outcome.reason}); the messages wait for it to end`)
+              yield* HarnessLog.debug(`the running turn refuses steering (${outcome.reason}); the messages wait for it to end`)
               run.steerable = false
               return keep()
             case "NoActiveTurn":
@@ -323,40 +324,68 @@ export const make = (options: SessionWorkOptions = {}) =>
         } satisfies Submitted
       })
 
-    /** a manual compaction (S37) as the session's run: refused while the session runs or queues anything */
-    const compact = (sessionId: string, compactOptions: CompactOptions = {}): Effect.Effect<CompactionResult, CompactionError | SessionBusy | ShuttingDown> =>
+    /**
+     * `work` as the session's run once it has none: when it runs or queues anything, `busy` answers (or, with "wait",
+     * it waits until the session is idle). The caller going away (Ctrl-C at `/compact`, an interrupted `runTurn`)
+     * stops the run, as when it ran in the caller's fiber; `interrupt` stops it too, and then the caller is interrupted.
+     */
+    const exclusive = <A, E, B>(
+      sessionId: string,
+      kind: RunStart["kind"],
+      busy: Effect.Effect<never, B> | "wait",
+      work: (run: Run, watch: EventSink | undefined) => Effect.Effect<A, E>
+    ): Effect.Effect<A, E | B | ShuttingDown> =>
       Effect.gen(function* () {
-        const result = yield* Deferred.make<CompactionResult, CompactionError>()
+        const result = yield* Deferred.make<A, E>()
         const fresh = yield* newState(sessionId)
         if (closed) return yield* Effect.interrupt
         if (draining) return yield* new ShuttingDown({ sessionId })
         const existing = sessions.get(sessionId)
         if (existing !== undefined) {
-          // a turn that has just ended (its sender already has the reply) and nothing queued: the state is about to go
-          if (existing.pending.length === 0 && (existing.run === undefined || existing.run.over)) {
-            return yield* Deferred.await(existing.idle).pipe(Effect.zipRight(compact(sessionId, compactOptions)))
-          }
-          return yield* new SessionBusy({ sessionId, what: "compact it" })
+          // a run that has just ended (its sender already has the reply) and nothing queued: the state is about to go
+          const ending = existing.pending.length === 0 && (existing.run === undefined || existing.run.over)
+          if (!ending && busy !== "wait") return yield* busy
+          return yield* Deferred.await(existing.idle).pipe(Effect.zipRight(exclusive(sessionId, kind, busy, work)))
         }
         const started = yield* Deferred.make<void>()
-        const start: RunStart = { sessionId, runId: nextRunId++, kind: "compaction" }
-        const run: Run = { start, messages: [], started, live: undefined, steerable: false, fiber: undefined, over: false }
+        const start: RunStart = { sessionId, runId: nextRunId++, kind }
+        const run: Run = { start, messages: [], started, live: undefined, steerable: kind === "turn", fiber: undefined, over: false }
         fresh.run = run
         sessions.set(sessionId, fresh)
-        const work = observed(start, () =>
-          compaction.compact(sessionId, {
-            ...compactOptions,
-            onStarted: (live) =>
-              Effect.sync(() => void (run.live = live)).pipe(
-                Effect.zipRight(Deferred.succeed(started, undefined)),
-                Effect.zipRight(compactOptions.onStarted?.(live) ?? Effect.void)
-              )
-          })).pipe(Effect.exit, Effect.flatMap((exit) => Deferred.done(result, exit)), Effect.ensuring(Deferred.succeed(started, undefined)))
-        run.fiber = yield* FiberMap.run(runs, sessionId, work)
+        const body = observed(start, (watch) => work(run, watch)).pipe(
+          // over before the caller hears: an `interrupt` that follows finds nothing running
+          Effect.onExit((exit) => Effect.zipRight(Effect.sync(() => void (run.over = true)), Deferred.done(result, exit))),
+          Effect.ensuring(Deferred.succeed(started, undefined))
+        )
+        run.fiber = yield* FiberMap.run(runs, sessionId, body)
         yield* FiberMap.run(drivers, sessionId, drive(fresh, false))
-        // the caller going away (Ctrl-C at `/compact`) stops the compaction, as when it ran in the caller's fiber
         return yield* Deferred.await(result).pipe(Effect.onInterrupt(() => Fiber.interrupt(run.fiber!)))
-      }).pipe(Effect.withSpan("SessionWork.compact", { attributes: { sessionId } }))
+      })
+
+    /** a manual compaction (S37) as the session's run: refused while the session runs or queues anything */
+    const compact = (sessionId: string, compactOptions: CompactOptions = {}): Effect.Effect<CompactionResult, CompactionError | SessionBusy | ShuttingDown> =>
+      exclusive(sessionId, "compaction", Effect.fail(new SessionBusy({ sessionId, what: "compact it" })), (run) =>
+        compaction.compact(sessionId, {
+          ...compactOptions,
+          onStarted: (live) =>
+            Effect.sync(() => void (run.live = live)).pipe(
+              Effect.zipRight(Deferred.succeed(run.started, undefined)),
+              Effect.zipRight(compactOptions.onStarted?.(live) ?? Effect.void)
+            )
+        })).pipe(Effect.withSpan("SessionWork.compact", { attributes: { sessionId } }))
+
+    /** one turn as the session's run, after whatever the session runs or queues now; `interrupt` stops it */
+    const runTurn = (request: TurnRequest): Effect.Effect<TurnResult, HarnessError | ShuttingDown> =>
+      exclusive<TurnResult, HarnessError, never>(request.sessionId, "turn", "wait", (run, watch) =>
+        harness.runTurn({
+          ...request,
+          onLive: (live) => Effect.sync(() => void (run.live = live)),
+          onEvent: (event) => {
+            const seen = event._tag === "TurnStarted" ? Deferred.succeed(run.started, undefined) : Effect.void
+            const watched = watch === undefined ? seen : Effect.zipRight(seen, watch(event))
+            return request.onEvent === undefined ? watched : Effect.zipRight(watched, request.onEvent(event))
+          }
+        })).pipe(Effect.withSpan("SessionWork.runTurn", { attributes: { sessionId: request.sessionId } }))
 
     const steer = (sessionId: string, texts: ReadonlyArray<string>) =>
       Effect.suspend(() => {
@@ -370,12 +399,13 @@ export const make = (options: SessionWorkOptions = {}) =>
 
     const interrupt = (sessionId: string) =>
       Effect.suspend(() => {
-        const fiber = sessions.get(sessionId)?.run?.fiber
-        return fiber === undefined ? Effect.succeed(false) : Effect.as(Fiber.interruptFork(fiber), true)
+        const run = sessions.get(sessionId)?.run
+        return run?.fiber === undefined || run.over ? Effect.succeed(false) : Effect.as(Fiber.interruptFork(run.fiber), true)
       })
 
     const service: SessionWorkService = {
       submit,
+      runTurn,
       compact,
       steer,
       interrupt,

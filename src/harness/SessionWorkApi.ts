@@ -9,7 +9,7 @@ import type { InvalidSessionId, SessionHoldError, SessionStoreError } from "../s
 import type { RequestError } from "../appserver/errors.js"
 import type { TurnKind } from "../turn/TurnExtension.js"
 import type { EventSink } from "../turn/TurnEvent.js"
-import type { HarnessError, NewThreadOutcome, SteerOutcome, TurnResult } from "./CodexHarness.js"
+import type { HarnessError, NewThreadOutcome, SteerOutcome, TurnRequest, TurnResult } from "./CodexHarness.js"
 
 export type { QueueMode } from "../../schemas/config.js"
 
@@ -122,6 +122,9 @@ export interface SessionWorkService {
   /** takes a message at once; wait on `reply` for the turn that carries it. Fails when the session's queue is full
    * or the registry drains */
   readonly submit: (sessionId: string, text: string, options?: SubmitOptions) => Effect.Effect<Submitted, QueueFull | ShuttingDown>
+  /** one turn as the session's run (what `Harness.runTurn` is), after whatever the session runs or queues now;
+   * messages submitted meanwhile are steered into it or wait for it as usual, and `interrupt` stops it */
+  readonly runTurn: (request: TurnRequest) => Effect.Effect<TurnResult, HarnessError | ShuttingDown>
   /** a manual compaction as the session's run (messages that arrive meanwhile wait for it); refused while the session
    * runs or queues anything */
   readonly compact: (

@@ -12,6 +12,7 @@ import type { TranscriptMirrorService } from "../session/TranscriptMirror.js"
 import type { RecordNativeCall } from "../tools/NativeToolCalls.js"
 import type { LifecycleBusService } from "../turn/LifecycleBus.js"
 import type { EventSink, LiveTurn } from "../turn/TurnEvent.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export interface FollowerOptions {
   readonly sessionId: string
@@ -47,7 +48,7 @@ export const make = (options: FollowerOptions): EventSink => {
       case "ItemStarted": {
         if (n.params.item.type !== "contextCompaction") return Effect.void
         return mirror.compaction(sessionId, { threadId, turnId: n.params.turnId }, "started").pipe(
-          Effect.catchAll((error) => Effect.logWarning(error.message)),
+          Effect.catchAll((error) => HarnessLog.warning(error.message)),
           Effect.zipRight(bus.observe({ type: "before_compaction", ...where(n.params.turnId) }))
         )
       }

@@ -6,6 +6,7 @@ import type { FileSystem } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import * as Approvals from "../approvals/Approvals.js"
 import * as HookRelay from "../approvals/HookRelay.js"
+import type { HookRelayServerError } from "../approvals/HookRelayServer.js"
 import * as PermissionMemory from "../approvals/PermissionMemory.js"
 import { Settings } from "../config/Settings.js"
 import * as Questions from "../interaction/Questions.js"
@@ -20,7 +21,7 @@ import { EmbedderExtensions, TurnExtensions } from "../turn/TurnExtension.js"
 
 export const layer: Layer.Layer<
   TurnExtensions,
-  never,
+  HookRelayServerError,
   Settings | Delivery | TranscriptMirror | HookRelay.HookReports | LifecycleBus | FileSystem.FileSystem
 > = Layer.scoped(
   TurnExtensions,
@@ -32,12 +33,12 @@ export const layer: Layer.Layer<
     const bus = yield* LifecycleBus
     const ledger = ToolUseLedger.make()
     const observations = yield* ToolObservations.make({ ledger })
-    // a relay that cannot start is a startup failure, never silently unenforced hooks
+    // a relay that cannot start fails the layer's build with its typed error: never silently unenforced hooks
     const relayOptions = yield* HookRelay.HookRelayConfig
     const hookRelay = yield* HookRelay.makeExtension({
       ...relayOptions,
       ...(settings.nativeHookEvents !== undefined ? { events: settings.nativeHookEvents } : {})
-    }, bus.observed ? { ledger, observe: bus.observe } : undefined).pipe(Effect.orDie)
+    }, bus.observed ? { ledger, observe: bus.observe } : undefined)
     const questions = yield* Questions.makeExtension(
       settings.questionTimeout !== undefined ? { promptTimeout: settings.questionTimeout } : {}
     )

@@ -7,6 +7,7 @@
 import { Deferred, Duration, Effect, Option, type Scope } from "effect"
 import type { RequestId } from "../../schemas/jsonrpc.js"
 import { cancelled, type QuestionPrompt, type QuestionReply, type QuestionsService } from "../ports/Questions.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 /** A prompt nobody answers is cancelled after this long. */
 export const defaultPromptTimeout: Duration.DurationInput = Duration.minutes(10)
@@ -110,7 +111,7 @@ export const make = (
         // the port's prompt lives in this scope: it is withdrawn (interrupted) however the owner ends
         yield* port.ask(owner.prompt).pipe(
           Effect.catchAllCause((cause) =>
-            Effect.as(Effect.logWarning("a question prompt failed; cancelling it", cause), cancelled)
+            Effect.as(HarnessLog.warning("a question prompt failed; cancelling it", cause), cancelled)
           ),
           Effect.flatMap((reply) => Deferred.succeed(owner.outcome, { _tag: "Reply", reply, via: "port" })),
           Effect.forkScoped
@@ -125,7 +126,7 @@ export const make = (
         // a text that won the race is taken unless the request was resolved meanwhile
         yield* Deferred.succeed(owner.textTaken, !(yield* Deferred.isDone(signal)))
         // what happened, never what was answered (answers can be secrets, S34)
-        yield* Effect.logInfo(
+        yield* HarnessLog.debug(
           `question ${owner.prompt.key} (${prompt.source}, ${prompt.questions.length} question(s)): ${
             outcome._tag === "TimedOut" ? "timed out" : `${outcome.reply._tag.toLowerCase()} via ${outcome.via}`
           }`

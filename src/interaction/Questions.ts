@@ -12,6 +12,7 @@ import { type InstalledTurn, type TurnExtension, TurnExtensions } from "../turn/
 import * as Elicitation from "./Elicitation.js"
 import * as QuestionQueue from "./QuestionQueue.js"
 import * as UserInput from "./UserInput.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export interface QuestionsOptions {
   /** a prompt nobody answers is cancelled after this long; default 10 minutes */
@@ -124,7 +125,7 @@ export const makeExtension = (
         const origin = originOf(turn, params)
         const plan = Elicitation.plan(params)
         if (plan._tag === "Decline") {
-          yield* Effect.logInfo(`question: declined an elicitation from ${origin.serverName ?? "an MCP server"}: ${plan.reason}`)
+          yield* HarnessLog.debug(`question: declined an elicitation from ${origin.serverName ?? "an MCP server"}: ${plan.reason}`)
           if (plan.visible) {
             yield* tell(origin.sessionId, `Declined a request from ${origin.serverName ?? "an MCP server"}: ${plan.reason}`)
           }

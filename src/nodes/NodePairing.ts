@@ -8,6 +8,7 @@ import { Effect, Option, Redacted } from "effect"
 import * as path from "node:path"
 import * as AppServerUrl from "../appserver/AppServerUrl.js"
 import { NodePairingError } from "./errors.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export interface PairedNode {
   readonly name: string
@@ -94,7 +95,7 @@ export const list = (stateDir: string) =>
     for (const name of names) {
       const text = yield* fs.readFileString(path.join(dir, `${name}.json`)).pipe(Effect.mapError(fileError(name)))
       const node = decode(name, text)
-      if (node === undefined) yield* Effect.logWarning(`paired node ${name}: unreadable record, skipped`)
+      if (node === undefined) yield* HarnessLog.warning(`paired node ${name}: unreadable record, skipped`)
       else nodes.push(node)
     }
     return nodes as ReadonlyArray<PairedNode>

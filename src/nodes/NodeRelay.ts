@@ -20,6 +20,7 @@ import * as ExecServerClient from "../appserver/ExecServerClient.js"
 import { NodeUnreachable } from "./errors.js"
 import { sensitiveRequestHeaders } from "./HeaderFilter.js"
 import * as NodeLink from "./NodeLink.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export type { Refusal } from "./NodeLink.js"
 
@@ -119,7 +120,7 @@ export const make = (options: RelayOptions): Effect.Effect<NodeRelay, NodeUnreac
       refuse: (r) => Ref.update(refusals, (all) => [...all, r]),
       undecoded: (e) =>
         Ref.update(undecoded, (all) => [...all, e]).pipe(
-          Effect.zipRight(Effect.logDebug(`node ${options.node}: ${e.message}`))
+          Effect.zipRight(HarnessLog.debug(`node ${options.node}: ${e.message}`))
         ),
       loseLink: (reason) =>
         Effect.gen(function* () {
@@ -154,7 +155,7 @@ export const make = (options: RelayOptions): Effect.Effect<NodeRelay, NodeUnreac
           }),
           Effect.tap((report) =>
             report.outcome === "failed"
-              ? Effect.logWarning(`node ${options.node}: could not end processes ${ids.join(", ")} (${report.detail}); they may still run there`)
+              ? HarnessLog.warning(`node ${options.node}: could not end processes ${ids.join(", ")} (${report.detail}); they may still run there`)
               : Effect.void
           ),
           Effect.flatMap((report) => Ref.update(reports, (all) => [...all, report])),

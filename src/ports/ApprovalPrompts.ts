@@ -11,21 +11,22 @@ export interface FileChange {
   readonly diff: string
 }
 
-interface Common {
+/** What every approval of a turn's item says about where it comes from. */
+export interface TurnApprovalOrigin {
   readonly sessionId: string
   readonly threadId: string
   readonly turnId: string
   readonly itemId: string
 }
 
-export interface CommandApproval extends Common {
+export interface CommandApproval extends TurnApprovalOrigin {
   readonly kind: "command"
   readonly command: string
   readonly cwd: string
   readonly reason?: string | undefined
 }
 
-export interface FileChangeApproval extends Common {
+export interface FileChangeApproval extends TurnApprovalOrigin {
   readonly kind: "fileChange"
   /** the changes of the fileChange item this request is about, when it could be correlated (item/started) */
   readonly changes?: ReadonlyArray<FileChange> | undefined
@@ -33,7 +34,7 @@ export interface FileChangeApproval extends Common {
   readonly grantRoot?: string | undefined
 }
 
-export interface PermissionsApproval extends Common {
+export interface PermissionsApproval extends TurnApprovalOrigin {
   readonly kind: "permissions"
   readonly cwd: string
   readonly reason?: string | undefined
@@ -117,7 +118,21 @@ export interface ApprovalPromptsService {
 /** Nobody to ask: no decision, which is always a decline. */
 export const declineAll: ApprovalPromptsService = { ask: () => Effect.succeed("noDecision") }
 
-/** Optional: the default declines every approval. */
+/**
+ * Optional port: who decides what Codex asks to approve (a command, a file change, more permissions, an MCP tool).
+ * Only an explicit allow allows; a failure, a timeout (5 minutes) or "noDecision" declines. The default declines all.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { ApprovalPrompts } from "codex-harness"
+ *
+ * const Approver = Layer.succeed(ApprovalPrompts.ApprovalPrompts, {
+ *   ask: (request) =>
+ *     Effect.succeed(request.kind === "command" && request.command.startsWith("git status") ? "allowOnce" : "deny")
+ * })
+ * ```
+ */
 export class ApprovalPrompts extends Context.Reference<ApprovalPrompts>()("codex-harness/ApprovalPrompts", {
   defaultValue: (): ApprovalPromptsService => declineAll
 }) {}

@@ -53,7 +53,21 @@ export const projectAll: ContextEngineService = { bootstrap: () => Effect.succee
 /** Never project: every fresh thread starts empty. */
 export const skipAll: ContextEngineService = { bootstrap: () => Effect.succeed({ _tag: "Skip" }) }
 
-/** Optional: the default projects. */
+/**
+ * Optional port: whether a fresh thread that replaces a gone one (or one asked for with `newThread(id, { carry: true })`)
+ * gets the conversation so far, and which of it. The default projects all of it within the harness's bounds.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { ContextEngine } from "codex-harness"
+ *
+ * // carry only the last 20 records into a fresh thread
+ * const Recent = Layer.succeed(ContextEngine.ContextEngine, {
+ *   bootstrap: ({ records }) => Effect.succeed({ _tag: "Project", records: records.slice(-20) })
+ * })
+ * ```
+ */
 export class ContextEngine extends Context.Reference<ContextEngine>()("codex-harness/ContextEngine", {
   defaultValue: (): ContextEngineService => projectAll
 }) {}

@@ -22,6 +22,20 @@ export class DeliveryFailed extends Schema.TaggedError<DeliveryFailed>()("Delive
   }
 }
 
+/**
+ * Required port: where the harness's replies go (a chat channel, a terminal, a web page). The harness decides what
+ * is visible and calls `deliver` once per reply, in order.
+ *
+ * @example
+ * ```ts
+ * import { Console, Layer } from "effect"
+ * import { Delivery } from "codex-harness"
+ *
+ * const ToChat = Layer.succeed(Delivery.Delivery, {
+ *   deliver: (reply) => Console.log(`[${reply.sessionId}] (${reply.source}) ${reply.text ?? ""}`)
+ * })
+ * ```
+ */
 export class Delivery extends Context.Tag("codex-harness/Delivery")<
   Delivery,
   { readonly deliver: (reply: Reply) => Effect.Effect<void, DeliveryFailed> }

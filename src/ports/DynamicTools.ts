@@ -124,7 +124,25 @@ export const validate = (
 /** No embedder tools. */
 export const noTools: DynamicToolsService = { tools: Effect.succeed([]) }
 
-/** Optional: the default registers no tools. */
+/**
+ * Optional port: tools the agent can call, run inside the app (Codex's dynamic tools). `DynamicTools.layer` checks
+ * the names when the layer is built. The default registers none.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { DynamicTools } from "codex-harness"
+ *
+ * const Tools = DynamicTools.DynamicTools.layer([
+ *   DynamicTools.tool({
+ *     name: "ticket_status",
+ *     description: "the status of a support ticket",
+ *     input: Schema.Struct({ id: Schema.Number }),
+ *     handler: ({ id }) => Effect.succeed({ id, status: "open" })
+ *   })
+ * ])
+ * ```
+ */
 export class DynamicTools extends Context.Reference<DynamicTools>()("codex-harness/DynamicTools", {
   defaultValue: (): DynamicToolsService => noTools
 }) {

@@ -45,6 +45,21 @@ export interface HookPolicyService {
 /** The default policy: no decision for anything. */
 export const allowAll: HookPolicyService = {}
 
+/**
+ * Optional port: decisions for Codex's native hooks, relayed per thread (PreToolUse: allow, deny or require an
+ * approval; PostToolUse: observe; Stop: let the turn end or continue it). The default decides nothing.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { HookPolicy } from "codex-harness"
+ *
+ * const Policy = Layer.succeed(HookPolicy.HookPolicy, {
+ *   preToolUse: ({ payload }) =>
+ *     Effect.succeed(payload.command?.includes("rm -rf") ? { _tag: "Deny", reason: "no recursive deletes" } : { _tag: "NoDecision" })
+ * })
+ * ```
+ */
 export class HookPolicy extends Context.Reference<HookPolicy>()("codex-harness/HookPolicy", {
   defaultValue: (): HookPolicyService => allowAll
 }) {}

@@ -3,17 +3,18 @@
 // alter a turn. Native `hook/started` / `hook/completed` arrive as `codex_app_server.hook` agent events, not as plugin hooks.
 import { Context, Effect } from "effect"
 
-interface Where {
+/** Where a lifecycle event happened. */
+export interface EventOrigin {
   readonly sessionId: string
   readonly threadId: string
   readonly turnId: string
 }
 
 export type LifecycleEvent =
-  | ({ readonly type: "llm_input"; readonly input: ReadonlyArray<string> } & Where)
-  | ({ readonly type: "llm_output"; readonly text: string } & Where)
-  | ({ readonly type: "before_compaction" } & Where)
-  | ({ readonly type: "after_compaction"; readonly status: "completed" | "failed" | "interrupted" } & Where)
+  | ({ readonly type: "llm_input"; readonly input: ReadonlyArray<string> } & EventOrigin)
+  | ({ readonly type: "llm_output"; readonly text: string } & EventOrigin)
+  | ({ readonly type: "before_compaction" } & EventOrigin)
+  | ({ readonly type: "after_compaction"; readonly status: "completed" | "failed" | "interrupted" } & EventOrigin)
   | ({
     /**
      * a native tool use finished (S23), reported once: by the PostToolUse hook relay when it relays that event (it
@@ -33,7 +34,7 @@ export type LifecycleEvent =
     /** the completed item as the app-server sent it; from the relay, Codex's PostToolUse hook payload
      * (`tool_input`, `tool_response`, `tool_use_id`, ...) */
     readonly item: Readonly<Record<string, unknown>>
-  } & Where)
+  } & EventOrigin)
   | {
     readonly type: "agent_event"
     readonly name: "codex_app_server.hook"
@@ -49,7 +50,20 @@ export interface PluginHooksService {
 /** No observers: the harness then skips the work of projecting events at all. */
 export const noObservers: PluginHooksService = { observe: () => Effect.void }
 
-/** Optional: the default observes nothing. */
+/**
+ * Optional port: observers of a session's lifecycle (model input and output, tool uses, compaction, native hook
+ * events). They run apart from the turn and cannot delay or change it. The default observes nothing.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { PluginHooks } from "codex-harness"
+ *
+ * const Telemetry = Layer.succeed(PluginHooks.PluginHooks, {
+ *   observe: (event) => (event.type === "after_tool_call" ? Effect.log(`tool ${event.tool}: ${event.status}`) : Effect.void)
+ * })
+ * ```
+ */
 export class PluginHooks extends Context.Reference<PluginHooks>()("codex-harness/PluginHooks", {
   defaultValue: (): PluginHooksService => noObservers
 }) {}

@@ -4,6 +4,7 @@
 // validating them (S30). Plain-text replies reach the same queue through `CodexHarness.answer`. Without one, every
 // question is declined (the default).
 import { Context, Effect, Schema } from "effect"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export interface QuestionOption {
   /** what the person picks or types; also the button text */
@@ -92,10 +93,26 @@ export interface QuestionsService {
 /** Nobody to ask: every question is declined, never left hanging. */
 export const declineAll: QuestionsService = {
   ask: () => Effect.succeed(declined),
-  notify: ({ text }) => Effect.logInfo(text)
+  notify: ({ text }) => HarnessLog.debug(text)
 }
 
-/** Optional: the default declines every question. */
+/**
+ * Optional port: who answers the questions a turn asks (Codex's request_user_input in Plan mode, MCP elicitations).
+ * The default declines every question.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { Questions } from "codex-harness"
+ *
+ * // answers every question with its first option, or "yes" when it has none
+ * const Answers = Layer.succeed(Questions.Questions, {
+ *   ask: (prompt) =>
+ *     Effect.succeed(Questions.answered(Object.fromEntries(prompt.questions.map((q) => [q.id, [q.options?.[0]?.label ?? "yes"]])))),
+ *   notify: ({ text }) => Effect.log(text)
+ * })
+ * ```
+ */
 export class Questions extends Context.Reference<Questions>()("codex-harness/Questions", {
   defaultValue: (): QuestionsService => declineAll
 }) {}

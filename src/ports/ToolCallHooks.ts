@@ -40,7 +40,21 @@ export const none: ToolCallHooksService = {}
 /** The text of a refused call's result: what the model reads. Pure. */
 export const refusedText = (name: string, reason: string) => `${name} was refused: ${reason}`
 
-/** Optional: the default lets every call proceed unchanged and observes nothing. */
+/**
+ * Optional port around each dynamic tool call: `before` lets it proceed, rewrites its arguments or refuses it; `after`
+ * observes the result. The default lets every call proceed unchanged and observes nothing.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { ToolCallHooks } from "codex-harness"
+ *
+ * const NoDeletes = Layer.succeed(ToolCallHooks.ToolCallHooks, {
+ *   before: (call) =>
+ *     Effect.succeed(call.name === "delete_ticket" ? { _tag: "Refuse", reason: "not from chat" } : { _tag: "Proceed" })
+ * })
+ * ```
+ */
 export class ToolCallHooks extends Context.Reference<ToolCallHooks>()("codex-harness/ToolCallHooks", {
   defaultValue: (): ToolCallHooksService => none
 }) {}

@@ -29,7 +29,20 @@ export const identity: ToolResultPersistenceService = {
   persist: ({ result }) => Effect.succeed(result.text)
 }
 
-/** Optional: the default records results unchanged. */
+/**
+ * Optional port: what of a dynamic tool's result the session's transcript keeps (to redact secrets, say). The model
+ * still gets the whole result. The default records results unchanged (up to 64 KiB).
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { ToolResultPersistence } from "codex-harness"
+ *
+ * const Redacting = Layer.succeed(ToolResultPersistence.ToolResultPersistence, {
+ *   persist: ({ name, result }) => Effect.succeed(name === "lookup_customer" ? "[redacted]" : result.text)
+ * })
+ * ```
+ */
 export class ToolResultPersistence extends Context.Reference<ToolResultPersistence>()("codex-harness/ToolResultPersistence", {
   defaultValue: (): ToolResultPersistenceService => identity
 }) {}

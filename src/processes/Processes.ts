@@ -23,6 +23,7 @@ import {
   TooManyProcesses
 } from "./errors.js"
 import * as OutputBuffer from "./OutputBuffer.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 /** Documented limits: processes running at once, finished ones kept for /logs, and the kill finalizer's wait. */
 export const defaults = {
@@ -285,7 +286,7 @@ export const make = (options: ProcessesOptions = {}) =>
           Effect.interruptible,
           Effect.forkIn(serviceScope)
         )
-        yield* Effect.logDebug(`started sandboxed process ${id}: ${spawnOptions.command.join(" ")}`)
+        yield* HarnessLog.debug(`started sandboxed process ${id}: ${spawnOptions.command.join(" ")}`)
         return infoOf(entry)
       }).pipe(Effect.withSpan("Processes.start"))
 

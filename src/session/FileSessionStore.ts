@@ -27,6 +27,7 @@ import {
   SessionStoreError,
   type SessionStoreService
 } from "./SessionStore.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 const newline = 0x0a
 const encoder = new TextEncoder()
@@ -103,7 +104,7 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
           const side = `${file}.torn`
           yield* fs.writeFile(side, torn.fragment, { flag: "a", mode: 0o600 })
           yield* fs.truncate(file, torn.keep)
-          yield* Effect.logWarning(`session ${sessionId}: its last record was torn (${torn.fragment.length} bytes); moved to ${side}`)
+          yield* HarnessLog.warning(`session ${sessionId}: its last record was torn (${torn.fragment.length} bytes); moved to ${side}`)
         }
         const contents = parseLines(new TextDecoder().decode(torn === undefined ? bytes : bytes.subarray(0, torn.keep)))
         const settled = settlements(contents.records, new Date().toISOString())
@@ -250,9 +251,9 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
               Effect.flatMap((info) =>
                 info.type === "File"
                   ? Effect.succeed([{ sessionId: name.slice(0, -".jsonl".length), updatedAt: Option.getOrElse(info.mtime, () => new Date(0)) }])
-                  : Effect.as(Effect.logWarning(`skipped ${path.join(dir, name)}: not a session file (${info.type})`), [])
+                  : Effect.as(HarnessLog.warning(`skipped ${path.join(dir, name)}: not a session file (${info.type})`), [])
               ),
-              Effect.catchAll((e) => Effect.as(Effect.logWarning(`skipped ${path.join(dir, name)}: ${describeFileError(e)}`), []))
+              Effect.catchAll((e) => Effect.as(HarnessLog.warning(`skipped ${path.join(dir, name)}: ${describeFileError(e)}`), []))
             ),
           { concurrency: 8 }
         )

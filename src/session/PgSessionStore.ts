@@ -40,6 +40,7 @@ import {
   checkSessionId, type CorruptLine, encodeRecord, maxRewriteBytes, parseLines, type RecordChange, RecordRewriteRefused, rewritableTags,
   SessionLocked, SessionLockFailed, SessionStore, SessionStoreError, type SessionStoreService
 } from "./SessionStore.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 /** the first key of every session lock (the second is hashtext of the session id; a collision only refuses a hold) */
 export const lockNamespace = 4242
@@ -153,7 +154,7 @@ export const pgStore = (
     const unlock = (lc: LockConnection, sessionId: string) =>
       lockGate.withPermits(1)(
         lc.dead ? Effect.void : on(lc.conn, sql<{ unlocked: boolean }>`SELECT pg_advisory_unlock(${ns}, hashtext(${sessionId})) AS unlocked`).pipe(
-          Effect.flatMap(([row]) => row?.unlocked === true ? Effect.void : Effect.logWarning(`session ${sessionId}: its lock was already gone when released`)),
+          Effect.flatMap(([row]) => row?.unlocked === true ? Effect.void : HarnessLog.warning(`session ${sessionId}: its lock was already gone when released`)),
           Effect.catchAll(() => check(lc))
         )
       )

@@ -7,7 +7,7 @@
 // A remote runtime (a WebSocket to an app-server the harness did not start) is the one the harness cannot stop: when a
 // lease's connection ends or is retired under it, the session's binding is detached, so no later turn overlaps work the
 // remote app-server may still be doing on that thread (S37).
-import { Config, Context, Effect, Layer, Option, type Scope } from "effect"
+import { Config, type ConfigError, Context, Effect, Layer, Option, type Scope } from "effect"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { SessionRuntime as Runtime } from "../../schemas/session.js"
@@ -20,6 +20,7 @@ import { TranscriptMirror } from "./TranscriptMirror.js"
 import { RuntimeMismatch, SupervisedBindingDrift, type SupervisionDisabled } from "./errors.js"
 import * as Runtimes from "./Runtimes.js"
 import type { SessionState } from "./SessionState.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export type RuntimeRefusal = RuntimeMismatch | SupervisionDisabled | SupervisedBindingDrift
 
@@ -76,8 +77,9 @@ export const make = Effect.gen(function* () {
   const pool = yield* ClientPool
   const delivery = yield* Delivery
   const mirror = yield* TranscriptMirror
-  const userCodexHome = yield* userCodexHomeConfig.pipe(Effect.orDie)
-  const providerKey = yield* providerKeyConfig(settings.providerKeyEnv).pipe(Effect.orDie)
+  // the app's ConfigProvider may fail these reads: a typed ConfigError of the layer's build, never a defect
+  const userCodexHome = yield* userCodexHomeConfig
+  const providerKey = yield* providerKeyConfig(settings.providerKeyEnv)
   const fresh = Runtimes.runtimeFor(settings, userCodexHome)
   // sessions already told that their record wins; a notice is worth one line per process, not one per turn
   const noticed = new Set<string>()
@@ -174,7 +176,7 @@ export const make = Effect.gen(function* () {
       if (resolved.notice !== undefined && !noticed.has(sessionId)) {
         noticed.add(sessionId)
         yield* delivery.deliver({ sessionId, text: resolved.notice, media: [], source: "notice" }).pipe(
-          Effect.catchAll((error) => Effect.logWarning(error.message))
+          Effect.catchAll((error) => HarnessLog.warning(error.message))
         )
       }
       const connection = yield* leaseRuntime(resolved.runtime, resolved.spec)
@@ -200,9 +202,9 @@ export const make = Effect.gen(function* () {
       const binding = state.binding
       if (binding === undefined || binding.runtime?.poolKey !== runtime.poolKey) return
       yield* mirror.detached(sessionId, binding.threadId, `its remote app-server connection ended: ${ended.value.message}`)
-      yield* Effect.logWarning(`session ${sessionId}: detached from thread ${binding.threadId} (${ended.value.message})`)
+      yield* HarnessLog.warning(`session ${sessionId}: detached from thread ${binding.threadId} (${ended.value.message})`)
     }).pipe(
-      Effect.catchAll((error) => Effect.logWarning(`session ${sessionId}: the binding could not be detached: ${error.message}`))
+      Effect.catchAll((error) => HarnessLog.warning(`session ${sessionId}: the binding could not be detached: ${error.message}`))
     )
 
   return {
@@ -221,7 +223,7 @@ export const make = Effect.gen(function* () {
   } satisfies SessionRuntimeService
 })
 
-export const layer: Layer.Layer<SessionRuntime, never, Settings | ClientPool | Delivery | TranscriptMirror> = Layer.effect(
+export const layer: Layer.Layer<SessionRuntime, ConfigError.ConfigError, Settings | ClientPool | Delivery | TranscriptMirror> = Layer.effect(
   SessionRuntime,
   make
 )

@@ -20,6 +20,7 @@ import {
   type SessionStoreError
 } from "./SessionStore.js"
 import { type SessionState, sessionState } from "./SessionState.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export type MirrorError = SessionStoreError | InvalidSessionId
 
@@ -187,7 +188,7 @@ export const make = Effect.gen(function* () {
         const contents = yield* (store.readRecent ?? store.read)(sessionId)
         if (contents.corrupt.length > 0 && !warned.has(sessionId)) {
           warned.add(sessionId)
-          yield* Effect.logWarning(corruptWarning(store.locate(sessionId), sessionId, contents.corrupt))
+          yield* HarnessLog.warning(corruptWarning(store.locate(sessionId), sessionId, contents.corrupt))
         }
         return { contents, state: sessionState(contents.records) }
       }),

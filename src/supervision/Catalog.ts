@@ -7,6 +7,7 @@ import { RpcError } from "../appserver/errors.js"
 import { Discovery, type DiscoveryError } from "./Discovery.js"
 import { EnumerationFailed, ThreadNotFound } from "./errors.js"
 import { RemoteCatalogs, type RemoteThread } from "./RemoteCatalogs.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export const bounds = {
   /** threads per thread/list page */
@@ -196,7 +197,7 @@ export const make = Effect.gen(function* () {
     remote.list.pipe(
       Effect.map((threads) => threads.map((t) => remoteRow(remote.node, t))),
       // one unreachable node must not hide the others or the local catalog
-      Effect.catchAll((error) => Effect.logWarning(`paired node ${remote.node}: ${error.message}`).pipe(Effect.as([]))))
+      Effect.catchAll((error) => HarnessLog.warning(`paired node ${remote.node}: ${error.message}`).pipe(Effect.as([]))))
   ).pipe(Effect.map((rows) => rows.flat()))
 
   const list = Effect.gen(function* () {
@@ -211,7 +212,7 @@ export const make = Effect.gen(function* () {
         }),
       { maxPages: bounds.maxPages, maxRows: bounds.maxRows, onLimit: "truncate" }
     )
-    if (local.truncated) yield* Effect.logWarning(`the thread catalog was cut at ${local.items.length} threads`)
+    if (local.truncated) yield* HarnessLog.warning(`the thread catalog was cut at ${local.items.length} threads`)
     const remote = yield* remoteRows
     return { rows: [...local.items.map(localRow), ...remote], truncated: local.truncated }
   }).pipe(Effect.withSpan("Catalog.list"))

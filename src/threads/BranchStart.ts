@@ -18,6 +18,7 @@ import { messageItem } from "../turn/BootstrapProjection.js"
 import type { LoadedThreadsService } from "../turn/LoadedThreads.js"
 import type { OpenedThread } from "../turn/TurnEvent.js"
 import * as TurnRunner from "../turn/TurnRunner.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 type BranchRecord = Extract<SessionRecord, { readonly _tag: "branch" }>
 
@@ -109,8 +110,8 @@ export const start = (
           // recovery state: the fork is still in the home, unarchived. The connection stays: retiring it would not
           // remove a persistent thread, and the turn this branch starts for runs on it
           append(probeRecord(probeId, "cleanupFailed", error.message)).pipe(
-            Effect.catchAll((e) => Effect.logError(`branch probe ${probeId} needs archiving, and recording that failed: ${e.message}`)),
-            Effect.zipRight(Effect.logWarning(`branch probe ${probeId} could not be archived: ${error.message}`))
+            Effect.catchAll((e) => HarnessLog.error(`branch probe ${probeId} needs archiving, and recording that failed: ${e.message}`)),
+            Effect.zipRight(HarnessLog.warning(`branch probe ${probeId} could not be archived: ${error.message}`))
           )
         )
       )
@@ -124,7 +125,7 @@ export const start = (
             excludeTurns: true,
             ...(branch.lastTurnId !== undefined ? { lastTurnId: branch.lastTurnId } : {})
           }).pipe(
-            Effect.tap((fork) => append(probeRecord(fork.thread.id, "open")).pipe(Effect.catchAll((e) => Effect.logWarning(e.message))))
+            Effect.tap((fork) => append(probeRecord(fork.thread.id, "open")).pipe(Effect.catchAll((e) => HarnessLog.warning(e.message))))
           ),
           (fork) => archiveProbe(fork.thread.id)
         )

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import type { SessionRecord } from "../../schemas/session.js"
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import type { TranscriptMirrorService } from "../session/TranscriptMirror.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 type ProbeRecord = Extract<SessionRecord, { readonly _tag: "probe" }>
 
@@ -43,6 +44,6 @@ export const retryPending = (
         })
       ),
       Effect.catchAll((error) =>
-        Effect.logWarning(`session ${sessionId}: branch probe ${probe.threadId} still needs cleanup (${error.message}); retried at the next start`)
+        HarnessLog.warning(`session ${sessionId}: branch probe ${probe.threadId} still needs cleanup (${error.message}); retried at the next start`)
       )
     ), { discard: true })

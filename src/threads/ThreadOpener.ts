@@ -35,6 +35,7 @@ import { threadSettingsFor } from "../turn/ThreadSettings.js"
 import * as BranchStart from "./BranchStart.js"
 import * as ProbeCleanup from "./ProbeCleanup.js"
 import { type ThreadSetup, ThreadSetups } from "./ThreadSetup.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 /** What a thread of the session is opened with, before any connection is involved. */
 export interface PlanRequest {
@@ -187,7 +188,7 @@ export const make = Effect.gen(function* () {
         const text = `The Codex thread ${thread.replacedThreadId} of this session no longer exists; continuing on a new thread.`
         yield* mirror.notice(sessionId, text)
         yield* delivery.deliver({ sessionId, text, media: [], source: "notice" }).pipe(
-          Effect.catchAll((error) => Effect.logWarning(error.message))
+          Effect.catchAll((error) => HarnessLog.warning(error.message))
         )
       }
       if (thread.replacedThreadId !== undefined || carriedFrom !== undefined) {

@@ -11,6 +11,7 @@ import { TranscriptMirror } from "../session/TranscriptMirror.js"
 import { inputShape } from "../turn/BootstrapProjection.js"
 import { truncateUtf8 } from "../turn/Instructions.js"
 import type { HarnessTool, ToolResult } from "./ToolCatalog.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export const defaults = {
   /** sessions whose semaphore is kept; idle ones beyond this are forgotten, least recently used first */
@@ -103,7 +104,7 @@ export const mirrorRecorder = Effect.gen(function* () {
         const shape = input === undefined ? undefined : inputShape(input)
         return mirror.tool(call.sessionId, { ...call, name, inputShape: shape, success: result.success, text: kept, truncated: kept !== text })
       }),
-      Effect.catchAll((error) => Effect.logWarning(`dynamic tool ${name} (call ${call.callId}): result not recorded: ${error.message}`))
+      Effect.catchAll((error) => HarnessLog.warning(`dynamic tool ${name} (call ${call.callId}): result not recorded: ${error.message}`))
     )
   return record
 })

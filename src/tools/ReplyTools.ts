@@ -7,6 +7,7 @@ import { Delivery, type Reply } from "../ports/Delivery.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
 import type { InstalledTurn, TurnExtension } from "../turn/TurnExtension.js"
 import * as HarnessTools from "./HarnessTools.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export const make = Effect.gen(function* () {
   const settings = yield* Settings
@@ -36,10 +37,10 @@ export const make = Effect.gen(function* () {
         Effect.gen(function* () {
           if (outcome === "notify" && message !== undefined) {
             yield* deliver({ sessionId, text: message, media: [], source: "heartbeat" }).pipe(
-              Effect.catchAll((error) => Effect.logWarning(error.message))
+              Effect.catchAll((error) => HarnessLog.warning(error.message))
             )
           }
-          yield* mirror.heartbeat(sessionId, call, outcome, message).pipe(Effect.catchAll((error) => Effect.logWarning(error.message)))
+          yield* mirror.heartbeat(sessionId, call, outcome, message).pipe(Effect.catchAll((error) => HarnessLog.warning(error.message)))
         })
     )
   ]

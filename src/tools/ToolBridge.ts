@@ -7,6 +7,7 @@ import type { DynamicToolCallParams, DynamicToolCallResponse } from "../../schem
 import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import { type DynamicToolCall, none, refusedText, type ToolCallHooksService } from "../ports/ToolCallHooks.js"
 import { type HarnessTool, namespaceOf, type ToolResult } from "./ToolCatalog.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export const defaults = {
   callTimeout: Duration.seconds(120),
@@ -44,7 +45,7 @@ export const install = (
     before === undefined ? Effect.succeed(toolCall) : before(toolCall).pipe(
       Effect.catchAllCause((cause) =>
         Effect.as(
-          Effect.logWarning(`dynamic tool ${toolCall.name}: the before-call hook failed; refusing the call`, cause),
+          HarnessLog.warning(`dynamic tool ${toolCall.name}: the before-call hook failed; refusing the call`, cause),
           { _tag: "Refuse", reason: "the tool-call hook failed" } as const
         )
       ),
@@ -70,7 +71,7 @@ export const install = (
   const observe = (toolCall: DynamicToolCall, result: ToolResult): Effect.Effect<void> =>
     after === undefined ? Effect.void : after({ ...toolCall, result }).pipe(
       Effect.timeout(defaults.afterHookTimeout),
-      Effect.catchAllCause((cause) => Effect.logWarning(`dynamic tool ${toolCall.name}: the after-call hook failed`, cause))
+      Effect.catchAllCause((cause) => HarnessLog.warning(`dynamic tool ${toolCall.name}: the after-call hook failed`, cause))
     )
 
   const call = (params: DynamicToolCallParams): Effect.Effect<DynamicToolCallResponse> => {

@@ -12,6 +12,7 @@ import type { AppServerConnection } from "../appserver/AppServerConnection.js"
 import type { BootstrapReason, ContextEngineService, ProjectionBounds } from "../ports/ContextEngine.js"
 import type { MirrorError, TranscriptMirrorService } from "../session/TranscriptMirror.js"
 import { truncateUtf8, utf8Length } from "./Instructions.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 /** The upper limits of a carried conversation: a branch's history and a bootstrap projection share them. */
 export const conversationBounds: ProjectionBounds = {
@@ -242,7 +243,7 @@ export const inject = (
           Effect.ignore,
           Effect.zipRight(
             connection.request("thread/delete", { threadId }, { timeout: "10 seconds" }).pipe(
-              Effect.catchAll((e) => Effect.logWarning(`fresh thread ${threadId} could not be deleted: ${e.message}`))
+              Effect.catchAll((e) => HarnessLog.warning(`fresh thread ${threadId} could not be deleted: ${e.message}`))
             )
           ),
           Effect.zipRight(Effect.fail(new BootstrapFailed({ sessionId, threadId, reason: error.message })))

@@ -4,6 +4,7 @@
 // observers (the port's default) nothing is queued at all.
 import { Context, Effect, Layer, Queue } from "effect"
 import { type LifecycleEvent, noObservers, PluginHooks } from "../ports/PluginHooks.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 /** Lifecycle events waiting for a slow observer before the newest are dropped. */
 export const backlog = 1_024
@@ -23,7 +24,7 @@ export const make = Effect.gen(function* () {
   const events = yield* Queue.dropping<LifecycleEvent>(backlog)
   yield* Queue.take(events).pipe(
     Effect.flatMap((event) =>
-      hooks.observe(event).pipe(Effect.catchAllCause((cause) => Effect.logWarning("a lifecycle observer failed", cause)))
+      hooks.observe(event).pipe(Effect.catchAllCause((cause) => HarnessLog.warning("a lifecycle observer failed", cause)))
     ),
     Effect.forever,
     Effect.forkScoped
@@ -31,7 +32,7 @@ export const make = Effect.gen(function* () {
   return {
     observe: (event) =>
       Queue.offer(events, event).pipe(
-        Effect.flatMap((accepted) => (accepted ? Effect.void : Effect.logWarning(`lifecycle observer backlog full; dropped ${event.type}`)))
+        Effect.flatMap((accepted) => (accepted ? Effect.void : HarnessLog.warning(`lifecycle observer backlog full; dropped ${event.type}`)))
       ),
     observed: true
   } satisfies LifecycleBusService

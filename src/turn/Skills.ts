@@ -6,6 +6,7 @@ import { Effect } from "effect"
 import * as path from "node:path"
 import type { Skill } from "./Instructions.js"
 import { readBounded } from "./Workspace.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 /** Subdirectories looked at; the catalog lists at most SKILL_CATALOG_MAX_ENTRIES of them anyway. */
 export const SKILL_DIRS_MAX_SCANNED = 200
@@ -60,6 +61,6 @@ export const readSkills = (dir: string): Effect.Effect<ReadonlyArray<Skill>, nev
     Effect.catchAll((error) =>
       error._tag === "SystemError" && error.reason === "NotFound"
         ? Effect.succeed([])
-        : Effect.logWarning(`cannot read the skills directory ${dir}: ${error.message}`).pipe(Effect.as([]))
+        : HarnessLog.warning(`cannot read the skills directory ${dir}: ${error.message}`).pipe(Effect.as([]))
     )
   )

@@ -4,7 +4,8 @@
 // `TurnContexts` port; the request's fields win over the port's. Everything here is bounded where the instructions are
 // built (Instructions.ts), so an embedder can pass what it has without measuring it.
 import { Context, Effect } from "effect"
-import type { Route, Skill, TurnKind, WorkspaceFile } from "./Instructions.js"
+import type { Route } from "../config/Settings.js"
+import type { Skill, TurnKind, WorkspaceFile } from "./Instructions.js"
 
 /**
  * How the turn reaches long-term memory (S9). `tools`: the embedder serves memory tools (named in `tools`), so the
@@ -55,7 +56,20 @@ export interface TurnContextsService {
   readonly forTurn: (sessionId: string, kind: TurnKind) => Effect.Effect<TurnContext>
 }
 
-/** Optional port: a per-session turn context. The default gives none (the request's own context, or nothing). */
+/**
+ * Optional port: what a session's turns know beyond their prompt (channel, adapter context, skills, memory), asked
+ * once per turn; a request's own `context` wins field by field. The default gives none.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { TurnContext } from "codex-harness"
+ *
+ * const Contexts = Layer.succeed(TurnContext.TurnContexts, {
+ *   forTurn: () => Effect.succeed({ channel: "Telegram group #ops", adapterContext: "Replies are threaded." })
+ * })
+ * ```
+ */
 export class TurnContexts extends Context.Reference<TurnContexts>()("codex-harness/TurnContexts", {
   defaultValue: (): TurnContextsService => ({ forTurn: () => Effect.succeed({}) })
 }) {}

@@ -20,6 +20,7 @@ import * as LoadedThreads from "./LoadedThreads.js"
 import type { LoadedThreadsService } from "./LoadedThreads.js"
 import * as SilenceClock from "./SilenceClock.js"
 import * as TurnProgress from "./TurnProgress.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export { type EventSink, type OpenedThread, TurnEvent, type TurnOutcome } from "./TurnEvent.js"
 
@@ -210,7 +211,7 @@ export const openThread = (
         )
       ),
       Effect.catchIf((error): error is RpcError => bound.replaceIfGone !== false && isThreadGone(error), (error) =>
-        Effect.logWarning(`bound thread ${bound.threadId} is gone (${error.rpcMessage}); starting a fresh thread`).pipe(
+        HarnessLog.warning(`bound thread ${bound.threadId} is gone (${error.rpcMessage}); starting a fresh thread`).pipe(
           Effect.zipRight(start),
           Effect.map((opened): OpenedThread => ({ ...opened, replacedThreadId: bound.threadId }))
         )
@@ -233,11 +234,11 @@ export const unloadThread = (connection: AppServerConnection, threadId: string):
       const unsubscribed = yield* connection.request("thread/unsubscribe", { threadId }).pipe(
         Effect.as(true),
         // the resume that follows says what is wrong, if anything is
-        Effect.catchAll((error) => Effect.logDebug(`thread/unsubscribe ${threadId}: ${error.message}`).pipe(Effect.as(false)))
+        Effect.catchAll((error) => HarnessLog.debug(`thread/unsubscribe ${threadId}: ${error.message}`).pipe(Effect.as(false)))
       )
       if (!unsubscribed) return
       const done = yield* Fiber.join(closed).pipe(Effect.timeoutOption(unloadTimeout))
-      if (Option.isNone(done)) yield* Effect.logDebug(`thread ${threadId} did not close within ${Duration.format(unloadTimeout)}`)
+      if (Option.isNone(done)) yield* HarnessLog.debug(`thread ${threadId} did not close within ${Duration.format(unloadTimeout)}`)
     })
   )
 
@@ -248,7 +249,7 @@ const threadStatus = (connection: AppServerConnection, threadId: string) =>
     Effect.catchAll((error) =>
       error._tag === "AppServerExited" || error._tag === "ConnectionRetired"
         ? Effect.fail(error)
-        : Effect.logDebug(`thread/read failed: ${error.message}`).pipe(Effect.as(undefined))
+        : HarnessLog.debug(`thread/read failed: ${error.message}`).pipe(Effect.as(undefined))
     )
   )
 

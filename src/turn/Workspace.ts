@@ -14,6 +14,7 @@ import {
   type Workspace,
   type WorkspaceFile
 } from "./Instructions.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 const present = (text: string | undefined): text is string => text !== undefined && text.trim() !== ""
 
@@ -41,7 +42,7 @@ export const readBounded = (file: string, maxBytes: number): Effect.Effect<strin
     Effect.catchAll((error) =>
       error._tag === "SystemError" && error.reason === "NotFound"
         ? Effect.succeed(undefined)
-        : Effect.logWarning(`cannot read workspace file ${file}: ${error.message}`).pipe(Effect.as(undefined))
+        : HarnessLog.warning(`cannot read workspace file ${file}: ${error.message}`).pipe(Effect.as(undefined))
     )
   )
 

@@ -4,7 +4,7 @@
 // no process behind, and the next compaction succeeds on a fresh client.
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Duration, Effect, Exit, Fiber, Layer, Schedule, Scope } from "effect"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
 import { AppServerExited } from "../../src/appserver/errors.js"
 import * as Compaction from "../../src/compaction/Compaction.js"

@@ -4,7 +4,7 @@
 // after_tool_call observations of native tools are in observations.test.ts.
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Schema } from "effect"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { type HarnessSettings } from "../../src/config/Settings.js"
 import { DynamicTools, tool } from "../../src/ports/DynamicTools.js"

@@ -4,7 +4,7 @@
 // assistant text and the tool call's name and id, never the call's raw argument value. Without carry it carries none.
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { DynamicTools, tool } from "../../src/ports/DynamicTools.js"
 import { SessionStore } from "../../src/session/SessionStore.js"

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Layer } from "effect"
 import * as path from "node:path"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import * as HookRelay from "../../src/approvals/HookRelay.js"
 import * as Compaction from "../../src/compaction/Compaction.js"
 import type { HarnessSettings } from "../../src/config/Settings.js"

@@ -2,11 +2,11 @@
 // reply; a stdio MCP server's elicitations (a form over several groups, a URL) answered through the Questions port after
 // its tool approval went through the approvals flow; a secret answer that leaves no trace in the harness's state.
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, Logger } from "effect"
+import { Context, Effect, Fiber, Layer, Logger, LogLevel } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { type HarnessSettings } from "../../src/config/Settings.js"
 import { type ApprovalDecision, ApprovalPrompts, type ApprovalRequest } from "../../src/ports/ApprovalPrompts.js"
@@ -131,9 +131,13 @@ describe("questions on the real app-server", () => {
       const codexHome = yield* tempDir("codex-harness-home-")
       const f = yield* fixture({ replies: [askUser(dbQuestion(true)), reply.text("stored nowhere")] }, { codexHome })
       const logged: Array<string> = []
-      const capture = Logger.replace(
-        Logger.defaultLogger,
-        Logger.make(({ annotations, message }) => void logged.push(`${JSON.stringify(message)} ${JSON.stringify([...annotations])}`))
+      // every level: the harness's routine steps are Debug lines, and a secret must not reach those either
+      const capture = Layer.merge(
+        Logger.replace(
+          Logger.defaultLogger,
+          Logger.make(({ annotations, message }) => void logged.push(`${JSON.stringify(message)} ${JSON.stringify([...annotations])}`))
+        ),
+        Logger.minimumLogLevel(LogLevel.All)
       )
       yield* Effect.scoped(Effect.gen(function* () {
         const h = yield* start(f.settings, () => Effect.never).pipe(Effect.provide(capture))

@@ -2,7 +2,7 @@
 // a deleted thread recovers, message_tool mode and heartbeats work end to end.
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Scope } from "effect"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { type HarnessSettings } from "../../src/config/Settings.js"

@@ -2,7 +2,7 @@
 // say what it let through; a request that is asked is not announced, and neither is one asked again after a deny.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { type ApprovalDecision, ApprovalPrompts, type ApprovalRequest } from "../../src/ports/ApprovalPrompts.js"
 import { type ClientReply, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"

@@ -2,7 +2,7 @@
 // fingerprint, MCP tool approvals classified first, other elicitations left alone, prompt timeouts on the TestClock.
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, FastCheck as fc, Fiber, Layer, TestClock } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import * as Approvals from "../../src/approvals/Approvals.js"
 import { HookReports } from "../../src/approvals/HookRelay.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"

@@ -3,7 +3,7 @@
 // turn, and the cleanup of a provisional thread that fails it (deleted; retired when the delete is not confirmed).
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, TestClock } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import { leaseSessionClient, ordinaryRuntime } from "../support/harness.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
 import { AppAdmission } from "../../src/apps/AppAdmission.js"

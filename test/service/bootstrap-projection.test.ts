@@ -4,7 +4,7 @@
 // the whole conversation, the prompt of the failed attempt included. The ContextEngine port chooses what is projected.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { ContextEngine } from "../../src/ports/ContextEngine.js"
 import { SessionStore } from "../../src/session/SessionStore.js"

@@ -5,7 +5,7 @@
 // archived stays in the session as recovery state. Both are scoped resources: an interrupted turn cleans up the same way.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, TestClock } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import type { SessionRecord } from "../../schemas/session.js"
 import type { AppsSettings, HarnessSettings } from "../../src/config/Settings.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"

@@ -4,13 +4,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Option, TestClock } from "effect"
 import * as ClientPool from "../../src/appserver/ClientPool.js"
 import { ConnectionRetired, RequestTimedOut, RpcError, SpawnFailed } from "../../src/appserver/errors.js"
-import { type Handler, MockAppServer, type MockScript } from "../../src/testing/MockAppServer.js"
+import { type Handler, layer as mockLayer, MockAppServer, type MockScript } from "../../src/testing/MockAppServer.js"
 
 const hang: Handler = () => Effect.never
 const echo: Handler = (params) => Effect.succeed({ echo: params })
 
 const withMock = (script: MockScript = {}) =>
-  Effect.provide(MockAppServer.layer({ ...script, handlers: { "mock/hang": hang, "mock/echo": echo, ...script.handlers } }))
+  Effect.provide(mockLayer({ ...script, handlers: { "mock/hang": hang, "mock/echo": echo, ...script.handlers } }))
 
 const ttl = "30 seconds"
 const makePool = ClientPool.make({ idleTimeToLive: ttl })

@@ -4,7 +4,7 @@
 // and nothing sent beyond resume / compact / interrupt.
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, FiberId, Layer, TestClock } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import { AppServerExited, ConnectionRetired } from "../../src/appserver/errors.js"
 import {
   Compaction,

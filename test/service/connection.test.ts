@@ -5,7 +5,7 @@ import { Deferred, Effect, Exit, Fiber, FiberId, Option, Scope, Stream, TestCloc
 import * as Connection from "../../src/appserver/AppServerConnection.js"
 import { AppServerExited, ConnectionRetired, ProtocolDecodeError, RequestTimedOut, RpcError } from "../../src/appserver/errors.js"
 import { Transport, type TransportOptions } from "../../src/appserver/Transport.js"
-import { type Handler, MockAppServer, type MockScript } from "../../src/testing/MockAppServer.js"
+import { type Handler, layer as mockLayer, MockAppServer, type MockScript } from "../../src/testing/MockAppServer.js"
 
 const connect = (options: TransportOptions & Connection.ConnectionOptions = {}) =>
   Effect.gen(function* () {
@@ -28,7 +28,7 @@ const commandApproval = (threadId: string) => ({ threadId, turnId: "u1", itemId:
 const done = { contentItems: [], success: true } as const
 
 const withMock = (script: MockScript = {}) =>
-  Effect.provide(MockAppServer.layer({ ...script, handlers: { "mock/hang": hang, "mock/echo": echo, ...script.handlers } }))
+  Effect.provide(mockLayer({ ...script, handlers: { "mock/hang": hang, "mock/echo": echo, ...script.handlers } }))
 
 describe("AppServerConnection", () => {
   it.scoped("[appserver] the handshake sends initialize with experimentalApi, then the initialized notification", () =>

@@ -3,14 +3,14 @@
 // observations of native tool completions (S23).
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber, FiberId, Layer, Ref, Schema } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import * as EmbedderTools from "../../src/tools/EmbedderTools.js"
 import { DuplicateToolName, DynamicTools, InvalidToolName, tool } from "../../src/ports/DynamicTools.js"
 import { type LifecycleEvent, PluginHooks } from "../../src/ports/PluginHooks.js"
 import * as Connection from "../../src/appserver/AppServerConnection.js"
 import { Transport } from "../../src/appserver/Transport.js"
-import { type ClientReply, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"
+import { type ClientReply, type Handler, layer as mockLayer, MockAppServer } from "../../src/testing/MockAppServer.js"
 import type { HarnessTool } from "../../src/tools/ToolCatalog.js"
 import * as ToolObservations from "../../src/tools/ToolObservations.js"
 import * as ToolUseLedger from "../../src/turn/ToolUseLedger.js"
@@ -286,7 +286,7 @@ describe("after_tool_call observations", () => {
           yield* peer.notify("item/completed", { threadId: "t1", turnId: "u1", completedAtMs: 0, item })
         }
         yield* Deferred.await(done)
-      }).pipe(Effect.provide(MockAppServer.layer()))
+      }).pipe(Effect.provide(mockLayer()))
       expect(seen).toEqual(["last"])
     }))
 
@@ -329,7 +329,7 @@ describe("after_tool_call observations", () => {
         yield* completed("no-hook")
         yield* peer.notify("turn/completed", { threadId: "t1", turn: { id: "u1", status: "completed", items: [], error: null } })
         yield* Deferred.await(done)
-      }).pipe(Effect.provide(MockAppServer.layer()))
+      }).pipe(Effect.provide(mockLayer()))
       expect(seen).toEqual(["unrelayed", "no-hook"])
       // the relay's record was used up
       expect(ledger.take("t1", "relayed")).toBe(false)

@@ -9,12 +9,12 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import * as Composition from "../../src/harness/Composition.js"
 import * as FileSessionStore from "../../src/session/FileSessionStore.js"
 import { parseLines, SessionLocked } from "../../src/session/SessionStore.js"
-import { MockAppServer } from "../../src/testing/MockAppServer.js"
+import { layer as mockLayer, MockAppServer } from "../../src/testing/MockAppServer.js"
 import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { tempDir } from "../support/harness.js"
 
@@ -117,7 +117,7 @@ describe("session journal", () => {
       fs.mkdirSync(file)
       const layer = Composition.layer({ ...Test.settings, stateDir: dir }).pipe(
         Layer.provideMerge(FileSessionStore.fileLayer(dir)),
-        Layer.provideMerge(MockAppServer.layer()),
+        Layer.provideMerge(mockLayer()),
         Layer.provideMerge(RecordingDelivery.layer),
         Layer.provideMerge(NodeFileSystem.layer)
       )

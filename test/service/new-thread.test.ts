@@ -4,7 +4,7 @@
 // and while a turn runs; a carry whose fresh thread never got its first turn is still owed to the next one.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import { SessionWork } from "../../src/harness/SessionWork.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { type BootstrapRequest, ContextEngine } from "../../src/ports/ContextEngine.js"

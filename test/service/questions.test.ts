@@ -3,7 +3,7 @@
 // answer a pending question through the steering queue, or are steered when the question is already gone.
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { type QuestionPrompt, type QuestionReply, Questions as QuestionsPort } from "../../src/ports/Questions.js"
 import { type ClientReply, duringTurn, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"

@@ -4,7 +4,7 @@
 // drifted. Refusals come before anything is recorded or sent.
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import { Compaction } from "../../src/compaction/Compaction.js"
 import type { HarnessSettings } from "../../src/config/Settings.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"

@@ -5,7 +5,7 @@
 // drain on shutdown (a grace, then withdrawal and interruption, then a bound).
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import { type ClientRequest, type Handler, MockAppServer, type MockPeer, type MockScript } from "../../src/testing/MockAppServer.js"
 import { QueueFull, SessionWork, type SessionWorkOptions, layer as steeringLayer } from "../../src/harness/SessionWork.js"
 

@@ -4,7 +4,7 @@
 // the history bounds.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import type { Turn } from "../../schemas/protocol.js"
 import type { SessionRecord } from "../../schemas/session.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"

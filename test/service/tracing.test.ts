@@ -2,7 +2,7 @@
 // approval and the question handled in it and a manual compaction each run in a span, nested under the caller's.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Tracer } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import { Compaction } from "../../src/compaction/Compaction.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { ApprovalPrompts } from "../../src/ports/ApprovalPrompts.js"

@@ -5,12 +5,12 @@
 // refuses leaves no binding to a thread that never existed.
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, type Duration, Effect, Fiber, Option, TestClock } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import * as Connection from "../../src/appserver/AppServerConnection.js"
 import { Transport } from "../../src/appserver/Transport.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
-import { duringTurn, MockAppServer } from "../../src/testing/MockAppServer.js"
+import { duringTurn, layer as mockLayer, MockAppServer } from "../../src/testing/MockAppServer.js"
 import { RecordingDelivery } from "../../src/testing/RecordingDelivery.js"
 import * as TurnRunner from "../../src/turn/TurnRunner.js"
 
@@ -180,6 +180,6 @@ describe("turn bounds", () => {
       expect(outcome.finalText).toBe("the first part, and the second")
       expect(outcome.error).toMatch(/over the harness's line limit/)
       expect(yield* peer.requests("turn/interrupt")).toHaveLength(1)
-    }).pipe(Effect.provide(MockAppServer.layer({ turns: "hang" }))))
+    }).pipe(Effect.provide(mockLayer({ turns: "hang" }))))
 })
 

@@ -2,7 +2,7 @@
 // records, thread resume and replacement, interruption, failure, and the peer dying mid-turn.
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Option, TestClock } from "effect"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import { leaseSessionClient, ordinaryRuntime } from "../support/harness.js"
 import { ClientPool } from "../../src/appserver/ClientPool.js"
 import { AppServerExited } from "../../src/appserver/errors.js"

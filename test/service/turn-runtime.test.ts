@@ -5,7 +5,7 @@ import { Deferred, Effect, Fiber, FiberId, Layer, Option, Schema, TestClock } fr
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as Test from "../../layers/Test.js"
+import * as Test from "../../layers/internal/Test.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { ModelLocked } from "../../src/session/errors.js"
 import * as Runtimes from "../../src/session/Runtimes.js"

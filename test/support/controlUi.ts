@@ -135,7 +135,7 @@ export const shutDown = (f: Fixture, s: ServeWithUi) =>
     yield* step(() => s.browser.close())
     expect(stillAlive(chromiums)).toEqual([])
     s.serve.child.kill("SIGTERM")
-    const exit = yield* s.serve.exited.pipe(Effect.timeout("30 seconds"))
+    const exit = yield* s.serve.exited.pipe(Effect.timeout("90 seconds"))
     // 128 + SIGTERM: stopped by the signal, after its own shutdown (the files it wrote are gone)
     expect(exit, s.serve.stderr()).toEqual({ code: 143, signal: null })
     expect(s.serve.stderr()).toContain("codex-harness serve: stopping")

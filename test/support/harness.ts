@@ -2,7 +2,7 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { type Duration, Effect, Layer, Schedule } from "effect"
 import * as fs from "node:fs"
-import * as Live from "../../layers/Live.js"
+import * as Live from "../../layers/internal/Live.js"
 import type { ClientPoolOptions, ClientPoolService } from "../../src/appserver/ClientPool.js"
 import type { HarnessSettings } from "../../src/config/Settings.js"
 import * as TempDir from "../../src/platform/TempDir.js"
@@ -184,7 +184,7 @@ export const imageGenerationHome = (codexHome: string, modelUrl: string): string
  * the kernel reaches a moment after the receipt a test has (an unload Codex schedules after an unsubscribe, a shell's
  * exec after it printed its pid): the answer is asserted, never the time it took.
  */
-export const eventually = <E, R>(check: Effect.Effect<boolean, E, R>, bound: Duration.DurationInput = "10 seconds") =>
+export const eventually = <E, R>(check: Effect.Effect<boolean, E, R>, bound: Duration.DurationInput = "60 seconds") =>
   check.pipe(
     Effect.repeat({ until: (yes) => yes, schedule: Schedule.spaced("20 millis") }),
     Effect.timeoutTo({ duration: bound, onTimeout: () => false, onSuccess: () => true })

@@ -41,7 +41,9 @@ export const startBin = (
     if (options.input !== undefined) child.stdin.write(options.input)
     // bridge: Node's close callback runs outside any fiber; it only completes the Deferred
     child.on("close", (code, signal) => Deferred.unsafeDone(exit, Effect.succeed({ code, signal })))
-    const waitFor = (check: (out: { readonly stdout: string; readonly stderr: string }) => boolean, ms = 30_000) =>
+    // a bound on a receipt, not a margin: a serve took over 30 s to say it listens on the 2-core machine at load 27 (two
+    // of its tests failed there); the suite's 180 s per test still ends a real hang
+    const waitFor = (check: (out: { readonly stdout: string; readonly stderr: string }) => boolean, ms = 120_000) =>
       Effect.async<boolean>((resume) => {
         const test = () => {
           if (!check({ stdout, stderr })) return false

@@ -63,7 +63,7 @@ export const request = (port: number, options: { readonly method: string; readon
     req.on("error", (e) => resume(Effect.die(e)))
     req.end(options.body ?? "")
     return Effect.sync(() => req.destroy())
-  }).pipe(Effect.timeout("10 seconds"))
+  }).pipe(Effect.timeout("60 seconds"))
 
 /** what the serve answers to raw request bytes, read until it closes the connection or the bound passes */
 export const rawAnswer = (port: number, bytes: string) =>

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { render } from "../../src/cli/approvalPrompts.js"
 import { reportLines } from "../../src/cli/diagnostics.js"
-import { clipStrings, mask, redactString, redactValue, scrubValues, secretValues } from "../../src/diagnostics/redact.js"
+import { clipStrings, mask, redactString, redactValue, scrubValues, secretValues } from "../../src/appserver/Redaction.js"
 import { describe as describeRequest, type DiagnosticsApproval } from "../../src/ports/ApprovalPrompts.js"
 
 describe("diagnostics redaction", () => {

@@ -2,7 +2,7 @@
 // message per line when piped. The app-server client stays warm across messages and stops when the chat ends. Loaded
 // when the command runs; its flags are in commands/chat.ts.
 import { Console, Context, Deferred, Effect, Layer, Option } from "effect"
-import * as Live from "../../../layers/Live.js"
+import * as Live from "../../../layers/internal/Live.js"
 import * as ProcessesLive from "../../processes/Processes.js"
 import { CodexHarness } from "../../harness/CodexHarness.js"
 import { SessionWork } from "../../harness/SessionWork.js"
@@ -84,7 +84,7 @@ const local = (options: ChatOptions) =>
       )
       const context = yield* Layer.build(
         // S25: /exec's processes live as long as this chat (they end with its app-server connection)
-        ProcessesLive.layer().pipe(Layer.provideMerge(Live.layer(settings))).pipe(
+        ProcessesLive.layer().pipe(Layer.provideMerge(Live.layer(settings, undefined, { probeCodex: false }))).pipe(
           Layer.provide(Layer.succeed(Delivery, view.delivery)),
           Layer.provide(prompts),
           Layer.provide(questions)

@@ -63,7 +63,8 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
     'codex-harness run "list the files in this directory"',
     'codex-harness run --session SESSION_ID "and now the tests"',
     'codex-harness run --json "say hello" > events.jsonl',
-    'codex-harness run --turn-kind toolDisabled "summarise the alerts in one line"'
+    'codex-harness run --turn-kind toolDisabled "summarise the alerts in one line"',
+    'codex-harness run --record turn.jsonl "say hello"'
   ],
   chat: ["codex-harness chat", "codex-harness chat --session SESSION_ID", "printf 'hi\\nthanks\\n' | codex-harness chat"],
   sessions: ["codex-harness sessions list"],

@@ -28,6 +28,12 @@ const config = {
     Options.withDescription("also write the final reply to this file"),
     Options.optional
   ),
+  record: Options.text("record").pipe(
+    Options.withDescription(
+      "record the turn's app-server traffic to this file (JSON lines, secrets masked, created 0600), for MockAppServer to replay"
+    ),
+    Options.optional
+  ),
   prompt: Args.text({ name: "PROMPT" }).pipe(
     Args.withDescription("what to ask the agent; `-`, or none with input piped, reads it from stdin"),
     Args.optional

@@ -20,6 +20,7 @@ import {
   type RpcFailure
 } from "./ClientMessages.js"
 import { defaultHandlers } from "./DefaultHandlers.js"
+import * as Replay from "./Replay.js"
 import type { AwaitMessage, HandlerError, MockPeer, RequestContext } from "./Script.js"
 import type { ServerState } from "./ServerState.js"
 import { makeSignal } from "./Signal.js"
@@ -30,10 +31,12 @@ export interface PeerInternals {
   readonly handle: TransportHandle
 }
 
+/** `replayConn`: in replay mode, the recorded connection this peer plays (it then serves nothing of its own) */
 export const makePeer = (
   state: ServerState,
   index: number,
-  options: TransportOptions
+  options: TransportOptions,
+  replayConn?: number | undefined
 ): Effect.Effect<PeerInternals, never, Scope.Scope> =>
   Effect.gen(function* () {
     const script = state.script
@@ -103,6 +106,15 @@ export const makePeer = (
           )
         }))
 
+    const replayer = replayConn === undefined || state.replay === undefined
+      ? undefined
+      : yield* Replay.makeReplayer(state.replay, replayConn, options, {
+        writeLine,
+        die,
+        setStderr: (text) => Effect.sync(() => void (stderr = text.slice(-tailChars))),
+        inputEnded: () => inputEnded
+      })
+
     const turns = makeTurns(state, notify, changed)
     const defaults = defaultHandlers({ state, options, codexHome, loaded, turns, notify })
 
@@ -155,6 +167,7 @@ export const makePeer = (
 
     /** what a received message sets going: a request is served on its own fiber, a reply wakes its server request */
     const dispatch = (message: ClientMessage): Effect.Effect<void> => {
+      if (replayer !== undefined) return replayer.received(message)
       switch (message._tag) {
         case "Request":
           // a fork inherits the caller's interruptibility, and the client may write from a finalizer: the peer's
@@ -238,8 +251,12 @@ export const makePeer = (
       endInput: Effect.suspend(() => {
         if (inputEnded) return Effect.void
         inputEnded = true
-        return changed.fire.pipe(Effect.zipRight(script.exitOnEndInput === false ? Effect.void : die({ exitCode: 0, signal: null })))
+        return changed.fire.pipe(
+          Effect.zipRight(replayer === undefined ? Effect.void : replayer.closed),
+          Effect.zipRight(script.exitOnEndInput === false ? Effect.void : die({ exitCode: 0, signal: null }))
+        )
       })
     }
+    if (replayer !== undefined) yield* FiberSet.run(fibers, Effect.interruptible(replayer.run))
     return { peer, handle }
   })

@@ -6,6 +6,7 @@ import type { RequestId } from "../../../schemas/jsonrpc.js"
 import type { SpawnFailed } from "../../appserver/errors.js"
 import type { ExitInfo, TransportOptions } from "../../appserver/Transport.js"
 import type { ClientMessage, ClientReply, ClientRequest, MockPeerExited, RpcFailure } from "./ClientMessages.js"
+import type { ReplayMismatch, ReplayScript } from "./Replay.js"
 
 export type HandlerError = RpcFailure | MockPeerExited
 
@@ -55,6 +56,12 @@ export interface MockScript {
   readonly exitOnEndInput?: boolean | undefined
   /** capacity of each peer's outgoing line buffer (backpressured). Default 1024 */
   readonly outputBuffer?: number | undefined
+  /**
+   * Replay mode: every spawn plays the next connection of a wire recording (`codex-harness run --record FILE`,
+   * `readRecording`) instead of the handlers and defaults above, and checks what the harness sends against it
+   * (`verifyReplay`). Spawns still count, record messages and exit as usual.
+   */
+  readonly replay?: ReplayScript | undefined
   /** runs on every spawn before the peer exists; fail it to simulate a failed spawn */
   readonly onSpawn?: ((options: TransportOptions, spawnNumber: number) => Effect.Effect<void, SpawnFailed>) | undefined
 }
@@ -143,4 +150,10 @@ export interface MockAppServerService {
   readonly threads: Effect.Effect<ReadonlyArray<string>>
   /** forgets a persisted thread, like deleting its rollout */
   readonly forgetThread: (threadId: string) => Effect.Effect<void>
+  /**
+   * Replay mode: fails with the first difference between what the harness sent and the recording, or, when there was
+   * none, with the first recorded harness message it has not sent (call it once the harness is done: its scope closed).
+   * Succeeds when the harness sent exactly what was recorded, and outside replay mode.
+   */
+  readonly verifyReplay: Effect.Effect<void, ReplayMismatch>
 }

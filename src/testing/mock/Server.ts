@@ -6,6 +6,7 @@ import { SpawnFailed } from "../../appserver/errors.js"
 import { Transport, type TransportHandle, type TransportOptions } from "../../appserver/Transport.js"
 import { type ClientMessage, type ClientRequest, findNth, isRequest } from "./ClientMessages.js"
 import { makePeer } from "./Peer.js"
+import * as Replay from "./Replay.js"
 import type { AwaitMessage, MockAppServerService, MockScript } from "./Script.js"
 import { makeState } from "./ServerState.js"
 
@@ -17,8 +18,9 @@ const makeService = (script: MockScript = {}) =>
         const failure = state.spawnFailures.shift()
         yield* state.changed.fire
         if (failure !== undefined) return yield* new SpawnFailed({ command: "mock codex app-server", reason: failure })
+        const replayConn = state.replay === undefined ? undefined : yield* Replay.admitSpawn(state.replay)
         if (script.onSpawn !== undefined) yield* script.onSpawn(options, index)
-        const { handle, peer } = yield* makePeer(state, index, options)
+        const { handle, peer } = yield* makePeer(state, index, options, replayConn)
         state.peers.push(peer)
         yield* state.changed.fire
         return handle
@@ -51,7 +53,8 @@ const makeService = (script: MockScript = {}) =>
       setTurnMode: (mode) => Effect.sync(() => void (state.turnMode = mode)),
       failNextSpawn: (reason = "mock spawn failure") => Effect.sync(() => void state.spawnFailures.push(reason)),
       threads: Effect.sync(() => [...state.threads.keys()]),
-      forgetThread: (threadId) => Effect.sync(() => void state.threads.delete(threadId))
+      forgetThread: (threadId) => Effect.sync(() => void state.threads.delete(threadId)),
+      verifyReplay: state.replay === undefined ? Effect.void : Replay.verify(state.replay)
     }
     return { service, spawn }
   })
@@ -64,7 +67,25 @@ export const layer = (script?: MockScript): Layer.Layer<Transport | MockAppServe
     )
   )
 
-/** The control handle of the mock app-server: spawned peers, received messages, runtime script changes. */
-export class MockAppServer extends Context.Tag("codex-harness/testing/MockAppServer")<MockAppServer, MockAppServerService>() {
-  static readonly layer = layer
-}
+/**
+ * The control handle of the in-memory app-server that `layers/Test` runs on: the peers it spawned, what the harness
+ * sent, handlers and turn modes changed while a test runs.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Harness } from "codex-harness"
+ * import { MockAppServer } from "codex-harness/testing"
+ *
+ * // a turn in which Codex asks to run a command, then completes
+ * const askingTurn = Effect.gen(function* () {
+ *   const mock = yield* MockAppServer.MockAppServer
+ *   yield* mock.setHandler("turn/start", MockAppServer.duringTurn((turn, ctx) =>
+ *     ctx.request("item/commandExecution/requestApproval", {
+ *       ...turn, itemId: "call_1", command: "git status", cwd: "/mock/workspace", availableDecisions: ["accept", "cancel"]
+ *     }).pipe(Effect.zipRight(ctx.finishTurn(turn.threadId, { status: "completed", text: "done" })))))
+ *   return yield* (yield* Harness.Harness).runTurn({ sessionId: "t1", prompt: "status?" })
+ * })
+ * ```
+ */
+export class MockAppServer extends Context.Tag("codex-harness/testing/MockAppServer")<MockAppServer, MockAppServerService>() {}

@@ -3,6 +3,7 @@
 // handed to a test directly (tests see it through the MockAppServer handle).
 import { Effect } from "effect"
 import type { ClientMessage } from "./ClientMessages.js"
+import * as Replay from "./Replay.js"
 import type { Handler, MockPeer, MockScript, TurnMode, TurnStartInput } from "./Script.js"
 import type { StoredThread } from "./Shapes.js"
 import { makeSignal, type Signal } from "./Signal.js"
@@ -18,6 +19,8 @@ export interface ServerState {
   readonly spawnFailures: Array<string>
   readonly peers: Array<MockPeer>
   readonly messages: Array<ClientMessage>
+  /** in replay mode (`script.replay`): what was recorded and how far each connection got */
+  readonly replay: Replay.ReplayState | undefined
   /** fired after any of the above changes that a test may wait for */
   readonly changed: Signal
 }
@@ -34,6 +37,7 @@ export const makeState = (script: MockScript): Effect.Effect<ServerState> =>
     spawnFailures: [],
     peers: [],
     messages: [],
+    replay: script.replay === undefined ? undefined : Replay.makeState(script.replay),
     changed
   }))
 

@@ -1,9 +1,10 @@
-// What a diagnostics bundle may keep of the config, the session's runtime and its records: the shape and the
-// harmless values, never a secret. Pure. Secret-looking keys lose their value, `env` and `headers` maps keep their
-// names only, URLs lose their userinfo and credential query values (CodexArgs.redactUrl), bearer and `sk-` style
-// tokens are masked in any string, and a last pass over the text replaces every known secret value (the provider
-// key the settings name, and any environment variable whose name looks secret) wherever it still appears.
-import { redactUrl } from "../appserver/CodexArgs.js"
+// What may be kept of a value that can hold secrets (a diagnostics bundle's config, runtime and records; a wire
+// recording's JSON-RPC messages): the shape and the harmless values, never a secret. Pure. Secret-looking keys lose
+// their value, `env` and `headers` maps keep their names only, URLs lose their userinfo and credential query values
+// (CodexArgs.redactUrl), bearer and `sk-` style tokens are masked in any string, and a last pass over the text
+// replaces every known secret value (the provider key the settings name, and any environment variable whose name
+// looks secret) wherever it still appears.
+import { redactUrl } from "./CodexArgs.js"
 
 export const mask = "***"
 
@@ -42,6 +43,34 @@ export const redactValue = (value: unknown, key?: string): unknown => {
   return value
 }
 
+/**
+ * The wire's variant of `redactValue`, for JSON-RPC messages that are kept whole (a wire recording, which a replay must
+ * still decode): under a secret-looking key every string is masked, however deep, and numbers, booleans and the shape
+ * stay (a message's `tokenUsage` is counts, not a secret); `env` and `headers` maps keep their names only; every
+ * other string is masked as `redactString` does.
+ */
+export const redactWireValue = (value: unknown, key?: string): unknown =>
+  key !== undefined && (secretKey.test(key) || valueMaps.has(key)) ? maskStrings(value) : redactWireStrings(value)
+
+const redactWireStrings = (value: unknown): unknown => {
+  if (typeof value === "string") return redactString(value)
+  if (Array.isArray(value)) return value.map((v) => redactWireValue(v))
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, redactWireValue(v, k)]))
+  }
+  return value
+}
+
+/** Every string of a JSON-like value masked; its shape, numbers and booleans kept. */
+export const maskStrings = (value: unknown): unknown => {
+  if (typeof value === "string") return mask
+  if (Array.isArray(value)) return value.map(maskStrings)
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, maskStrings(v)]))
+  }
+  return value
+}
+
 /** Secret values known from the environment: the named provider key's, and every variable whose name looks secret. */
 export const secretValues = (env: Readonly<Record<string, string | undefined>>, named: ReadonlyArray<string> = []): ReadonlyArray<string> => {
   const names = new Set(named)
@@ -63,3 +92,10 @@ export const clipStrings = (value: unknown, max: number): unknown => {
   }
   return value
 }
+
+/**
+ * The app-server's requests whose reply carries what a person typed (a question's answers, an elicitation's form
+ * values). A question can be secret (`isSecret`) and a form can ask for a password under any field name, so neither
+ * the wire log nor a recording keeps the strings of these replies, whatever their keys.
+ */
+export const answeredByPeople: ReadonlySet<string> = new Set(["item/tool/requestUserInput", "mcpServer/elicitation/request"])

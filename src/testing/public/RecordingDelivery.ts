@@ -1,0 +1,2 @@
+// Public (codex-harness/testing): a Delivery that records replies.
+export * from "../RecordingDelivery.js"

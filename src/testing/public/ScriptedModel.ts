@@ -1,0 +1,2 @@
+// Public (codex-harness/testing): the scripted model server and its script shapes.
+export * from "../ScriptedModel.js"
