@@ -35,6 +35,7 @@
 //
 // Build and run: npm run build && node dist/bench/cluster.js [--sessions 24] [--turns 5] [--concurrency 4,8]
 //                [--runners 1,2,3] [--warmup 1] [--no-single] [--parts setups,overhead,retention,scale] [--quick]
+//                [--overhead-turns 80] [--retention-turns 1000,10000] [--scale 20,400] [--scale-turns 2]
 import { NodeFileSystem, NodeRuntime } from "@effect/platform-node"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { Effect } from "effect"
@@ -58,13 +59,13 @@ const FLUSH_MS = 11_000
 const IDLE_MS = 5_000
 
 const usage = (message: string): never => {
-  console.error(`cluster bench: ${message}\nusage: node dist/bench/cluster.js [--sessions N] [--turns N] [--concurrency A,B] [--runners 1,2,3] [--warmup N] [--no-single] [--parts ${Issue33.parts.join(",")}] [--quick]`)
+  console.error(`cluster bench: ${message}\nusage: node dist/bench/cluster.js [--sessions N] [--turns N] [--concurrency A,B] [--runners 1,2,3] [--warmup N] [--no-single] [--parts ${Issue33.parts.join(",")}] [--quick] [--overhead-turns N] [--retention-turns REAL,TOTAL] [--scale RUNNERS,SESSIONS] [--scale-turns N]`)
   process.exit(2)
 }
 
 const options = () => {
   const argv = process.argv.slice(2)
-  const o = { sessions: 24, turns: 5, warmup: 1, concurrency: [4, 8], runners: [1, 2, 3], single: true, parts: new Set<string>(["setups", ...Issue33.parts]), quick: false }
+  const o = { sessions: 24, turns: 5, warmup: 1, concurrency: [4, 8], runners: [1, 2, 3], single: true, parts: new Set<string>(["setups", ...Issue33.parts]), quick: false, sizes: {} as Issue33.Sizes }
   const ints = (raw: string, flag: string) => {
     const xs = raw.split(",").map(Number)
     if (xs.length === 0 || xs.some((x) => !Number.isInteger(x) || x < 1)) usage(`${flag} wants whole numbers of at least 1, got ${JSON.stringify(raw)}`)
@@ -81,6 +82,16 @@ const options = () => {
     else if (flag === "--no-single") o.single = false
     else if (flag === "--parts") o.parts = Issue33.parseParts(value(), usage)
     else if (flag === "--quick") o.quick = true
+    else if (flag === "--overhead-turns") o.sizes = { ...o.sizes, overheadTurns: ints(value(), flag)[0]! }
+    else if (flag === "--retention-turns") {
+      const [real, total] = ints(value(), flag)
+      if (total === undefined || total <= real!) usage(`--retention-turns wants REAL,TOTAL with TOTAL above REAL`)
+      o.sizes = { ...o.sizes, retention: [real!, total!] }
+    } else if (flag === "--scale") {
+      const [runners, sessions] = ints(value(), flag)
+      if (sessions === undefined || runners! < 2) usage(`--scale wants RUNNERS,SESSIONS with at least 2 runners`)
+      o.sizes = { ...o.sizes, scale: [runners!, sessions!] }
+    } else if (flag === "--scale-turns") o.sizes = { ...o.sizes, scaleTurns: ints(value(), flag)[0]! }
     else usage(`unknown option ${argv[i]}`)
   }
   return o
@@ -620,7 +631,7 @@ const program = Effect.gen(function* () {
   pg = yield* Effect.tryPromise(() => startPostgres())
   const pgStartMs = performance.now() - tPg
   if (o.parts.has("setups")) for (const n of o.runners) yield* run(n)
-  const issue33 = yield* Issue33.run(ctx, pg, o.parts, o.quick, failures, () => check(pgSpared))
+  const issue33 = yield* Issue33.run(ctx, pg, o.parts, o.quick, o.sizes, failures, () => check(pgSpared))
   yield* Effect.promise(() => pg!.stop())
   yield* Effect.promise(() => check(() => new Set()))
 

@@ -4,7 +4,8 @@
 //              statements of a turn, by text (overhead.ts)
 //   retention  table rows and sizes and per-turn time after 1,000 and after 10,000 turns (retention.ts)
 //   scale      20 runners on the mock app-server with 400 sessions (scale.ts)
-// `--quick`: smaller numbers everywhere, to try the bench out. A part that fails is reported and the rest still run.
+// `--quick`: smaller numbers everywhere, to try the bench out; Sizes (the flags --overhead-turns, --retention-turns,
+// --scale, --scale-turns) set one part's numbers. A part that fails is reported and the rest still run.
 import type * as Socket from "@effect/platform/Socket"
 import { Effect } from "effect"
 import type * as Ctx from "../figures/context.js"
@@ -14,6 +15,14 @@ import { measureRetention, tables } from "./retention.js"
 import { defaultScale, measureScale } from "./scale.js"
 
 export const parts = ["overhead", "retention", "scale"] as const
+
+/** the numbers a run's flags set, over the defaults (or --quick's) */
+export interface Sizes {
+  readonly overheadTurns?: number
+  readonly retention?: readonly [real: number, total: number]
+  readonly scale?: readonly [runners: number, sessions: number]
+  readonly scaleTurns?: number
+}
 
 export const parseParts = (raw: string, usage: (message: string) => never): Set<string> => {
   const known = new Set<string>(["setups", ...parts])
@@ -66,6 +75,7 @@ export const run = (
   pg: Postgres,
   selected: ReadonlySet<string>,
   quick: boolean,
+  sizes: Sizes,
   failures: Array<string>,
   check: () => Promise<void>
 ) =>
@@ -81,12 +91,13 @@ export const run = (
           Effect.zipRight(Effect.promise(check))
         )
 
-    const overhead = quick ? { turns: 20, sessions: 3 } : { turns: 80, sessions: 4 }
+    const overhead = { ...(quick ? { turns: 20, sessions: 3 } : { turns: 80, sessions: 4 }), ...(sizes.overheadTurns === undefined ? {} : { turns: sizes.overheadTurns }) }
     yield* part("overhead", Effect.scoped(measureOverhead(ctx, pg, overhead)), (phases) => overheadLines(phases, overhead.turns))
 
-    const retention = quick
-      ? { real: 100, total: 1_000, sample: 20, sessions: 10, concurrency: 4 }
-      : { real: 1_000, total: 10_000, sample: 100, sessions: 40, concurrency: 8 }
+    const retention = {
+      ...(quick ? { real: 100, total: 1_000, sample: 20, sessions: 10, concurrency: 4 } : { real: 1_000, total: 10_000, sample: 100, sessions: 40, concurrency: 8 }),
+      ...(sizes.retention === undefined ? {} : { real: sizes.retention[0], total: sizes.retention[1] })
+    }
     yield* part("retention", Effect.scoped(measureRetention(ctx, pg, retention)), (r) => {
       const [a, b] = r.points
       return [
@@ -114,7 +125,11 @@ export const run = (
       ]
     })
 
-    const scale = quick ? { runners: 5, sessions: 50, turns: 2, concurrency: 8 } : defaultScale
+    const scale = {
+      ...(quick ? { runners: 5, sessions: 50, turns: 2, concurrency: 8 } : defaultScale),
+      ...(sizes.scale === undefined ? {} : { runners: sizes.scale[0], sessions: sizes.scale[1] }),
+      ...(sizes.scaleTurns === undefined ? {} : { turns: sizes.scaleTurns })
+    }
     yield* part("scale", Effect.scoped(measureScale(ctx, pg, scale)), (lines) => [
       `### scale: ${scale.runners} runners on the mock app-server, ${scale.sessions} sessions`,
       "",

@@ -1,4 +1,4 @@
-// A cluster runner whose sessions run on the in-memory MockAppServer (layers/Test's app-server layer): the cluster layer
+// A cluster runner whose sessions run on the in-memory MockAppServer (layers/internal/Test's app-server layer): the cluster layer
 // (sharding, entities, the ledger, the PostgreSQL store, the control layers) is what bench/cluster/scale.ts measures, at
 // 20 runners on one 2-core machine, where 20 real app-servers would measure Codex instead. A bench entry, never a
 // production default: `serve --cluster` always runs the real app-server.
@@ -8,9 +8,9 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 import * as fs from "node:fs"
-import * as TestLayer from "../../layers/Test.js"
+import * as TestLayer from "../../layers/internal/Test.js"
 import * as ClusterRunner from "../../src/cluster/ClusterRunner.js"
-import { MockAppServer } from "../../src/testing/MockAppServer.js"
+import * as MockAppServer from "../../src/testing/MockAppServer.js"
 
 interface MockRunnerConfig {
   readonly databaseUrl: string

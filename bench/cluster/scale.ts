@@ -12,7 +12,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { performance } from "node:perf_hooks"
-import * as TestLayer from "../../layers/Test.js"
+import * as TestLayer from "../../layers/internal/Test.js"
 import * as ClusterClient from "../../src/cluster/ClusterClient.js"
 import * as ClusterRunner from "../../src/cluster/ClusterRunner.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
@@ -32,7 +32,34 @@ export interface ScaleOptions {
 
 export const defaultScale: ScaleOptions = { runners: 20, sessions: 400, turns: 2, concurrency: 16 }
 
-const mockRunner = path.join(path.dirname(fileURLToPath(import.meta.url)), "mock-runner.js")
+const mockRunnerModule = path.join(path.dirname(fileURLToPath(import.meta.url)), "mock-runner.js")
+
+/**
+ * The mock runner as one script (esbuild, as scripts/bundle.mjs makes the CLI's): 20 processes loading the compiled
+ * module graph file by file took 70-80 s each to join on the loaded machine, 3-4 times what loading one script takes,
+ * and a runner started by `serve --cluster` loads the bundle too. The compiled module when bundling fails.
+ */
+const bundleMockRunner = async (dir: string): Promise<string> => {
+  const out = path.join(dir, "mock-runner.mjs")
+  try {
+    const esbuild = await import("esbuild")
+    await esbuild.build({
+      entryPoints: [mockRunnerModule],
+      outfile: out,
+      bundle: true,
+      platform: "node",
+      target: "node20",
+      format: "esm",
+      logLevel: "error",
+      // CommonJS dependencies call require: give the ES bundle one
+      banner: { js: "import { createRequire as bundleRequire } from \"node:module\"; const require = bundleRequire(import.meta.url);" }
+    })
+    return out
+  } catch (error) {
+    process.stderr.write(`cluster bench: scale: bundling the mock runner failed (${String(error).split("\n")[0]}); running the compiled module\n`)
+    return mockRunnerModule
+  }
+}
 
 interface Runner {
   readonly address: string
@@ -42,7 +69,7 @@ interface Runner {
   readonly stderr: () => string
 }
 
-const startRunner = (ctx: Ctx.Context, pg: Postgres, url: string, address: string): Runner => {
+const startRunner = (ctx: Ctx.Context, pg: Postgres, url: string, address: string, mockRunner: string): Runner => {
   const stateDir = path.join(ctx.root, `mock-runner-${address.replace(/[:.]/g, "-")}`)
   const t0 = performance.now()
   const child = spawn(process.execPath, [mockRunner, JSON.stringify({ databaseUrl: url, listen: address, stateDir })], {
@@ -129,14 +156,15 @@ export const measureScale = (ctx: Ctx.Context, pg: Postgres, o: ScaleOptions) =>
       })
     )
     const addressOf = async () => `127.0.0.1:${await freePort()}`
+    const script = yield* promise(() => bundleMockRunner(ctx.root))
 
     // ---- start: runner 1 creates the tables, then the others together
-    const first = startRunner(ctx, pg, bare, yield* promise(addressOf))
+    const first = startRunner(ctx, pg, bare, yield* promise(addressOf), script)
     runners.push(first)
     const firstMs = yield* promise(() => first.joined)
     yield* promise(() => waitShards(pg, db, [first.address], { all: true }))
     const t0 = performance.now()
-    for (let k = 1; k < o.runners; k++) runners.push(startRunner(ctx, pg, bare, yield* promise(addressOf)))
+    for (let k = 1; k < o.runners; k++) runners.push(startRunner(ctx, pg, bare, yield* promise(addressOf), script))
     const joinedMs = yield* promise(() => Promise.all(runners.slice(1).map((r) => r.joined)))
     const allJoined = performance.now() - t0
     const settled = yield* promise(() => waitShards(pg, db, runners.map((r) => r.address), { all: true, timeoutMs: 180_000 }))
@@ -226,7 +254,7 @@ export const measureScale = (ctx: Ctx.Context, pg: Postgres, o: ScaleOptions) =>
       `PostgreSQL ${fmt((pgCpu(pg) - pgB0) / busyS / 10, 0)}% of a core; most connections seen: ${conns(peak).total} (${fmt(conns(peak).runners / o.runners, 1)} per runner)`)
 
     // ---- a runner joins, one leaves (SIGTERM), one dies (SIGKILL)
-    const joiner = startRunner(ctx, pg, bare, yield* promise(addressOf))
+    const joiner = startRunner(ctx, pg, bare, yield* promise(addressOf), script)
     runners.push(joiner)
     yield* promise(() => joiner.joined)
     const join = yield* promise(() => waitShards(pg, db, runners.map((r) => r.address), { all: true }))
