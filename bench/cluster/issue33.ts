@@ -86,7 +86,12 @@ export const run = (
         ? Effect.void
         : Effect.sync(() => process.stderr.write(`cluster bench: ${name} ...\n`)).pipe(
           Effect.zipRight(effect),
-          Effect.map((a) => void out.push(...lines(a))),
+          // also on stderr as soon as the part ends, so a run stopped later keeps what it measured
+          Effect.map((a) => {
+            const text = lines(a)
+            out.push(...text)
+            process.stderr.write(`${text.join("\n")}\n`)
+          }),
           Effect.catchAllCause((cause) => Effect.sync(() => void failures.push(`${name}: ${String(cause).split("\n").slice(0, 3).join(" / ")}`))),
           Effect.zipRight(Effect.promise(check))
         )
