@@ -54,6 +54,8 @@ const bundleMockRunner = async (dir: string): Promise<string> => {
       // CommonJS dependencies call require: give the ES bundle one
       banner: { js: "import { createRequire as bundleRequire } from \"node:module\"; const require = bundleRequire(import.meta.url);" }
     })
+    // its service process would outlive the bench
+    await esbuild.stop()
     return out
   } catch (error) {
     process.stderr.write(`cluster bench: scale: bundling the mock runner failed (${String(error).split("\n")[0]}); running the compiled module\n`)
@@ -80,7 +82,7 @@ const startRunner = (ctx: Ctx.Context, pg: Postgres, url: string, address: strin
   child.stderr!.setEncoding("utf8")
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once("exit", (code, signal) => done({ code, signal })))
   const joined = new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`mock runner ${address}: not joined within 180 s: ${stderr.slice(-400)}`)), 180_000)
+    const timer = setTimeout(() => reject(new Error(`mock runner ${address}: not joined within 300 s: ${stderr.slice(-400)}`)), 300_000)
     child.stderr!.on("data", (chunk: string) => {
       stderr = (stderr + chunk).slice(-8000)
       if (stderr.includes(": joined in ")) {
@@ -90,7 +92,10 @@ const startRunner = (ctx: Ctx.Context, pg: Postgres, url: string, address: strin
     })
     void exited.then(({ code, signal }) => {
       clearTimeout(timer)
-      reject(new Error(`mock runner ${address} exited (${signal ?? code}) before it joined: ${stderr.slice(-400)}`))
+      if (stderr.includes(": joined in ")) return
+      const why = stderr.split("\n").filter((l) => l.trim() !== "" && !/^\s+at /.test(l)).slice(-6).join(" / ")
+      process.stderr.write(`cluster bench: scale: mock runner ${address} exited (${signal ?? code}) before it joined: ${why}\n`)
+      reject(new Error(`mock runner ${address} exited (${signal ?? code}) before it joined: ${why}`))
     })
   })
   joined.catch(() => {})
@@ -164,11 +169,17 @@ export const measureScale = (ctx: Ctx.Context, pg: Postgres, o: ScaleOptions) =>
     const firstMs = yield* promise(() => first.joined)
     yield* promise(() => waitShards(pg, db, [first.address], { all: true }))
     const t0 = performance.now()
-    for (let k = 1; k < o.runners; k++) runners.push(startRunner(ctx, pg, bare, yield* promise(addressOf), script))
-    const joinedMs = yield* promise(() => Promise.all(runners.slice(1).map((r) => r.joined)))
+    // in waves of 5: 19 at once on the loaded 2-core machine left some unable to connect within their 10 s bound
+    const joinedMs: Array<number> = []
+    for (let k = 1; k < o.runners; k += 5) {
+      const wave: Array<Runner> = []
+      for (let j = k; j < Math.min(o.runners, k + 5); j++) wave.push(startRunner(ctx, pg, bare, yield* promise(addressOf), script))
+      runners.push(...wave)
+      joinedMs.push(...(yield* promise(() => Promise.all(wave.map((r) => r.joined)))))
+    }
     const allJoined = performance.now() - t0
     const settled = yield* promise(() => waitShards(pg, db, runners.map((r) => r.address), { all: true, timeoutMs: 180_000 }))
-    note(`${o.runners} runners: runner 1 joined ${fmt(firstMs / 1000, 1)} s after spawn; runners 2-${o.runners} spawned together joined ` +
+    note(`${o.runners} runners: runner 1 joined ${fmt(firstMs / 1000, 1)} s after spawn; runners 2-${o.runners} spawned in waves of 5 joined ` +
       `${fmt(Math.min(...joinedMs) / 1000, 1)}-${fmt(Math.max(...joinedMs) / 1000, 1)} s after spawn (all ${fmt(allJoined / 1000, 1)} s), ` +
       `the ${SHARDS} shards settled over all ${o.runners} ${fmt(settled.ms / 1000, 1)} s after the last joined (${settled.split} shards each)`)
 
