@@ -169,7 +169,7 @@ export const measureScale = (ctx: Ctx.Context, pg: Postgres, o: ScaleOptions) =>
     const firstMs = yield* promise(() => first.joined)
     yield* promise(() => waitShards(pg, db, [first.address], { all: true }))
     const t0 = performance.now()
-    // in waves of 5: 19 at once on the loaded 2-core machine left some unable to connect within their 10 s bound
+    // in waves of 5: of 19 started at once on the loaded 2-core machine, one exited before it joined
     const joinedMs: Array<number> = []
     for (let k = 1; k < o.runners; k += 5) {
       const wave: Array<Runner> = []
