@@ -29,8 +29,13 @@
 // may be left 3 s later, and after PostgreSQL stops nothing at all; a leftover is killed and named, and the bench exits
 // 1, as it does when a setup fails. Temp dirs (state dirs, the PostgreSQL data dir) are removed.
 //
+// Issue 33's parts follow the setups, in the same run (bench/cluster/issue33.ts): the routing overhead against a plain
+// serve side by side (quiet and with two busy loops), statements per turn by name, table sizes and per-turn time after
+// 1,000 and 10,000 turns (retention), and 20 runners with 400 sessions (scale). `--parts` picks some.
+//
 // Build and run: npm run build && node dist/bench/cluster.js [--sessions 24] [--turns 5] [--concurrency 4,8]
-//                [--runners 1,2,3] [--warmup 1] [--no-single]
+//                [--runners 1,2,3] [--warmup 1] [--no-single] [--parts setups,overhead,retention,scale] [--quick]
+//                [--overhead-turns 80] [--retention-turns 1000,10000] [--scale 20,400] [--scale-turns 2]
 import { NodeFileSystem, NodeRuntime } from "@effect/platform-node"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { Effect } from "effect"
@@ -43,6 +48,7 @@ import { performance } from "node:perf_hooks"
 import * as ControlClient from "../src/control/ControlClient.js"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 import { freePort, type Postgres, startPostgres } from "./cluster/postgres.js"
+import * as Issue33 from "./cluster/issue33.js"
 import { percentile, phase, type PhaseResult, type TurnResult } from "./cluster/load.js"
 import { type Serve, stopServe } from "./figures/connect.js"
 import * as Ctx from "./figures/context.js"
@@ -53,13 +59,13 @@ const FLUSH_MS = 11_000
 const IDLE_MS = 5_000
 
 const usage = (message: string): never => {
-  console.error(`cluster bench: ${message}\nusage: node dist/bench/cluster.js [--sessions N] [--turns N] [--concurrency A,B] [--runners 1,2,3] [--warmup N] [--no-single]`)
+  console.error(`cluster bench: ${message}\nusage: node dist/bench/cluster.js [--sessions N] [--turns N] [--concurrency A,B] [--runners 1,2,3] [--warmup N] [--no-single] [--parts ${Issue33.parts.join(",")}] [--quick] [--overhead-turns N] [--retention-turns REAL,TOTAL] [--scale RUNNERS,SESSIONS] [--scale-turns N]`)
   process.exit(2)
 }
 
 const options = () => {
   const argv = process.argv.slice(2)
-  const o = { sessions: 24, turns: 5, warmup: 1, concurrency: [4, 8], runners: [1, 2, 3], single: true }
+  const o = { sessions: 24, turns: 5, warmup: 1, concurrency: [4, 8], runners: [1, 2, 3], single: true, parts: new Set<string>(["setups", ...Issue33.parts]), quick: false, sizes: {} as Issue33.Sizes }
   const ints = (raw: string, flag: string) => {
     const xs = raw.split(",").map(Number)
     if (xs.length === 0 || xs.some((x) => !Number.isInteger(x) || x < 1)) usage(`${flag} wants whole numbers of at least 1, got ${JSON.stringify(raw)}`)
@@ -74,6 +80,18 @@ const options = () => {
     else if (flag === "--concurrency") o.concurrency = ints(value(), flag)
     else if (flag === "--runners") o.runners = ints(value(), flag)
     else if (flag === "--no-single") o.single = false
+    else if (flag === "--parts") o.parts = Issue33.parseParts(value(), usage)
+    else if (flag === "--quick") o.quick = true
+    else if (flag === "--overhead-turns") o.sizes = { ...o.sizes, overheadTurns: ints(value(), flag)[0]! }
+    else if (flag === "--retention-turns") {
+      const [real, total] = ints(value(), flag)
+      if (total === undefined || total <= real!) usage(`--retention-turns wants REAL,TOTAL with TOTAL above REAL`)
+      o.sizes = { ...o.sizes, retention: [real!, total!] }
+    } else if (flag === "--scale") {
+      const [runners, sessions] = ints(value(), flag)
+      if (sessions === undefined || runners! < 2) usage(`--scale wants RUNNERS,SESSIONS with at least 2 runners`)
+      o.sizes = { ...o.sizes, scale: [runners!, sessions!] }
+    } else if (flag === "--scale-turns") o.sizes = { ...o.sizes, scaleTurns: ints(value(), flag)[0]! }
     else usage(`unknown option ${argv[i]}`)
   }
   return o
@@ -608,11 +626,12 @@ const program = Effect.gen(function* () {
       Effect.zipRight(Effect.promise(() => check(pgSpared)))
     )
 
-  if (o.single) yield* run(0)
+  if (o.single && o.parts.has("setups")) yield* run(0)
   const tPg = performance.now()
   pg = yield* Effect.tryPromise(() => startPostgres())
   const pgStartMs = performance.now() - tPg
-  for (const n of o.runners) yield* run(n)
+  if (o.parts.has("setups")) for (const n of o.runners) yield* run(n)
+  const issue33 = yield* Issue33.run(ctx, pg, o.parts, o.quick, o.sizes, failures, () => check(pgSpared))
   yield* Effect.promise(() => pg!.stop())
   yield* Effect.promise(() => check(() => new Set()))
 
@@ -684,6 +703,7 @@ const program = Effect.gen(function* () {
     ...results.flatMap((r) => r.notes.map((n) => `- ${n}`)),
     ...all.filter((r) => r.topStatements !== undefined && r.concurrency === o.concurrency[0]).map((r) =>
       `- ${r.setup} c${r.concurrency} statements per turn (background subtracted):\n    ${r.topStatements!.join("\n    ")}`),
+    ...issue33,
     ...failures.map((f) => `- FAILED ${f}`),
     `- processes left 3 s after their setup or after PostgreSQL stopped: ${leftovers.length}${leftovers.length > 0 ? ` (${leftovers.join("; ")})` : ""}`,
     `- total ${((performance.now() - started) / 1000).toFixed(0)} s; at the end: load average ${loadavg()}, CPU pressure ${cpuPressure()}`
