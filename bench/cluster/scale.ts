@@ -8,7 +8,6 @@
 import { Effect, Layer, Stream } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as crypto from "node:crypto"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { performance } from "node:perf_hooks"
@@ -17,7 +16,7 @@ import * as ClusterClient from "../../src/cluster/ClusterClient.js"
 import * as ClusterRunner from "../../src/cluster/ClusterRunner.js"
 import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import type * as Ctx from "../figures/context.js"
-import { descendants, memoryKb } from "../figures/proc.js"
+import { cpuWithChildrenOfPid, descendants, memoryKb } from "../figures/proc.js"
 import { connections, SHARDS, statementDelta, statementSnap, totalCalls, waitShards } from "./dbstats.js"
 import { percentile } from "./load.js"
 import { freePort, type Postgres } from "./postgres.js"
@@ -102,19 +101,9 @@ const startRunner = (ctx: Ctx.Context, pg: Postgres, url: string, address: strin
   return { address, child, joined, exited, stderr: () => stderr }
 }
 
-const CLK_TCK = 100
-const cpuMs = (pid: number): number => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / CLK_TCK
-  } catch {
-    return 0
-  }
-}
 const pgCpu = (pg: Postgres) => {
   const pm = pg.postmasterPid()
-  return pm === undefined ? 0 : [pm, ...descendants(pm)].reduce((a, pid) => a + cpuMs(pid), 0)
+  return pm === undefined ? 0 : [pm, ...descendants(pm)].reduce((a, pid) => a + cpuWithChildrenOfPid(pid), 0)
 }
 
 const fmt = (x: number, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) : "-")
@@ -187,14 +176,14 @@ export const measureScale = (ctx: Ctx.Context, pg: Postgres, o: ScaleOptions) =>
     yield* promise(() => sleep(5_000))
     const idle0 = yield* promise(() => statementSnap(pg, db))
     const cpu0 = pgCpu(pg)
-    const runnerCpu0 = runners.reduce((a, r) => a + cpuMs(r.child.pid!), 0)
+    const runnerCpu0 = runners.reduce((a, r) => a + cpuWithChildrenOfPid(r.child.pid!), 0)
     yield* promise(() => sleep(10_000))
     const idle1 = yield* promise(() => statementSnap(pg, db))
     const idleS = (idle1.at - idle0.at) / 1000
     const idle = statementDelta(idle0, idle1, idleS)
     const idleRate = totalCalls(idle)
     const pgIdle = (pgCpu(pg) - cpu0) / idleS / 10
-    const runnersIdle = (runners.reduce((a, r) => a + cpuMs(r.child.pid!), 0) - runnerCpu0) / idleS / 10
+    const runnersIdle = (runners.reduce((a, r) => a + cpuWithChildrenOfPid(r.child.pid!), 0) - runnerCpu0) / idleS / 10
     const idleConns = yield* promise(() => connections(pg, db))
     const conns = (m: ReadonlyMap<string, number>) => {
       const runnerConns = [...m.entries()].filter(([k]) => k.startsWith("codex-harness runner ") || k.startsWith("codex-harness:"))
