@@ -29,37 +29,42 @@
 // may be left 3 s later, and after PostgreSQL stops nothing at all; a leftover is killed and named, and the bench exits
 // 1, as it does when a setup fails. Temp dirs (state dirs, the PostgreSQL data dir) are removed.
 //
+// Issue 33's parts follow the setups, in the same run (bench/cluster/issue33.ts): the routing overhead against a plain
+// serve side by side (quiet and with two busy loops), statements per turn by name, table sizes and per-turn time after
+// 1,000 and 10,000 turns (retention), and 20 runners with 400 sessions (scale). `--parts` picks some.
+//
 // Build and run: npm run build && node dist/bench/cluster.js [--sessions 24] [--turns 5] [--concurrency 4,8]
-//                [--runners 1,2,3] [--warmup 1] [--no-single]
+//                [--runners 1,2,3] [--warmup 1] [--no-single] [--parts setups,overhead,retention,scale] [--quick]
+//                [--overhead-turns 80] [--retention-turns 1000,10000] [--scale 20,400] [--scale-turns 2]
 import { NodeFileSystem, NodeRuntime } from "@effect/platform-node"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { Effect } from "effect"
-import { spawn } from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
-import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import * as ControlClient from "../src/control/ControlClient.js"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 import { freePort, type Postgres, startPostgres } from "./cluster/postgres.js"
+import { SHARDS, shardHolders } from "./cluster/dbstats.js"
+import * as Issue33 from "./cluster/issue33.js"
+import { type Served, spawnServe } from "./cluster/serves.js"
 import { percentile, phase, type PhaseResult, type TurnResult } from "./cluster/load.js"
-import { type Serve, stopServe } from "./figures/connect.js"
+import { stopServe } from "./figures/connect.js"
 import * as Ctx from "./figures/context.js"
-import { cmdline, descendants, marked, settle } from "./figures/proc.js"
+import { cmdline, cpuWithChildrenOfPid, descendants, marked, settle } from "./figures/proc.js"
 
-const SHARDS = 300
 const FLUSH_MS = 11_000
 const IDLE_MS = 5_000
 
 const usage = (message: string): never => {
-  console.error(`cluster bench: ${message}\nusage: node dist/bench/cluster.js [--sessions N] [--turns N] [--concurrency A,B] [--runners 1,2,3] [--warmup N] [--no-single]`)
+  console.error(`cluster bench: ${message}\nusage: node dist/bench/cluster.js [--sessions N] [--turns N] [--concurrency A,B] [--runners 1,2,3] [--warmup N] [--no-single] [--parts ${Issue33.parts.join(",")}] [--quick] [--overhead-turns N] [--retention-turns REAL,TOTAL] [--scale RUNNERS,SESSIONS] [--scale-turns N]`)
   process.exit(2)
 }
 
 const options = () => {
   const argv = process.argv.slice(2)
-  const o = { sessions: 24, turns: 5, warmup: 1, concurrency: [4, 8], runners: [1, 2, 3], single: true }
+  const o = { sessions: 24, turns: 5, warmup: 1, concurrency: [4, 8], runners: [1, 2, 3], single: true, parts: new Set<string>(["setups", ...Issue33.parts]), quick: false, sizes: {} as Issue33.Sizes }
   const ints = (raw: string, flag: string) => {
     const xs = raw.split(",").map(Number)
     if (xs.length === 0 || xs.some((x) => !Number.isInteger(x) || x < 1)) usage(`${flag} wants whole numbers of at least 1, got ${JSON.stringify(raw)}`)
@@ -74,6 +79,18 @@ const options = () => {
     else if (flag === "--concurrency") o.concurrency = ints(value(), flag)
     else if (flag === "--runners") o.runners = ints(value(), flag)
     else if (flag === "--no-single") o.single = false
+    else if (flag === "--parts") o.parts = Issue33.parseParts(value(), usage)
+    else if (flag === "--quick") o.quick = true
+    else if (flag === "--overhead-turns") o.sizes = { ...o.sizes, overheadTurns: ints(value(), flag)[0]! }
+    else if (flag === "--retention-turns") {
+      const [real, total] = ints(value(), flag)
+      if (total === undefined || total <= real!) usage(`--retention-turns wants REAL,TOTAL with TOTAL above REAL`)
+      o.sizes = { ...o.sizes, retention: [real!, total!] }
+    } else if (flag === "--scale") {
+      const [runners, sessions] = ints(value(), flag)
+      if (sessions === undefined || runners! < 2) usage(`--scale wants RUNNERS,SESSIONS with at least 2 runners`)
+      o.sizes = { ...o.sizes, scale: [runners!, sessions!] }
+    } else if (flag === "--scale-turns") o.sizes = { ...o.sizes, scaleTurns: ints(value(), flag)[0]! }
     else usage(`unknown option ${argv[i]}`)
   }
   return o
@@ -82,68 +99,6 @@ type Options = ReturnType<typeof options>
 
 // ---- processes
 
-/** a serve, with the warnings and errors it logged (up to 500 lines) */
-interface Served extends Serve {
-  readonly warnings: Array<string>
-}
-const warningLine = /level=(WARN|ERROR|FATAL)|Error\b|Warning\b/
-
-/** `codex-harness serve` with `extra` arguments; ready at its "listening on" line (checked against its serve.json) */
-const spawnServe = (ctx: Ctx.Context, extra: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}): Promise<Served> =>
-  new Promise((resolve, reject) => {
-    const dir = Ctx.freshDir(ctx, "serve-state")
-    const args = [Ctx.cliBin, "serve", "--state-dir", dir, "--cwd", ctx.work, "--listen", "127.0.0.1:0", "--provider-url", ctx.model.url, ...extra]
-    const t0 = performance.now()
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...ctx.env, ...env } })
-    let stderr = ""
-    let partial = ""
-    const warnings: Array<string> = []
-    let settled = false
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) => child.once("exit", (code, signal) => done({ code, signal })))
-    const fail = (why: string) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      child.kill("SIGKILL")
-      reject(new Error(`codex-harness serve: ${why}; stderr: ${stderr.trim().split("\n").slice(-3).join(" / ")}`))
-    }
-    const timer = setTimeout(() => fail("no \"listening on\" line within 90 s"), 90_000)
-    child.stdout!.resume()
-    child.stderr!.setEncoding("utf8")
-    child.stderr!.on("data", (chunk: string) => {
-      stderr = (stderr + chunk).slice(-16000)
-      const lines = (partial + chunk).split("\n")
-      partial = lines.pop() ?? ""
-      for (const line of lines) if (warningLine.test(line) && warnings.length < 500) warnings.push(line)
-      const listening = /listening on (\S+) for /.exec(stderr)
-      if (settled || listening === null) return
-      settled = true
-      clearTimeout(timer)
-      try {
-        const announced = JSON.parse(fs.readFileSync(path.join(dir, "serve.json"), "utf8")) as { pid: number; url: string }
-        if (announced.pid !== child.pid || announced.url !== listening[1]) throw new Error(`serve.json says pid ${announced.pid} at ${announced.url}`)
-        const token = fs.readFileSync(path.join(dir, "serve.token"), "utf8").trim()
-        resolve({ child, pid: child.pid!, url: listening[1]!, token, readyMs: performance.now() - t0, stderr: () => stderr, exited, warnings })
-      } catch (error) {
-        child.kill("SIGKILL")
-        reject(error)
-      }
-    })
-    child.once("error", (error) => fail(error.message))
-    void exited.then(({ code, signal }) => fail(`exited (${signal ?? code}) before it listened`))
-  })
-
-const CLK_TCK = 100 // getconf CLK_TCK on Linux
-/** CPU ms of a process so far: its own user+system time and that of its children it has waited for */
-const cpuMsOf = (pid: number): number => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / CLK_TCK
-  } catch {
-    return 0
-  }
-}
 
 const loadavg = () => fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")
 const cpuPressure = () => {
@@ -171,15 +126,15 @@ const cpuParts = ["front", "others", "appServers", "pg", "bench"] as const
 
 const cpuSnap = (serves: ReadonlyArray<Served>, pg: Postgres | undefined): CpuSnap => {
   const [front, ...rest] = serves
-  const below = (s: Served) => descendants(s.pid).reduce((a, pid) => a + cpuMsOf(pid), 0)
+  const below = (s: Served) => descendants(s.pid).reduce((a, pid) => a + cpuWithChildrenOfPid(pid), 0)
   const postmaster = pg?.postmasterPid()
   const usage = process.cpuUsage()
   return {
     at: performance.now(),
-    front: front === undefined ? 0 : cpuMsOf(front.pid),
-    others: rest.reduce((a, s) => a + cpuMsOf(s.pid), 0),
+    front: front === undefined ? 0 : cpuWithChildrenOfPid(front.pid),
+    others: rest.reduce((a, s) => a + cpuWithChildrenOfPid(s.pid), 0),
     appServers: serves.reduce((a, s) => a + below(s), 0),
-    pg: postmaster === undefined ? 0 : [postmaster, ...descendants(postmaster)].reduce((a, pid) => a + cpuMsOf(pid), 0),
+    pg: postmaster === undefined ? 0 : [postmaster, ...descendants(postmaster)].reduce((a, pid) => a + cpuWithChildrenOfPid(pid), 0),
     bench: (usage.user + usage.system) / 1000
   }
 }
@@ -234,17 +189,6 @@ const statementDeltas = (
   return per
 }
 
-/** the shard locks held in `db`, by runner address (its lock connection's application_name) */
-const shardHolders = async (pg: Postgres, db: string): Promise<Map<string, number>> => {
-  const out = await pg.psql(`SELECT coalesce(json_object_agg(name, n), '{}') FROM (
-      SELECT a.application_name AS name, count(*) AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-      WHERE l.locktype = 'advisory' AND l.granted AND l.classid = 0 AND l.objsubid = 1
-        AND l.database = (SELECT oid FROM pg_database WHERE datname = '${db}')
-        AND l.objid::text::bigint BETWEEN 1000001 AND ${1_000_000 + SHARDS}
-      GROUP BY a.application_name) t`)
-  const prefix = "codex-harness runner "
-  return new Map(Object.entries(JSON.parse(out) as Record<string, number>).map(([name, n]) => [name.startsWith(prefix) ? name.slice(prefix.length) : name, Number(n)]))
-}
 
 const holdersText = (h: ReadonlyMap<string, number>, order: ReadonlyArray<string>) =>
   order.map((a) => String(h.get(a) ?? 0)).join("/")
@@ -608,11 +552,12 @@ const program = Effect.gen(function* () {
       Effect.zipRight(Effect.promise(() => check(pgSpared)))
     )
 
-  if (o.single) yield* run(0)
+  if (o.single && o.parts.has("setups")) yield* run(0)
   const tPg = performance.now()
   pg = yield* Effect.tryPromise(() => startPostgres())
   const pgStartMs = performance.now() - tPg
-  for (const n of o.runners) yield* run(n)
+  if (o.parts.has("setups")) for (const n of o.runners) yield* run(n)
+  const issue33 = yield* Issue33.run(ctx, pg, o.parts, o.quick, o.sizes, failures, () => check(pgSpared))
   yield* Effect.promise(() => pg!.stop())
   yield* Effect.promise(() => check(() => new Set()))
 
@@ -684,6 +629,7 @@ const program = Effect.gen(function* () {
     ...results.flatMap((r) => r.notes.map((n) => `- ${n}`)),
     ...all.filter((r) => r.topStatements !== undefined && r.concurrency === o.concurrency[0]).map((r) =>
       `- ${r.setup} c${r.concurrency} statements per turn (background subtracted):\n    ${r.topStatements!.join("\n    ")}`),
+    ...issue33,
     ...failures.map((f) => `- FAILED ${f}`),
     `- processes left 3 s after their setup or after PostgreSQL stopped: ${leftovers.length}${leftovers.length > 0 ? ` (${leftovers.join("; ")})` : ""}`,
     `- total ${((performance.now() - started) / 1000).toFixed(0)} s; at the end: load average ${loadavg()}, CPU pressure ${cpuPressure()}`

@@ -11,8 +11,12 @@
 //   sessions the library with 32 sessions x 4 turns at once on one app-server, vs the raw floor's 32 threads
 //   hot      issue 27: the harness's Node CPU per warm turn vs the floor's, and the warm, 3-tool and serve-held-connection
 //            wall ratios, each quiet and with two busy loops running (figures/hotpath.ts)
-//   connect  one warm `run --connect` process through a running `serve` (spawn to exit), vs the warm row's per-message
-//            cost of a piped `chat` (figures/connect.ts)
+//   connect  one warm `run --connect` process through a running `serve` (spawn to exit), vs `node -e 0` plus 1.5x the
+//            warm row's per-message cost of a piped `chat` (figures/connect.ts)
+//   ui       issue 31: the Control UI's script size, and its first paint from a local serve in headless Chromium
+//            (figures/ui.ts)
+//   otlp     issue 31: the telemetry layer's close with a collector that is down or never answers (<= 200 ms), and a
+//            whole serve's exit with --otlp to the hanging one (figures/telemetry.ts)
 //
 // Medians with the range [min-max]: --runs N (default 7) for cold and help; warm, tools, memory, connect at most 3 runs,
 // sessions at most 2, so the table takes minutes. The two sides are interleaved run by run, the order rotating. Every
@@ -32,6 +36,8 @@ import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 import * as Ctx from "./figures/context.js"
 import { connectTurn } from "./figures/connect.js"
 import { hotPath } from "./figures/hotpath.js"
+import { otlpExit } from "./figures/telemetry.js"
+import { controlUi } from "./figures/ui.js"
 import { busyLoops, marked } from "./figures/proc.js"
 import { coldRun, help, memory, type RowResult, toolTurn, warmTurn } from "./figures/rows.js"
 import { manySessions, SESSIONS, TURNS } from "./figures/sessions.js"
@@ -57,7 +63,7 @@ const SESSION_RUNS = 2
 
 const ROWS: ReadonlyArray<RowSpec> = [
   { name: "cold", figure: "cold `run`", goal: "<= floor +0.30 s", runs: (n) => n, run: coldRun },
-  { name: "help", figure: "`--help`", goal: "<= 0.25 s", runs: (n) => n, run: help },
+  { name: "help", figure: "`--help`", goal: "<= 0.15 s", runs: (n) => n, run: help },
   { name: "warm", figure: "warm turn, no tools", goal: "<= 1.05x", runs: (n) => Math.min(n, LIGHT), run: warmTurn },
   { name: "tools", figure: "turn with 3 `exec_command`", goal: "<= 1.05x", runs: (n) => Math.min(n, LIGHT), run: toolTurn },
   { name: "memory", figure: "harness peak RSS, 20-turn chat", goal: "<= 100 MB", runs: (n) => Math.min(n, LIGHT), run: memory },
@@ -68,7 +74,9 @@ const ROWS: ReadonlyArray<RowSpec> = [
     runs: (n) => Math.min(n, SESSION_RUNS),
     run: manySessions
   },
-  { name: "connect", figure: "warm `run --connect`", goal: "<= 1.10x", runs: (n) => Math.min(n, LIGHT), run: connectTurn },
+  { name: "connect", figure: "warm `run --connect`", goal: "<= node -e 0 + 1.5x chat turn", runs: (n) => Math.min(n, LIGHT), run: connectTurn },
+  { name: "otlp", figure: "exit with --otlp, collector dead or hanging", goal: "<= 200 ms", runs: (n) => Math.min(n, LIGHT), run: otlpExit },
+  { name: "ui", figure: "Control UI script and first paint", goal: "<= 300 KB", runs: (n) => Math.min(n, LIGHT), run: controlUi },
   { name: "hot", figure: "hot path (CPU, warm, tools, serve)", goal: "see rows", runs: (n) => Math.min(n, LIGHT), run: hotPath }
 ]
 

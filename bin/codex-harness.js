@@ -3,7 +3,7 @@
 // `prepare`): one minified script compiled with V8's code cache, each subcommand's code run only when it runs, and
 // `--help` printed from pages rendered at build time, so `--help` and a cold `run` start fast.
 // `hook-relay` is started by Codex for every hook, so it is an entry of its own: plain Node modules, nothing else
-// loaded, and its own exit codes (2 = fail closed).
+// loaded, and its own exit codes (2 = fail closed). `run --connect` and `chat --connect` have one too (below).
 //
 // Where only tsc has run since the last bundle (a checkout after `npx tsc`: dist/src newer than dist/bundle, or no
 // bundle yet), the tsc output runs instead, so a stale bundle is never what a test or a person runs. An installed
@@ -41,12 +41,34 @@ const printedHelp = async (entry) => {
   return true
 }
 
+/**
+ * `run --connect` and `chat --connect` (before any `--`): a process per turn through a warm serve, so its start-up is
+ * every turn's. Their own entry (dist/bundle/connect.cjs: the control API over Node's http, the event printer) runs them
+ * without loading the CLI; a command line it does not take for sure, it gives back (undefined) to the CLI.
+ */
+const connects = (args) => {
+  if (args[0] !== "run" && args[0] !== "chat") return false
+  const end = args.indexOf("--")
+  return (end < 0 ? args : args.slice(0, end)).some((a) => a === "--connect" || a.startsWith("--connect="))
+}
+
+const ranConnected = async () => {
+  const entry = pick("bundle/connect.cjs", "src/cli/remote/entry.js")
+  const { main } = entry === "bundle/connect.cjs"
+    ? (await import("node:module")).createRequire(import.meta.url)(fileURLToPath(new URL(entry, dist)))
+    : await import(new URL(entry, dist).href)
+  const code = await main(process.argv.slice(2))
+  if (code === undefined) return false
+  process.exitCode = code
+  return true
+}
+
 if (process.argv[2] === "hook-relay") {
   const { main } = await import(new URL(pick("bundle/hook-relay.js", "src/cli/hookRelay.js"), dist).href)
   process.exitCode = await main(process.argv.slice(3))
 } else {
   const entry = pick("bundle/cli.cjs", "src/cli/main.js")
-  if (!(await printedHelp(entry))) await start(entry)
+  if (!(await printedHelp(entry)) && !(connects(process.argv.slice(2)) && (await ranConnected()))) await start(entry)
 }
 
 async function start(entry) {

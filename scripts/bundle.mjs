@@ -12,6 +12,8 @@
 //   dist/bundle/help.json       every help page, rendered from the command tree, for a `--help` that loads nothing
 //   dist/bundle/hook-relay.js   `codex-harness hook-relay`, which Codex starts for every relayed hook: one file of
 //                               Node's own modules, built apart so it loads nothing of the CLI
+//   dist/bundle/connect.cjs     `run --connect` and `chat --connect` (src/cli/remote/entry.ts): the control API over
+//                               Node's http without Effect, and the event printer, which the bin runs instead of the CLI
 //   dist/bundle/control-ui.js   the Control UI's script (src/control/ui/app.ts) for the browser, and
 //   dist/bundle/control-ui.html its page: `serve` reads both at start and serves them as /ui.js and / (src/cli/serve.ts)
 //
@@ -80,10 +82,31 @@ const warnAboutPlatformBarrel = (metafile) => {
   )
 }
 
+/**
+ * The Control UI's script is to stay under 300 KB minified (issue 31): it was 640 KB while @effect/rpc's client and
+ * Effect's runtime were in it. Says which packages are in it when it is over.
+ */
+const warnAboutUiSize = (metafile) => {
+  const [output] = Object.values(metafile.outputs)
+  if (output === undefined || output.bytes <= 300 * 1024) return
+  const packages = new Set(Object.keys(output.inputs).flatMap((file) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file)?.slice(1) ?? []))
+  console.warn(
+    `bundle: warning: dist/bundle/control-ui.js is ${(output.bytes / 1024).toFixed(0)} KB, over its 300 KB; from node_modules: ` +
+      `${[...packages].join(", ") || "nothing"} (the page speaks the control API through src/control/ControlWire.ts)`
+  )
+}
+
+/** The --connect entry is to load nothing of Effect or the harness: says what came in when something did. */
+const warnAboutConnectEntry = (metafile) => {
+  const heavy = Object.keys(metafile.inputs).filter((file) => /node_modules\/(effect|@effect)\/|src\/(harness|turn|session|appserver\/(?!AppServerUrl))/.test(file))
+  if (heavy.length === 0) return
+  console.warn(`bundle: warning: dist/bundle/connect.cjs (run/chat --connect) loads ${heavy.length} modules of Effect or the harness, e.g. ${heavy.slice(0, 3).join(", ")}`)
+}
+
 // start empty: no stale file (an old code cache, chunks of an earlier layout) is shipped
 fs.rmSync(outdir, { recursive: true, force: true })
 
-const [cli] = await Promise.all([
+const [cli, , connect, ui] = await Promise.all([
   esbuild.build({
     ...common,
     format: "cjs",
@@ -97,9 +120,13 @@ const [cli] = await Promise.all([
     banner: { js: 'const __codexHarnessScriptUrl = require("node:url").pathToFileURL(__filename).href;' }
   }),
   esbuild.build({ ...common, entryPoints: { "hook-relay": "src/cli/hookRelay.ts" } }),
+  // `run --connect` and `chat --connect` without the CLI (src/cli/remote/entry.ts): CommonJS, which the bin loads with
+  // require; no Effect in it (a warning below says so if one comes in)
+  esbuild.build({ ...common, format: "cjs", entryPoints: { connect: "src/cli/remote/entry.ts" }, outExtension: { ".js": ".cjs" }, metafile: true }),
   // One classic script (the page loads it with `defer`; its CSP allows no inline script), no source map: `serve`
-  // serves this file alone. The effect, @effect/rpc and @effect/platform modules it uses are browser-safe; a Node module
-  // reaching it would fail the build (platform "browser" has no node: built-ins).
+  // serves this file alone. It speaks the control API through src/control/ControlWire.ts, not @effect/rpc's client:
+  // with Effect's runtime in it the script was 640 KB (now under 30); a Node module reaching it would fail the build
+  // (platform "browser" has no node: built-ins), and Effect reaching it again is a warning below.
   esbuild.build({
     absWorkingDir: root,
     outdir,
@@ -110,10 +137,16 @@ const [cli] = await Promise.all([
     minify: true,
     legalComments: "none",
     logLevel: "warning",
+    metafile: true,
     entryPoints: { "control-ui": "src/control/ui/app.ts" }
-  }).then(() => fs.copyFileSync(path.join(root, "src", "control", "ui", "index.html"), path.join(outdir, "control-ui.html")))
+  }).then((ui) => {
+    fs.copyFileSync(path.join(root, "src", "control", "ui", "index.html"), path.join(outdir, "control-ui.html"))
+    return ui
+  })
 ])
 warnAboutPlatformBarrel(cli.metafile)
+warnAboutUiSize(ui.metafile)
+warnAboutConnectEntry(connect.metafile)
 
 // Every help page, rendered now from the command tree (tsc's output of the same sources, which `npm run build` has just
 // written): bin/codex-harness.js prints `--help` from this file without loading the CLI, which took most of half a

@@ -31,7 +31,9 @@ export const startPostgres = async (): Promise<Postgres> => {
   const scope = Effect.runSync(Scope.make())
   const close = Scope.close(scope, Exit.void)
   const pg = await Effect.runPromise(
-    startServer({ statements: true, stopMode: "fast", prefix: "codex-bench-pg-" }).pipe(
+    // room for the scale part's 20 runners: each may open up to 12 connections (its pool's bound); the default 100 is
+    // what breaks first there (bench/README.md)
+    startServer({ statements: true, stopMode: "fast", prefix: "codex-bench-pg-", settings: { max_connections: 320 } }).pipe(
       Scope.extend(scope),
       Effect.onError(() => close)
     )

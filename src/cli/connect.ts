@@ -2,92 +2,57 @@
 // (its serve.json: private, naming a live process). The token never comes from argv: $CODEX_HARNESS_TOKEN, else the
 // state dir's serve.token (same machine). A refusal of the service keeps its meaning at the CLI: a usage refusal exits
 // 2, anything else 1, each as one line.
-import type { FileSystem } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { Effect, Option, Schema, type Scope } from "effect"
 import type { ControlFailure } from "../../schemas/control.js"
-import { isLoopbackHost } from "../appserver/AppServerUrl.js"
 import * as ControlClient from "../control/ControlClient.js"
+import { ServeFileUnusable } from "../control/ServeFileReads.js"
 import * as ServeFiles from "../control/ServeFiles.js"
 import { UsageError } from "./errors.js"
-import { stateDirOf } from "./stateDir.js"
+import * as Failures from "./remote/failures.js"
+import * as Remote from "./remote/target.js"
+import { RemoteUsageError } from "./remote/usage.js"
 
 export class ServeUnreachable extends Schema.TaggedError<ServeUnreachable>()("ServeUnreachable", {
   url: Schema.String,
   reason: Schema.String
 }) {
   override get message() {
-    return `cannot reach codex-harness serve at ${this.url}: ${this.reason}`
+    return Failures.unreachableLine(this.url, this.reason)
   }
 }
 
 export class ServeRefusedToken extends Schema.TaggedError<ServeRefusedToken>()("ServeRefusedToken", { url: Schema.String }) {
   override get message() {
-    return `codex-harness serve at ${this.url} refused the token (HTTP 401): give that serve's token in $${tokenEnv}, or use its state dir (its serve.token)`
+    return Failures.refusedTokenLine(this.url)
   }
 }
 
-export const tokenEnv = "CODEX_HARNESS_TOKEN"
-
-/**
- * The control API's address for what a person may paste: serve prints its Control UI as `http(s)://HOST:PORT/`, and
- * that page's address leads to the same API (`ws(s)://HOST:PORT/rpc`). Anything else is kept as it is. Pure.
- */
-export const controlUrl = (url: string): string => {
-  const match = /^(https?):\/\/([^/?#]+)\/?(?:rpc)?$/i.exec(url.trim())
-  if (match === null) return url
-  return `${match[1]!.toLowerCase() === "https" ? "wss" : "ws"}://${match[2]}/rpc`
-}
-
-/** A `--connect` URL's problem, if it has one. Pure. */
-export const checkUrl = (url: string): string | undefined => {
-  if (url.startsWith("ws+unix:")) return url.includes(":/", "ws+unix:".length) ? undefined : "a Unix socket URL is ws+unix:PATH:/rpc"
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    return `not a URL: ${JSON.stringify(url)}`
-  }
-  if (parsed.username !== "" || parsed.password !== "") return "a URL with credentials in it is refused: the token comes from $CODEX_HARNESS_TOKEN"
-  if (parsed.protocol === "wss:") return undefined
-  if (parsed.protocol !== "ws:") return `expected http(s)://HOST:PORT, ws(s)://HOST:PORT/rpc or ws+unix:, got ${parsed.protocol}`
-  return isLoopbackHost(parsed.hostname) ? undefined : "ws:// would send the token in clear: use wss:// for another machine"
-}
+export { checkUrl, controlUrl, tokenEnv } from "./remote/target.js"
 
 export interface ConnectOptions {
   readonly connect: Option.Option<string>
   readonly stateDir: Option.Option<string>
 }
 
-/** The serve to use: `--connect`, else (when `find`) the state dir's running one; none: run locally. */
+/** The serve to use: `--connect`, else (when `find`) the state dir's running one; none: run locally (remote/target.ts). */
 export const target = (
   options: ConnectOptions,
   find: boolean
-): Effect.Effect<Option.Option<ControlClient.Target>, UsageError | ServeFiles.ServeFilesError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const stateDir = yield* stateDirOf(options.stateDir)
-    const fromEnv = process.env[tokenEnv]
-    if (Option.isSome(options.connect)) {
-      const url = controlUrl(options.connect.value)
-      const problem = checkUrl(url)
-      if (problem !== undefined) return yield* new UsageError({ line: `--connect: ${problem}` })
-      if (fromEnv !== undefined && fromEnv !== "") return Option.some({ url, token: fromEnv })
-      // the state dir's token goes only to the serve of that state dir: never to an address somebody typed (another
-      // machine, another user's port), which would hand them control of this one
-      const own = yield* ServeFiles.find(stateDir)
-      const needToken = new UsageError({
-        line: `--connect ${url}: give that serve's token in $${tokenEnv} (this state dir's token is only sent to its own serve)`
-      })
-      if (Option.isNone(own) || own.value.url !== url) return yield* needToken
-      const token = yield* ServeFiles.readToken(stateDir).pipe(Effect.mapError(() => needToken))
-      return Option.some({ url, token })
-    }
-    if (!find) return Option.none()
-    const running = yield* ServeFiles.find(stateDir)
-    if (Option.isNone(running)) return Option.none()
-    const token = yield* ServeFiles.readToken(stateDir)
-    return Option.some({ url: running.value.url, token })
+): Effect.Effect<Option.Option<ControlClient.Target>, UsageError | ServeFiles.ServeFilesError> =>
+  Effect.try({
+    try: () => {
+      const stateDir = Option.getOrUndefined(options.stateDir)
+      if (Option.isSome(options.connect)) return Option.some(Remote.connectTarget(options.connect.value, stateDir))
+      return find ? Option.fromNullable(Remote.foundTarget(stateDir)) : Option.none()
+    },
+    catch: (e) =>
+      e instanceof RemoteUsageError
+        ? new UsageError({ line: e.line })
+        : e instanceof ServeFileUnusable
+        ? new ServeFiles.ServeFilesError({ path: e.path, reason: e.reason })
+        : new ServeFiles.ServeFilesError({ path: Option.getOrElse(options.stateDir, () => "state dir"), reason: String(e) })
   })
 
 /** the innermost message of an error and its causes ("Error in socket" says less than "self-signed certificate") */
@@ -103,7 +68,7 @@ const reasonOf = (error: unknown): string => {
 }
 
 /** the WebSocket upgrade was answered 401: the serve is there and the token is not its own */
-const refusedToken = (error: unknown) => / 401\b/.test(reasonOf(error))
+const refusedToken = (error: unknown) => Failures.isRefusedToken(reasonOf(error))
 
 /** the serve closed the WebSocket with 1009: a message of ours was past its request bound (serve's --max-request-bytes) */
 const refusedSize = (error: unknown) => /\b1009\b/.test(reasonOf(error))
@@ -115,7 +80,7 @@ const asCli = (error: ControlFailure | { readonly _tag: "RpcClientError"; readon
     : refusedToken(error)
     ? new ServeRefusedToken({ url })
     : refusedSize(error)
-    ? new UsageError({ line: `codex-harness serve at ${url} refused the request as too large (past its --max-request-bytes, 4 MiB unless set): send a shorter prompt` })
+    ? new UsageError({ line: Failures.tooLargeLine(url) })
     : new ServeUnreachable({ url, reason: reasonOf(error) })
 
 /** Runs `use` with a client of `target`, connected for its duration. */

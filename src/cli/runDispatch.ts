@@ -18,8 +18,17 @@ export const run = (options: RunOptions) =>
     // a serve running for the state dir takes the turn, unless this run names a runtime of its own
     const target = yield* Connect.target(options, given.length === 0)
     if (Option.isSome(target)) {
-      const remote = yield* Effect.promise(() => import("./runRemote.js"))
-      return yield* remote.runRemote(options, target.value, prompt)
+      const remote = yield* Effect.promise(() => import("./remote/asEffect.js"))
+      return yield* remote.runThrough(target.value, {
+        session: Option.getOrUndefined(options.session),
+        last: options.last,
+        prompt,
+        model: Option.getOrUndefined(options.model),
+        turnKind: Option.getOrUndefined(options.turnKind),
+        approvals: options.approvals,
+        json: options.json,
+        outputLastMessage: Option.getOrUndefined(options.outputLastMessage)
+      })
     }
     const approvals = options.approvals
     if (approvals === "ask") {

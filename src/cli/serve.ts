@@ -9,7 +9,7 @@
 import { Headers, HttpServer } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Console, Effect, Layer, Option } from "effect"
+import { Console, Duration, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as https from "node:https"
@@ -76,8 +76,8 @@ const clusterOptions = (options: ServeOptions) =>
   Effect.gen(function* () {
     const given = Option.getOrUndefined(options.cluster)
     if (given === undefined) {
-      if (Option.isSome(options.runnerListen) || Option.isSome(options.runnerAdvertise)) {
-        return yield* new UsageError({ line: "--runner-listen and --runner-advertise go with --cluster" })
+      if (Option.isSome(options.runnerListen) || Option.isSome(options.runnerAdvertise) || Option.isSome(options.retention)) {
+        return yield* new UsageError({ line: "--runner-listen, --runner-advertise and --retention go with --cluster" })
       }
       return undefined
     }
@@ -90,7 +90,11 @@ const clusterOptions = (options: ServeOptions) =>
     const advertiseText = Option.getOrUndefined(options.runnerAdvertise)
     const advertise = advertiseText === undefined ? undefined : ClusterRunner.parseRunnerListen(advertiseText)
     if (typeof advertise === "string") return yield* new UsageError({ line: `--runner-advertise: ${advertise}` })
-    return { databaseUrl, listen, advertise }
+    const hours = Option.getOrUndefined(options.retention)
+    if (hours !== undefined && !(hours > 0 && hours <= 24 * 3650)) {
+      return yield* new UsageError({ line: `--retention must be a number of hours above 0, got ${hours}` })
+    }
+    return { databaseUrl, listen, advertise, ...(hours === undefined ? {} : { retention: Duration.millis(Math.round(hours * 3_600_000)) }) }
   })
 
 /**

@@ -59,6 +59,11 @@ export interface ClusterClientService {
   readonly compact: (sessionId: string) => Effect.Effect<typeof CompactResult.Type, ControlFailure>
   /** the session of an approval or question seen on a stream of this client and not yet closed (for `Answer` by id) */
   readonly sessionOfInteraction: (id: string) => string | undefined
+  /**
+   * The session's live events from whichever runner hosts it (its entity's Watch, polled): what waits for an answer
+   * first, then what its runner publishes. Follows the session when it moves; fails after `retryFor` without an answer.
+   */
+  readonly watch: (sessionId: string) => Stream.Stream<ControlEvent, ControlFailure>
 }
 
 export class ClusterClient extends Context.Tag("codex-harness/cluster/ClusterClient")<ClusterClient, ClusterClientService>() {}
@@ -229,6 +234,35 @@ export const make = (options: ClusterClientOptions = {}): Effect.Effect<ClusterC
       return attempt()
     }
 
+    const watch = (sessionId: string): Stream.Stream<ControlEvent, ControlFailure> => {
+      let epoch: string | undefined
+      let after: number | undefined
+      let failingSince: number | undefined
+      // approvals and questions already given (a new epoch replays what waits)
+      const given = new Set<string>()
+      const poll = () => call(`watch of session ${sessionId}`, clientFor(sessionId).Watch({ epoch, after }), callTimeout).pipe(
+        Effect.map((page) => {
+          failingSince = undefined
+          epoch = page.epoch
+          after = page.next
+          return page.events.filter((event) => {
+            if (event.type === "approval.requested" || event.type === "question.asked") {
+              if (given.has(event.id)) return false
+              given.add(event.id)
+            }
+            if (event.type === "interaction.closed") given.delete(event.id)
+            return true
+          })
+        }),
+        // a runner being replaced: asked again (the new owner starts a new epoch), within retryFor
+        Effect.catchAll((error) => {
+          failingSince ??= Date.now()
+          return Date.now() - failingSince < retryFor ? Effect.as(Effect.sleep("500 millis"), []) : Effect.fail(error)
+        })
+      )
+      return Stream.repeatEffect(Effect.suspend(poll)).pipe(Stream.flattenIterables)
+    }
+
     const service: ClusterClientService = {
       startTurn,
       steer: (sessionId, texts) => call(`steer of session ${sessionId}`, clientFor(sessionId).Steer({ texts }), callTimeout),
@@ -242,7 +276,8 @@ export const make = (options: ClusterClientOptions = {}): Effect.Effect<ClusterC
           ...(input.by !== undefined ? { by: input.by } : {})
         }), callTimeout),
       compact: (sessionId) => call(`compaction of session ${sessionId}`, clientFor(sessionId).Compact(), compactTimeout),
-      sessionOfInteraction: (id) => interactions.get(id)
+      sessionOfInteraction: (id) => interactions.get(id),
+      watch: (sessionId) => watch(sessionId)
     }
     return service
   })

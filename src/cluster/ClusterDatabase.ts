@@ -136,6 +136,15 @@ const migrations = Migrator.fromRecord({
       session_id text PRIMARY KEY,
       runner text NOT NULL,
       updated_at timestamptz NOT NULL DEFAULT now()
+    )`),
+  // approvals and questions waiting on each runner, for Pending and Answer from any serve (ClusterViews.ts)
+  "2_interactions": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql`CREATE TABLE IF NOT EXISTS harness_interactions (
+      id text PRIMARY KEY,
+      session_id text NOT NULL,
+      runner text NOT NULL,
+      event jsonb NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now()
     )`)
 })
 

@@ -38,7 +38,7 @@ import * as RpcClient from "@effect/rpc/RpcClient"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import { Console, Duration, Effect, Layer, Option } from "effect"
 import type { ClientPoolOptions } from "../appserver/ClientPool.js"
-import { NodeTransportLive } from "../appserver/Transport.js"
+import { NodeTransportLive, type Transport } from "../appserver/Transport.js"
 import type { HarnessSettings } from "../config/Settings.js"
 import * as HubObserver from "../control/HubObserver.js"
 import { SessionWork } from "../harness/SessionWork.js"
@@ -51,10 +51,12 @@ import * as PgSessionStore from "../session/PgSessionStore.js"
 import * as Supervision from "../supervision/layer.js"
 import * as ClusterClient from "./ClusterClient.js"
 import * as ClusterDatabase from "./ClusterDatabase.js"
+import * as ClusterViews from "./ClusterViews.js"
 import * as Fencing from "./Fencing.js"
 import * as LockRenewal from "./LockRenewal.js"
 import * as PgShardLocks from "./PgShardLocks.js"
 import * as Prewarm from "./Prewarm.js"
+import * as Retention from "./Retention.js"
 import * as RunnerLiveness from "./RunnerLiveness.js"
 import { defaultShardsPerGroup, fastTimings, fenceAfter } from "./ClusterDatabase.js"
 import * as SessionEntity from "./SessionEntity.js"
@@ -97,6 +99,10 @@ export interface RunnerOptions extends ClusterOptions {
   /** TurnLedger bounds: waiting for a message another live runner started, and for one this runner runs */
   readonly ownerWait?: Duration.DurationInput | undefined
   readonly localWait?: Duration.DurationInput | undefined
+  /** how long ledger rows, processed cluster messages and transcript records behind a snapshot are kept; default 24 h */
+  readonly retention?: Duration.DurationInput | undefined
+  /** how often the retention job runs (on one runner of the cluster); default 1 minute */
+  readonly retentionEvery?: Duration.DurationInput | undefined
 }
 
 /** The ShardingConfig of a runner (`runner` given) or of a client-only process. Nothing is read from the environment. */
@@ -181,10 +187,11 @@ export const clientClusterLayer = (config: ShardingConfig.ShardingConfig["Type"]
  * The harness of a runner: Live.layer's composition with the PostgreSQL session store in place of the file store. Needs
  * SqlClient and Delivery (and reads the optional ports when given), as Live.layer needs Delivery.
  */
-export const harnessLayer = (settings: HarnessSettings, pool?: ClientPoolOptions) =>
+export const harnessLayer = (settings: HarnessSettings, pool?: ClientPoolOptions, store?: PgSessionStore.PgStoreOptions, transport?: Layer.Layer<Transport>) =>
   Composition.layer(settings, pool).pipe(
-    Layer.provideMerge(PgSessionStore.pgStoreLayer()),
-    Layer.provideMerge(NodeTransportLive),
+    // a session stays held (its lock, its working set in memory) as long as its entity stays here without a message
+    Layer.provideMerge(PgSessionStore.pgStoreLayer({ heldIdleTimeToLive: SessionEntity.entityIdleTime, ...store })),
+    Layer.provideMerge(transport ?? NodeTransportLive),
     Layer.provideMerge(NodeFileSystem.layer)
   )
 
@@ -199,7 +206,7 @@ export const databaseLayer = (options: ClusterOptions, config: ShardingConfig.Sh
  * SessionStore, SessionWork, supervision, EventHub, Interactions), the cluster (Sharding, its SQL storage),
  * the Session entity registered on this runner, and the ClusterClient the control API sends sessions' messages with.
  */
-export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: ClientPoolOptions) => {
+export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: ClientPoolOptions, transport?: Layer.Layer<Transport>) => {
   const advertised = options.advertise ?? options.listen
   const runner = addressText(advertised)
   const config = shardingConfig({
@@ -210,7 +217,8 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
   const interactions = Interactions.layer({ answerTimeout: options.answerTimeout ?? Duration.seconds(300) })
   const shared = Layer.merge(EventHub.layer, TurnStream.followScopeLayer)
   const ports = Layer.mergeAll(EventHub.deliveryLayer, Interactions.portsLayer, HubObserver.layer).pipe(Layer.provide(interactions))
-  const harness = Supervision.layer.pipe(Layer.provideMerge(harnessLayer(settings, pool).pipe(Layer.provide(ports))))
+  const retention = options.retention ?? Retention.defaultRetention
+  const harness = Supervision.layer.pipe(Layer.provideMerge(harnessLayer(settings, pool, { retention }, transport).pipe(Layer.provide(ports))))
   const ledger = TurnLedger.layer({
     address: runner,
     heartbeatExpiry: config.shardLockExpiration,
@@ -225,6 +233,10 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
   )
   // a runner that cannot renew its shard locks stops its turns before another runner may take its sessions
   const fencing = Fencing.layer(runner)
+  // what waits for an answer here, mirrored for Pending and Answer from any serve
+  const views = Layer.scopedDiscard(Effect.forkScoped(ClusterViews.mirrorInteractions(runner)))
+  // what every turn writes is kept for `retention`, on one runner of the cluster
+  const retentionJob = Layer.scopedDiscard(Effect.forkScoped(Retention.run({ retention, every: options.retentionEvery })))
   // built last, so its finalizer runs first: turns end while the shards are still this runner's
   const drain = Layer.scopedDiscard(
     Effect.flatMap(SessionWork, (work) =>
@@ -242,6 +254,8 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
     Layer.provideMerge(ClusterClient.layer(options.client)),
     Layer.provideMerge(ledger),
     Layer.provideMerge(liveness),
+    Layer.provideMerge(retentionJob),
+    Layer.provideMerge(views),
     Layer.provideMerge(runnerClusterLayer(config)),
     Layer.provideMerge(harness),
     Layer.provideMerge(interactions),

@@ -6,7 +6,9 @@
 //   pg_locks), and that connection is told apart by its `application_name`, which ClusterDatabase.pgLayer sets to
 //   "codex-harness runner HOST:PORT";
 // - sessions: `harness_session_owners`, written when a Session entity starts on a runner and removed when it stops there
-//   (idle, handed off, drained); a row whose runner is no longer registered was left by a runner that died (`stale`).
+//   (idle, handed off, drained). A session recorded on a runner that is not alive (no longer registered, its heartbeat
+//   expired, or marked unhealthy) is moving: its runner died, and the next message takes it to another runner; it is
+//   counted as moving, never as active.
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Duration, Effect } from "effect"
@@ -21,7 +23,10 @@ export interface RunnerStatus {
   readonly fresh: boolean
   readonly lastHeartbeatAgoMs: number
   readonly shards: number
+  /** sessions active on it (0 when it is not alive: they are moving) */
   readonly sessions: number
+  /** sessions recorded on it while it is not alive */
+  readonly moving: number
 }
 
 export interface ClusterStatusReport {
@@ -33,6 +38,8 @@ export interface ClusterStatusReport {
   readonly shardsElsewhere: number
   /** sessions recorded on a runner that is no longer registered */
   readonly staleSessions: number
+  /** sessions recorded on runners that are not alive, registered or not: moving to another runner */
+  readonly movingSessions: number
 }
 
 export interface StatusOptions {
@@ -78,20 +85,25 @@ export const status = (options: StatusOptions = {}): Effect.Effect<ClusterStatus
     const sessionsOf = new Map(owners.map((o) => [o.runner, Number(o.sessions)]))
     const registered = new Set(runners.map((r) => r.address))
     for (const [address, shards] of shardsOf) if (!registered.has(address)) shardsElsewhere += shards
+    const alive = (r: { readonly healthy: boolean; readonly fresh: boolean }) => Boolean(r.healthy) && Boolean(r.fresh)
+    const staleSessions = owners.filter((o) => !registered.has(o.runner)).reduce((a, o) => a + Number(o.sessions), 0)
+    const statuses = runners.map((r) => ({
+      address: r.address,
+      machineId: Number(r.machine_id),
+      healthy: Boolean(r.healthy),
+      fresh: Boolean(r.fresh),
+      lastHeartbeatAgoMs: Math.max(0, Math.round(Number(r.ago_ms))),
+      shards: shardsOf.get(r.address) ?? 0,
+      sessions: alive(r) ? sessionsOf.get(r.address) ?? 0 : 0,
+      moving: alive(r) ? 0 : sessionsOf.get(r.address) ?? 0
+    }))
     return {
       shardsPerGroup,
-      runners: runners.map((r) => ({
-        address: r.address,
-        machineId: Number(r.machine_id),
-        healthy: Boolean(r.healthy),
-        fresh: Boolean(r.fresh),
-        lastHeartbeatAgoMs: Math.max(0, Math.round(Number(r.ago_ms))),
-        shards: shardsOf.get(r.address) ?? 0,
-        sessions: sessionsOf.get(r.address) ?? 0
-      })),
+      runners: statuses,
       shardsHeld: locks.reduce((a, l) => a + Number(l.shards), 0),
       shardsElsewhere,
-      staleSessions: owners.filter((o) => !registered.has(o.runner)).reduce((a, o) => a + Number(o.sessions), 0)
+      staleSessions,
+      movingSessions: staleSessions + statuses.reduce((a, r) => a + r.moving, 0)
     } satisfies ClusterStatusReport
   }).pipe(Effect.mapError((e) => new ClusterDatabaseError({ message: `cluster status: ${e.message}` })))
 
@@ -100,14 +112,14 @@ export const format = (report: ClusterStatusReport): string => {
   const sessions = report.runners.reduce((a, r) => a + r.sessions, 0)
   const head = `cluster: ${report.runners.length} runner${report.runners.length === 1 ? "" : "s"}, ` +
     `${report.shardsHeld}/${report.shardsPerGroup} shards held, ${sessions} active session${sessions === 1 ? "" : "s"}` +
-    (report.staleSessions > 0 ? ` (${report.staleSessions} more recorded on runners that are gone)` : "")
+    (report.movingSessions > 0 ? `, ${report.movingSessions} moving (their runner is gone)` : "")
   if (report.runners.length === 0) return `${head}\nno runner is registered`
   const rows = [["RUNNER", "HEALTHY", "HEARTBEAT", "SHARDS", "SESSIONS"]].concat(report.runners.map((r) => [
     r.address,
     r.healthy && r.fresh ? "yes" : r.fresh ? "unhealthy" : "expired",
     `${(r.lastHeartbeatAgoMs / 1000).toFixed(1)} s ago`,
     String(r.shards),
-    String(r.sessions)
+    r.moving > 0 ? `${r.moving} moving` : String(r.sessions)
   ]))
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
   const lines = rows.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd())

@@ -27,12 +27,14 @@ import {
 } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
 import { reported } from "../control/failures.js"
+import { EventHub } from "../control/EventHub.js"
 import * as TurnStream from "../control/TurnStream.js"
 import { Interactions } from "../control/Interactions.js"
 import { SessionWork } from "../harness/SessionWork.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
 import { recordOwner, releaseOwner } from "./ClusterDatabase.js"
+import * as SessionWatch from "./SessionWatch.js"
 import { finishBound, TurnLedger } from "./TurnLedger.js"
 
 const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
@@ -85,9 +87,19 @@ export const CompactResult = Schema.Struct({
 
 export const Compact = Rpc.make("Compact", { success: CompactResult, error: ControlFailure })
 
-export const Session = Entity.make("Session", [Turn, Steer, Interrupt, Answer, Compact])
+/** the session's live events after a cursor, as a long poll (SessionWatch.ts): Watch from any runner's serve */
+export const Watch = Rpc.make("Watch", {
+  payload: { epoch: Schema.optional(Schema.String), after: Schema.optional(Schema.Number) },
+  success: SessionWatch.WatchPage,
+  error: ControlFailure
+})
+
+export const Session = Entity.make("Session", [Turn, Steer, Interrupt, Answer, Compact, Watch])
 
 export type TurnPayload = typeof Turn.payloadSchema.Type
+
+/** how long a session's entity stays on its runner without a message */
+export const entityIdleTime = Duration.minutes(10)
 
 /** The Session entity's handlers, for a runner: needs the runner's harness, control layers and TurnLedger. */
 export const layer = Session.toLayer(
@@ -105,6 +117,7 @@ export const layer = Session.toLayer(
     // both when the shard moves or its locks lapse under load, while the turn runs on in the session work registry, and
     // the ledger must still record every reply the turn made for the retry to replay
     const followIn = yield* TurnStream.FollowScope
+    const watch = yield* SessionWatch.make(sessionId, yield* EventHub, interactions.pending)
 
     // `cluster status` counts the sessions each runner hosts; the row goes when this instance stops (idle, handed off)
     yield* recordOwner(sessionId, runnerAddress).pipe(Effect.catchAll((e) => Effect.logWarning(`session owner not recorded: ${e.message}`)))
@@ -185,6 +198,7 @@ export const layer = Session.toLayer(
         const { by, id, ...input } = envelope.payload
         return interactions.answer(id, input, by ?? "a cluster client")
       },
+      Watch: (envelope) => watch(envelope.payload),
       Compact: () =>
         reported(Effect.map(work.compact(sessionId), (r) => ({
           session_id: r.sessionId,
@@ -194,6 +208,9 @@ export const layer = Session.toLayer(
         })))
     })
   }),
-  // Steer, Interrupt and Answer reach a running Turn; the session work registry steers or queues a second Turn
-  { concurrency: "unbounded" }
+  // Steer, Interrupt and Answer reach a running Turn; the session work registry steers or queues a second Turn. Kept
+  // for minutes without a message (not @effect/cluster's default minute): a session a person talks to every minute or
+  // two keeps its owner row, and its hold and working set (the runner's store keeps a session held as long), instead of
+  // taking them again at each turn (issue 33)
+  { concurrency: "unbounded", maxIdleTime: entityIdleTime }
 )

@@ -16,11 +16,16 @@
 // is what the ledger says.
 // `runner` is the runner's address and this process's incarnation ("HOST:PORT/uuid"), so a runner restarted on the same
 // address is told apart from the process that recorded the message.
+// A turn's outcome goes into the statement that writes the turn's closing records to the session's transcript, when
+// the session store stages them (WorkingSets, PgWorkingSet.ts): one statement where there were two, and the
+// transcript's end of a turn and its outcome here are written together or not at all.
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Context, Data, Deferred, Duration, Effect, Layer, Schedule, Schema } from "effect"
+import type { Statement } from "@effect/sql/Statement"
+import { Context, Data, Deferred, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { ControlEvent } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
+import { WorkingSets } from "../session/PgWorkingSet.js"
 import { applicationNameOf } from "./ClusterDatabase.js"
 
 export type LedgerStatus = "started" | "completed" | "failed" | "lost"
@@ -149,6 +154,8 @@ export const mirroredEvents = (
 export const make = (options: TurnLedgerOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const workingSets = yield* Effect.serviceOption(WorkingSets)
+    const scope = yield* Effect.scope
     const runner = `${options.address}/${crypto.randomUUID()}`
     // longer than the entity termination timeout (15 s) a live owner may spend finishing a turn on a moved shard
     const ownerWait = Duration.decode(options.ownerWait ?? "30 seconds")
@@ -157,6 +164,8 @@ export const make = (options: TurnLedgerOptions) =>
     // the turns this process runs, by message id: a redelivery in this process waits on them
     // (`released`: the attempt was refused before it started, so the waiter records the message itself)
     const running = new Map<string, Deferred.Deferred<ReadonlyArray<ControlEvent> | "released">>()
+    // their sessions: the outcome is written with the session's staged records
+    const sessionOf = new Map<string, string>()
 
     const failed = (what: string) => (error: unknown) =>
       new LedgerError({ message: `turn ledger: ${what}: ${error instanceof Error ? error.message : String(error)}` })
@@ -233,6 +242,7 @@ export const make = (options: TurnLedgerOptions) =>
         while (true) {
           if ((yield* insert(messageId, sessionId)).length > 0) {
             running.set(messageId, yield* Deferred.make<ReadonlyArray<ControlEvent> | "released">())
+            sessionOf.set(messageId, sessionId)
             return { _tag: "Fresh" } satisfies Claim
           }
           const row = yield* read(messageId)
@@ -273,22 +283,37 @@ export const make = (options: TurnLedgerOptions) =>
     const settle = (messageId: string, events: ReadonlyArray<ControlEvent> | "released") => {
       const turn = running.get(messageId)
       running.delete(messageId)
+      sessionOf.delete(messageId)
       return turn === undefined ? Effect.void : Deferred.succeed(turn, events).pipe(Effect.asVoid)
+    }
+
+    const stage = (messageId: string) => {
+      const sessionId = sessionOf.get(messageId)
+      return Option.isNone(workingSets) || sessionId === undefined ? Effect.void : workingSets.value.stage(sessionId, messageId)
+    }
+    /** the statement, with the session's staged records when its store stages them here, else alone */
+    const withStaged = (messageId: string, statement: Statement<object>) => {
+      const sessionId = sessionOf.get(messageId)
+      return Option.isNone(workingSets) || sessionId === undefined
+        ? Effect.asVoid(statement)
+        : workingSets.value.flushWith(sessionId, messageId, statement).pipe(Effect.flatMap((done) => (done ? Effect.void : Effect.asVoid(statement))))
     }
 
     const service: TurnLedgerService = {
       runner,
       claim,
       started: (messageId, threadId, turnId) =>
-        sql`UPDATE harness_turn_messages SET thread_id = ${threadId ?? null}, turn_id = ${turnId}, updated_at = now()
+        // from here the turn's records wait for its outcome (staged); the ids, which a lost report names, are written
+        // beside the turn: the turn's events do not wait for them
+        stage(messageId).pipe(Effect.zipRight(sql`UPDATE harness_turn_messages SET thread_id = ${threadId ?? null}, turn_id = ${turnId}, updated_at = now()
           WHERE message_id = ${messageId} AND runner = ${runner}`.pipe(
           Effect.catchAll((error) => Effect.logWarning(`turn ledger: could not record turn ${turnId} of message ${messageId}: ${error.message}`)),
-          Effect.asVoid
-        ),
+          Effect.forkIn(scope)
+        )), Effect.asVoid),
       finish: (messageId, events) =>
-        sql`UPDATE harness_turn_messages SET status = ${statusOf(events)}, outcome = ${JSON.stringify(events)}::jsonb,
+        withStaged(messageId, sql`UPDATE harness_turn_messages SET status = ${statusOf(events)}, outcome = ${JSON.stringify(events)}::jsonb,
             updated_at = now()
-          WHERE message_id = ${messageId} AND status = 'started' AND runner = ${runner}`.pipe(
+          WHERE message_id = ${messageId} AND status = 'started' AND runner = ${runner} RETURNING message_id`).pipe(
           // a restart or a stall of the database on the way is waited out, within a bound
           Effect.retry(Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("2 seconds")), Schedule.upTo(finishBound))),
           Effect.catchAll((error) => Effect.logError(`turn ledger: the outcome of message ${messageId} was not recorded: ${error.message}`)),
@@ -306,4 +331,4 @@ export const make = (options: TurnLedgerOptions) =>
   })
 
 export const layer = (options: TurnLedgerOptions): Layer.Layer<TurnLedger, never, SqlClient.SqlClient> =>
-  Layer.effect(TurnLedger, make(options))
+  Layer.scoped(TurnLedger, make(options))

@@ -6,9 +6,9 @@ import { RpcClient, type RpcClientError, type RpcGroup } from "@effect/rpc"
 import { RpcSerialization } from "@effect/rpc"
 import { Effect, type Scope } from "effect"
 import { ControlRpcs } from "../../schemas/control.js"
+import { bearerProtocolPrefix, protocol } from "./ControlWire.js"
 
-export const protocol = "codex-harness.v1"
-export const bearerProtocolPrefix = "codex-harness.bearer."
+export { bearerProtocolPrefix, protocol } from "./ControlWire.js"
 
 export interface Target {
   /** ws://HOST:PORT/rpc, wss://…, or ws+unix:PATH:/rpc */

@@ -129,10 +129,17 @@ export const layer = (info: ServeInfo) =>
             (e) => router === undefined ? Effect.fail(e) : router.answer(payload.id, payload, `client ${clientId}`)
           )
         ),
-      Pending: () => interactions.pending,
+      // in a cluster: every runner's (mirrored in the database; this runner's own at once, its mirror may lag a moment)
+      Pending: () =>
+        router?.pending === undefined ? interactions.pending : Effect.map(Effect.all([interactions.pending, router.pending]), ([here, all]) => {
+          const ids = new Set(here.map((p) => p.id))
+          return [...here, ...all.filter((p) => !ids.has(p.id))]
+        }),
       Watch: ({ session }) =>
         Stream.unwrapScoped(Effect.gen(function* () {
           const sessionId = session === undefined ? undefined : yield* reported(existing({ session }))
+          // in a cluster, one session's events come from the runner that hosts it; all sessions': this runner's
+          if (sessionId !== undefined && router?.watch !== undefined) return router.watch(sessionId)
           const subscription = yield* hub.subscribe
           // what waits now comes first, so a client that connects late can still answer it; one published between the
           // subscription and this read would come twice, so the live stream skips the ids already replayed

@@ -3,14 +3,14 @@
 // - `serve.token`: the bearer token every call needs, 0600 in a state dir only we can write; kept across restarts while
 //   it stays private, so a Control UI tab or a bot keeps working after a restart;
 // - `serve.json`: where it listens (0600), written once it listens and removed when it stops.
+// A client's reads of them (find, readToken) are ServeFileReads.ts: plain Node, for the CLI's --connect client.
 import { FileSystem } from "@effect/platform"
 import { Effect, Option, Schema, type Scope } from "effect"
 import * as crypto from "node:crypto"
-import * as path from "node:path"
 import { describeFileError } from "../platform/fileErrors.js"
-import { isAlive } from "../platform/processAlive.js"
 import { checkPrivate } from "../platform/trust.js"
 import { hold } from "../session/SessionLock.js"
+import * as Reads from "./ServeFileReads.js"
 
 export class ServeRunning extends Schema.TaggedError<ServeRunning>()("ServeRunning", {
   stateDir: Schema.String,
@@ -32,26 +32,11 @@ export class ServeFilesError extends Schema.TaggedError<ServeFilesError>()("Serv
   }
 }
 
-export const ServeAddress = Schema.Struct({
-  pid: Schema.Number,
-  /** `ws://HOST:PORT/rpc`, `wss://…`, or `ws+unix:PATH:/rpc` */
-  url: Schema.String,
-  /** the Control UI's page (no token in it: the page asks for it, or takes it from the URL's fragment) */
-  ui: Schema.optional(Schema.String),
-  started_at: Schema.String,
-  version: Schema.String
-})
-export type ServeAddress = typeof ServeAddress.Type
+export type ServeAddress = Reads.ServeAddress
 
-const decodeAddress = Schema.decodeUnknownOption(Schema.parseJson(ServeAddress))
+export const files = Reads.files
 
-export const files = (stateDir: string) => ({
-  lock: path.join(stateDir, "serve.lock"),
-  token: path.join(stateDir, "serve.token"),
-  address: path.join(stateDir, "serve.json")
-})
-
-const tokenPattern = /^[0-9a-f]{64}$/
+const tokenPattern = Reads.tokenPattern
 
 /** Holds `serve.lock` for the scope; a live holder is ServeRunning. */
 export const lock = (stateDir: string): Effect.Effect<void, ServeRunning | ServeFilesError, FileSystem.FileSystem | Scope.Scope> =>
@@ -93,16 +78,13 @@ export const ensureToken = (stateDir: string): Effect.Effect<string, ServeFilesE
   })
 
 /** Reads the token a client presents: only from a private file (never argv). */
-export const readToken = (stateDir: string): Effect.Effect<string, ServeFilesError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const file = files(stateDir).token
-    yield* checkPrivate("the serve token", file).pipe(Effect.mapError((e) => new ServeFilesError({ path: file, reason: e.message })))
-    const text = (yield* fs.readFileString(file).pipe(
-      Effect.mapError((e) => new ServeFilesError({ path: file, reason: describeFileError(e) }))
-    )).trim()
-    if (!tokenPattern.test(text)) return yield* new ServeFilesError({ path: file, reason: "not a serve token" })
-    return text
+export const readToken = (stateDir: string): Effect.Effect<string, ServeFilesError> =>
+  Effect.try({
+    try: () => Reads.readServeToken(stateDir),
+    catch: (e) =>
+      e instanceof Reads.ServeFileUnusable
+        ? new ServeFilesError({ path: e.path, reason: e.reason })
+        : new ServeFilesError({ path: files(stateDir).token, reason: String(e) })
   })
 
 /** Writes `serve.json` for the scope; removes it at the end if it is still ours. */
@@ -120,25 +102,5 @@ export const announce = (stateDir: string, address: ServeAddress): Effect.Effect
   })
 
 /** The running `serve` of a state dir, if there is one: its `serve.json`, private, naming a live process. */
-export const find = (stateDir: string): Effect.Effect<Option.Option<ServeAddress>, never, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const file = files(stateDir).address
-    if (!(yield* fs.exists(file).pipe(Effect.orElseSucceed(() => false)))) return Option.none()
-    // a serve.json somebody else could write would point the CLI (and its token) at their server
-    const trusted = yield* checkPrivate("serve.json", file).pipe(Effect.as(true), Effect.orElseSucceed(() => false))
-    if (!trusted) return Option.none()
-    const address = decodeAddress(yield* fs.readFileString(file).pipe(Effect.orElseSucceed(() => "")))
-    // a serve killed with -9 leaves its serve.json, and its pid may be another process's by now: the serve is the one
-    // still holding serve.lock under that pid
-    const lockText = yield* fs.readFileString(files(stateDir).lock).pipe(Effect.orElseSucceed(() => ""))
-    const lockPid = (() => {
-      try {
-        const owner = JSON.parse(lockText) as { readonly pid?: unknown }
-        return typeof owner.pid === "number" ? owner.pid : undefined
-      } catch {
-        return undefined
-      }
-    })()
-    return Option.filter(address, (a) => a.pid === lockPid && isAlive(a.pid))
-  })
+export const find = (stateDir: string): Effect.Effect<Option.Option<ServeAddress>> =>
+  Effect.sync(() => Option.fromNullable(Reads.findServe(stateDir)))

@@ -1,9 +1,10 @@
 // Where a session's work runs. By default here, in this process's harness (serve alone). In a cluster
 // (`serve --cluster`), a session lives on whichever runner owns its shard: the cluster provides a router that sends
 // its turns, steers, interrupts, answers and compactions there (src/cluster/ClusterRouter.ts), and the control API
-// keeps its shape. Reads (sessions, threads) stay local: the session store is shared (PostgreSQL).
+// keeps its shape. Reads (sessions, threads) stay local: the session store is shared (PostgreSQL); what waits for an
+// answer and a session's live events come from wherever they are (`pending`, `watch`).
 import { Context, type Effect, type Stream } from "effect"
-import type { ControlEvent, ControlFailure } from "../../schemas/control.js"
+import type { ControlEvent, ControlFailure, Pending } from "../../schemas/control.js"
 
 export interface RoutedTurn {
   readonly sessionId: string
@@ -38,6 +39,10 @@ export interface SessionRouterService {
   readonly compact: (
     sessionId: string
   ) => Effect.Effect<{ readonly session_id: string; readonly thread_id: string; readonly turn_id: string; readonly duration_ms: number }, ControlFailure>
+  /** every approval and question waiting for an answer, wherever its turn runs (else this process's) */
+  readonly pending?: Effect.Effect<ReadonlyArray<Pending>, ControlFailure> | undefined
+  /** one session's live events, wherever it runs (else this process's hub): what waits for an answer first */
+  readonly watch?: ((sessionId: string) => Stream.Stream<ControlEvent, ControlFailure>) | undefined
 }
 
 /** Optional: none means every session runs in this process. */

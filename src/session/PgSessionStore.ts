@@ -18,22 +18,30 @@
 // lock file or expiry to wait out. A holder that is still alive learns of it at its next write: a held session's
 // INSERT is fenced on the lock still being held by that connection (pg_locks), so a writer that lost its lock fails
 // instead of interleaving with the new holder, and its next hold takes the lock again (or is refused).
+//
+// What a turn costs the database (issue 33, PgWorkingSet.ts): a session is taken with one read of its working set (its
+// snapshot's keep and tail, SessionSnapshot.ts), which this process then keeps in memory while it holds the session;
+// appends go in batches of one statement, and while a turn is staged (WorkingSets) its closing records wait to be
+// written with the turn's outcome. A session reference is an index lookup.
+//
 // A connection that dies with nobody else involved (a PostgreSQL restart, which drops every connection) does not end a
 // hold: the lock is taken again on a new connection, and kept only if the session's last seq is still the one this
 // process last wrote or read (nobody wrote in between); the lock connection is pinged every few seconds, so that happens
 // within seconds of a restart rather than at the next write, and a write that failed on a dropped connection is tried
-// again (bounded) after checking whether it had committed. A stall (the server not answering) only delays writes.
+// again (bounded) after checking whether it had committed (PgSessionWrites.ts). A stall only delays writes.
 import * as PgClient from "@effect/sql-pg/PgClient"
 import type { MigrationError } from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Statement } from "@effect/sql/Statement"
-import { Duration, Effect, ExecutionStrategy, Exit, Layer, RcMap, Redacted, Schedule, Scope } from "effect"
+import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, RcMap, Redacted, Schedule, Scope } from "effect"
 import * as os from "node:os"
 import type { SessionRecord } from "../../schemas/session.js"
 import { settlements } from "./JournalRepair.js"
 import { migrate } from "./pgMigrations.js"
+import { type HeldSession, makeWrites } from "./PgSessionWrites.js"
+import { contentsOf, readWorking, WorkingSets, type WorkingSetsService, workingOf } from "./PgWorkingSet.js"
 import {
   checkSessionId, type CorruptLine, encodeRecord, maxRewriteBytes, parseLines, type RecordChange, RecordRewriteRefused, rewritableTags,
   SessionLocked, SessionLockFailed, SessionStore, SessionStoreError, type SessionStoreService
@@ -46,6 +54,9 @@ export const lockNamespace = 4242
 /** how long a session stays held after its last operation in this process ended (as FileSessionStore's) */
 export const heldIdleTimeToLive = Duration.seconds(5)
 
+/** how long a staged turn's records wait at most before they are written anyway */
+export const stageFor = Duration.seconds(1)
+
 /** how often the lock connection is pinged (it must never sit idle as long as a server's idle_session_timeout) */
 export const lockPingInterval = Duration.seconds(3)
 
@@ -56,6 +67,9 @@ export interface PgStoreOptions {
   readonly heldIdleTimeToLive?: Duration.DurationInput
   readonly lockPingInterval?: Duration.DurationInput
   readonly writeRetryBound?: Duration.DurationInput
+  readonly stageFor?: Duration.DurationInput
+  /** records older than this may go behind a held session's snapshot (the retention period; none: only its length) */
+  readonly retention?: Duration.DurationInput | undefined
 }
 
 const describe = (e: SqlError): string => {
@@ -84,15 +98,7 @@ interface LockConnection {
   readonly scope: Scope.CloseableScope
   dead: boolean
 }
-/**
- * A session this process holds: the connection its lock is on (a new one once that died and the lock was taken again),
- * the last seq this process knows the session at, and why the lock is no longer ours once that is known.
- */
-interface Held {
-  lock: LockConnection
-  lastSeq: number
-  lost: string | undefined
-}
+type Held = HeldSession<LockConnection>
 interface Row {
   readonly seq: number
   readonly record: string
@@ -100,7 +106,7 @@ interface Row {
 
 export const pgStore = (
   options: PgStoreOptions = {}
-): Effect.Effect<SessionStoreService, SqlError | MigrationError, SqlClient.SqlClient | Scope.Scope> =>
+): Effect.Effect<SessionStoreService & { readonly workingSets: WorkingSetsService }, SqlError | MigrationError, SqlClient.SqlClient | Scope.Scope> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* migrate
@@ -192,14 +198,6 @@ export const pgStore = (
         }
         return { records, corrupt }
       })
-    /** one record with the session's next seq; when held, only while the lock is still this process's (else no row) */
-    const insert = (sessionId: string, record: SessionRecord, held: Held | undefined) =>
-      sql<{ seq: number }>`WITH next AS (
-        INSERT INTO harness_sessions AS s (id, last_seq) SELECT ${sessionId}, 1
-          ${held === undefined ? sql.literal("") : sql`WHERE ${fence(sessionId, held.lock)}`}
-        ON CONFLICT (id) DO UPDATE SET last_seq = s.last_seq + 1, updated_at = now() RETURNING last_seq
-      ) INSERT INTO harness_records (session_id, seq, tag, record)
-        SELECT ${sessionId}, last_seq, ${record._tag}, ${encodeRecord(record)} FROM next RETURNING seq`
     const lastSeqOf = (sessionId: string) =>
       Effect.map(sql<{ last_seq: number }>`SELECT last_seq FROM harness_sessions WHERE id = ${sessionId}`, ([row]) => Number(row?.last_seq ?? 0))
     /**
@@ -218,44 +216,13 @@ export const pgStore = (
         )
         if (!locked) return yield* lostError(sessionId, (entry.lost = "another process took its lock while this one's database connection was gone"))
         const now = yield* lastSeqOf(sessionId)
-        if (now !== entry.lastSeq) {
+        if (now !== entry.work.lastSeq) {
           yield* unlock(lc, sessionId)
-          return yield* lostError(sessionId, (entry.lost = `another process wrote it (seq ${now}, this process last knew ${entry.lastSeq}) while this one's database connection was gone`))
+          return yield* lostError(sessionId, (entry.lost = `another process wrote it (seq ${now}, this process last knew ${entry.work.lastSeq}) while this one's database connection was gone`))
         }
         entry.lock = lc
         yield* Effect.logInfo(`session ${sessionId}: its lock was taken again on a new database connection (nobody wrote it meanwhile)`)
-      })
-    /** the record at the seq after the last one this process knows, when it is this record: an insert that committed */
-    const committed = (sessionId: string, entry: Held, text: string) =>
-      Effect.map(sql<{ seq: number; record: string }>`SELECT seq, record FROM harness_records WHERE session_id = ${sessionId} AND seq > ${entry.lastSeq}
-        ORDER BY seq LIMIT 2`, (rows) => (rows.length === 1 && rows[0]!.record === text ? Number(rows[0]!.seq) : undefined))
-    const appendHeld = (sessionId: string, held: Held, record: SessionRecord) =>
-      Effect.gen(function* () {
-        const text = encodeRecord(record)
-        let attempt = 0
-        const once = Effect.gen(function* () {
-          if (held.lost !== undefined) return yield* lostError(sessionId, held.lost)
-          if (attempt++ > 0) {
-            // the last try may have committed before its connection dropped
-            const seq = yield* committed(sessionId, held, text).pipe(Effect.mapError(storeError(sessionId)))
-            if (seq !== undefined) return seq
-          }
-          if (held.lock.dead) yield* retake(sessionId, held).pipe(Effect.mapError((e) => (e._tag === "SqlError" ? storeError(sessionId)(e) : e)))
-          const rows = yield* insert(sessionId, record, held).pipe(Effect.mapError(storeError(sessionId)))
-          if (rows.length > 0) return Number(rows[0]!.seq)
-          // not held by its connection any more: the lock of a connection that died is taken again, one taken away is lost
-          if (!held.lock.dead) yield* lockGate.withPermits(1)(check(held.lock))
-          if (!held.lock.dead) return yield* lose(sessionId, held)
-          return yield* new SessionStoreError({ path: locate(sessionId), reason: "its lock connection was gone; taking the lock again" })
-        })
-        const seq = yield* once.pipe(
-          Effect.retry({
-            schedule: Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("1 second")), Schedule.upTo(options.writeRetryBound ?? writeRetryBound)),
-            while: () => held.lost === undefined
-          })
-        )
-        held.lastSeq = seq
-      })
+      }).pipe(Effect.mapError((e) => (e._tag === "SqlError" ? storeError(sessionId)(e) : e)))
 
     // ---- holds, refcounted per session; a key carries a generation, so a hold after a lost lock or a refusal takes
     // the session afresh instead of finding the old outcome cached
@@ -272,30 +239,53 @@ export const pgStore = (
     const gated = <A, E, R>(sessionId: string, effect: Effect.Effect<A, E, R>) =>
       Effect.scoped(Effect.flatMap(RcMap.get(gates, sessionId), (gate) => gate.withPermits(1)(effect)))
 
+    const writes = makeWrites<LockConnection>({
+      sql,
+      storeScope,
+      stageFor: options.stageFor ?? stageFor,
+      retention: options.retention,
+      held,
+      gated: (sessionId, effect) => gated(sessionId, effect),
+      fence,
+      dead: (lc) => lc.dead,
+      retake,
+      // after a fence that failed: a lock connection that turned out dead is taken again, a live one lost the lock
+      confirmDead: (lc) => Effect.as(lockGate.withPermits(1)(check(lc)), lc.dead),
+      writeRetryBound: options.writeRetryBound ?? writeRetryBound,
+      lostError,
+      lose: (sessionId, entry) => lose(sessionId, entry),
+      storeError
+    })
+    const { appendHeld, insertUnheld, writeHeld } = writes
+
     const locks = yield* RcMap.make({
       idleTimeToLive: options.heldIdleTimeToLive ?? heldIdleTimeToLive,
       lookup: (key: string) =>
         Effect.gen(function* () {
           const sessionId = key.slice(key.indexOf(" ") + 1)
-          const entry: Held = { lock: undefined as unknown as LockConnection, lastSeq: 0, lost: undefined }
           // released on whichever connection holds it by then (a retake moves it)
-          const locked = yield* Effect.acquireRelease(
+          let holder: Held | undefined
+          const [lock, locked] = yield* Effect.acquireRelease(
             onLockConnection((lc) =>
-              Effect.map(on(lc.conn, sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${ns}, hashtext(${sessionId})) AS locked`), ([row]) => {
-                if (row?.locked === true) entry.lock = lc
-                return row?.locked === true
-              })
+              Effect.map(on(lc.conn, sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${ns}, hashtext(${sessionId})) AS locked`), ([row]) =>
+                [lc, row?.locked === true] as const)
             ).pipe(Effect.mapError((e) => new SessionLockFailed({ path: locate(sessionId), reason: describe(e) }))),
-            (locked) => (locked ? Effect.suspend(() => unlock(entry.lock, sessionId)) : Effect.void)
+            ([lc, locked]) => (locked ? Effect.suspend(() => unlock(holder?.lock ?? lc, sessionId)) : Effect.void)
           )
           if (!locked) return yield* refused(sessionId)
+          // the session's working set, read once: from here this process is its one writer and serves it from memory
+          const work = workingOf(yield* readWorking(sql, sessionId).pipe(Effect.mapError(storeError(sessionId))))
+          const entry: Held = (holder = { lock, lost: undefined, work, staging: new Set(), flushing: false })
           held.set(sessionId, entry)
           yield* Effect.addFinalizer(() => Effect.sync(() => held.get(sessionId) === entry && held.delete(sessionId)))
-          entry.lastSeq = yield* lastSeqOf(sessionId).pipe(Effect.mapError(storeError(sessionId)))
-          const contents = yield* readRows(sessionId).pipe(Effect.mapError(storeError(sessionId)))
-          for (const record of settlements(contents.records, new Date().toISOString())) {
-            yield* gated(sessionId, appendHeld(sessionId, entry, record))
-          }
+          // what is staged is written before the lock goes (this runs before the unlock registered above)
+          yield* Effect.addFinalizer(() =>
+            gated(sessionId, Effect.suspend(() => writes.flushNow(sessionId, entry))).pipe(
+              Effect.catchAll((e) => Effect.logWarning(`session ${sessionId}: staged records lost as it was let go: ${e.message}`))
+            )
+          )
+          const settle = settlements(contentsOf(work).records, new Date().toISOString())
+          if (settle.length > 0) yield* gated(sessionId, writeHeld(sessionId, entry, settle))
           return entry
         })
     })
@@ -313,7 +303,7 @@ export const pgStore = (
       for (const [sessionId, entry] of held) {
         if (entry.lock !== lc || entry.lost !== undefined) continue
         yield* gated(sessionId, retake(sessionId, entry)).pipe(
-          Effect.catchAll((e) => Effect.logWarning(`session ${sessionId}: its lock could not be taken again yet: ${"reason" in e ? e.reason : e.message}`))
+          Effect.catchAll((e) => Effect.logWarning(`session ${sessionId}: its lock could not be taken again yet: ${e.reason}`))
         )
       }
     })
@@ -337,7 +327,8 @@ export const pgStore = (
           const entry = yield* take(sessionId)
           return yield* gated(
             sessionId,
-            sql.withTransaction(Effect.gen(function* () {
+            // what is staged first; the copy in memory is read again after
+            Effect.zipRight(writes.flushNow(sessionId, entry), sql.withTransaction(Effect.gen(function* () {
               const rows = yield* sql<Row>`SELECT seq, record FROM harness_records WHERE session_id = ${sessionId} ORDER BY seq FOR UPDATE`
               if (rows.reduce((n, r) => n + r.record.length, 0) > maxRewriteBytes) {
                 return yield* new SessionStoreError({ path: locate(sessionId), reason: `it is larger than ${maxRewriteBytes / 1024 / 1024} MiB, too large to rewrite` })
@@ -365,14 +356,16 @@ export const pgStore = (
                 yield* sql`UPDATE harness_records SET tag = ${u.tag}, record = ${u.text} WHERE session_id = ${sessionId} AND seq = ${u.seq}`
               }
               yield* sql`UPDATE harness_sessions SET updated_at = now() WHERE id = ${sessionId}`
+              entry.work.stale = true
               return updates.length
-            }))
+            })))
           )
         })
       ).pipe(Effect.mapError((e) => (e._tag === "SqlError" ? storeError(sessionId)(e) : e)))
 
     return {
       locate,
+      workingSets: writes.service,
       rewrite: (sessionId, change) => checkSessionId(sessionId).pipe(Effect.flatMap((id) => rewrite(id, change))),
       hold: (sessionId) => checkSessionId(sessionId).pipe(Effect.flatMap(take), Effect.asVoid),
       release: (sessionId) => RcMap.invalidate(locks, keyOf(sessionId)),
@@ -381,15 +374,24 @@ export const pgStore = (
         checkSessionId(sessionId).pipe(Effect.flatMap((id) =>
           gated(id, Effect.suspend(() => {
             const entry = held.get(id)
-            return entry !== undefined ? appendHeld(id, entry, record) : Effect.asVoid(Effect.mapError(insert(id, record, undefined), storeError(id)))
+            return entry !== undefined ? appendHeld(id, entry, record) : insertUnheld(id, [record])
           }))
         )),
-      read: (sessionId) => checkSessionId(sessionId).pipe(Effect.flatMap((id) => Effect.mapError(readRows(id), storeError(id)))),
+      // every record (what a staged turn holds back is written first, so it is in the answer)
+      read: (sessionId) =>
+        checkSessionId(sessionId).pipe(Effect.flatMap((id) =>
+          gated(id, Effect.suspend(() => {
+            const entry = held.get(id)
+            return entry !== undefined ? writes.flushNow(id, entry) : Effect.void
+          })).pipe(Effect.zipRight(Effect.mapError(readRows(id), storeError(id))))
+        )),
+      readRecent: (sessionId) => checkSessionId(sessionId).pipe(Effect.flatMap(writes.recent)),
+      lookup: writes.lookup,
       list: sql<{ id: string; updated_at: Date }>`SELECT id, updated_at FROM harness_sessions ORDER BY updated_at DESC, id`.pipe(
         Effect.map((rows) => rows.map((r) => ({ sessionId: r.id, updatedAt: r.updated_at }))),
         Effect.mapError((e) => new SessionStoreError({ path: "postgres sessions", reason: describe(e) }))
       )
-    } satisfies SessionStoreService
+    } satisfies SessionStoreService & { readonly workingSets: WorkingSetsService }
   })
 
 /**
@@ -405,8 +407,10 @@ export const pgClientLayer = (url: string, options: { readonly maxConnections?: 
   })
 
 /** The store over a SqlClient the caller provides; migrations run as the layer is built. */
-export const pgStoreLayer = (options: PgStoreOptions = {}): Layer.Layer<SessionStore, SqlError | MigrationError, SqlClient.SqlClient> =>
-  Layer.scoped(SessionStore, pgStore(options))
+export const pgStoreLayer = (
+  options: PgStoreOptions = {}
+): Layer.Layer<SessionStore | WorkingSets, SqlError | MigrationError, SqlClient.SqlClient> =>
+  Layer.scopedContext(Effect.map(pgStore(options), (store) => Context.make(SessionStore, store).pipe(Context.add(WorkingSets, store.workingSets))))
 
-export const pgLayer = (url: string, options: PgStoreOptions = {}): Layer.Layer<SessionStore, SqlError | MigrationError> =>
+export const pgLayer = (url: string, options: PgStoreOptions = {}): Layer.Layer<SessionStore | WorkingSets, SqlError | MigrationError> =>
   pgStoreLayer(options).pipe(Layer.provide(pgClientLayer(url)))

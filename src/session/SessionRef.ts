@@ -3,7 +3,9 @@
 // characters; `sessions list` prints the shortest prefix that is unique there (at least 8 characters).
 //
 // Resolved against the SessionStore's own listing, so it sees exactly what `sessions list` does (files that are not
-// session files are skipped there). A reference is checked like any session id first: it becomes a file name.
+// session files are skipped there), or, when the store can look ids up (PostgreSQL: an index lookup), against that:
+// listing every session on every turn is what a cluster with many sessions cannot afford. A reference is checked like
+// any session id first: it becomes a file name.
 import type { FileSystem } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { fileStore } from "./FileSessionStore.js"
@@ -55,7 +57,16 @@ export type SessionRefError = InvalidSessionId | SessionNotFound | AmbiguousSess
 export type RefMatch =
   | { readonly _tag: "Found"; readonly sessionId: string }
   | { readonly _tag: "None"; readonly tooShort: boolean }
-  | { readonly _tag: "Ambiguous"; readonly matching: ReadonlyArray<string> }
+  | { readonly _tag: "Ambiguous"; readonly matching: ReadonlyArray<string>; readonly matches?: number | undefined }
+
+/** matchSessionRef's answer from a store's lookup (the ids `ref` is the start of, some of them, and how many). Pure. */
+export const matchLookup = (ref: string) => (found: { readonly ids: ReadonlyArray<string>; readonly matches: number }): RefMatch => {
+  if (found.ids.includes(ref)) return { _tag: "Found", sessionId: ref }
+  if (found.matches === 0) return { _tag: "None", tooShort: false }
+  if (ref.length < minPrefixLength) return { _tag: "None", tooShort: true }
+  if (found.matches === 1 && found.ids.length === 1) return { _tag: "Found", sessionId: found.ids[0]! }
+  return { _tag: "Ambiguous", matching: found.ids, matches: found.matches }
+}
 
 /**
  * What `ref` picks out of `ids` (most recent first): the id equal to it, else the one id it is a prefix of (when it is
@@ -81,8 +92,10 @@ export const resolveIn = (
 ): Effect.Effect<string, SessionRefError> =>
   Effect.gen(function* () {
     yield* checkSessionId(ref)
-    const sessions = yield* store.list
-    const match = matchSessionRef(sessions.map((s) => s.sessionId), ref)
+    const match = store.lookup !== undefined ? yield* Effect.map(store.lookup(ref, maxCandidatesShown + 1), matchLookup(ref)) : matchSessionRef(
+      (yield* store.list).map((s) => s.sessionId),
+      ref
+    )
     switch (match._tag) {
       case "Found":
         return match.sessionId
@@ -92,7 +105,7 @@ export const resolveIn = (
         return yield* new AmbiguousSessionRef({
           ref,
           candidates: match.matching.slice(0, maxCandidatesShown),
-          matches: match.matching.length
+          matches: match.matches ?? match.matching.length
         })
     }
   })

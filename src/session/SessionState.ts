@@ -41,34 +41,49 @@ export const runtimeOf = (binding: BindingRecord): SessionRuntime | undefined =>
   return undefined
 }
 
+/** What the fold carries between records: the state's parts, every probe's last record by thread. */
+export interface StateFold {
+  readonly binding?: BindingRecord | undefined
+  readonly runtime?: SessionRuntime | undefined
+  readonly detached?: DetachedRecord | undefined
+  readonly modelChoice?: string | undefined
+  readonly branch?: BranchRecord | undefined
+  readonly probes: ReadonlyMap<string, ProbeRecord>
+}
+
+export const emptyFold: StateFold = { probes: new Map() }
+
+/** The fold after one more record. Pure: a session's state is `records.reduce(stepState, emptyFold)`. */
+export const stepState = (fold: StateFold, record: SessionRecord): StateFold => {
+  if (record._tag === "branch") return { ...fold, branch: record, runtime: record.runtime, binding: undefined, detached: undefined }
+  if (record._tag === "turn") {
+    return fold.branch !== undefined && fold.binding?.threadId === record.threadId ? { ...fold, branch: undefined } : fold
+  }
+  if (record._tag === "binding") return { ...fold, binding: record, runtime: runtimeOf(record) ?? fold.runtime, detached: undefined }
+  if (
+    record._tag === "detached" &&
+    (fold.binding?.threadId === record.threadId || (fold.binding === undefined && fold.detached?.threadId === record.threadId))
+  ) {
+    return { ...fold, binding: undefined, detached: record }
+  }
+  if (record._tag === "model") return { ...fold, modelChoice: record.model }
+  if (record._tag === "probe") return { ...fold, probes: new Map(fold.probes).set(record.threadId, record) }
+  return fold
+}
+
+export const stateOfFold = (fold: StateFold): SessionState => {
+  const pendingProbes = [...fold.probes.values()].filter((probe) => probe.status !== "closed")
+  const { binding, branch, detached, modelChoice, runtime } = fold
+  return { binding, runtime, detached, modelChoice, branch, ...(pendingProbes.length > 0 ? { pendingProbes } : {}) }
+}
+
 export const sessionState = (records: ReadonlyArray<SessionRecord>): SessionState => {
-  let binding: BindingRecord | undefined
-  let runtime: SessionRuntime | undefined
-  let detached: DetachedRecord | undefined
-  let modelChoice: string | undefined
-  let branch: BranchRecord | undefined
+  // one mutable pass (this runs before every turn); stepState is the same rule, one record at a time
+  let fold: StateFold = emptyFold
   const probes = new Map<string, ProbeRecord>()
   for (const record of records) {
-    if (record._tag === "branch") {
-      branch = record
-      runtime = record.runtime
-      binding = undefined
-      detached = undefined
-    } else if (record._tag === "turn") {
-      if (branch !== undefined && binding?.threadId === record.threadId) branch = undefined
-    } else if (record._tag === "binding") {
-      binding = record
-      runtime = runtimeOf(record) ?? runtime
-      detached = undefined
-    } else if (
-      record._tag === "detached" &&
-      (binding?.threadId === record.threadId || (binding === undefined && detached?.threadId === record.threadId))
-    ) {
-      binding = undefined
-      detached = record
-    } else if (record._tag === "model") modelChoice = record.model
-    else if (record._tag === "probe") probes.set(record.threadId, record)
+    if (record._tag === "probe") probes.set(record.threadId, record)
+    else fold = stepState(fold, record)
   }
-  const pendingProbes = [...probes.values()].filter((probe) => probe.status !== "closed")
-  return { binding, runtime, detached, modelChoice, branch, ...(pendingProbes.length > 0 ? { pendingProbes } : {}) }
+  return stateOfFold({ ...fold, probes })
 }

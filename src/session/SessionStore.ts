@@ -44,6 +44,17 @@ export interface SessionStoreService {
   readonly read: (sessionId: string) => Effect.Effect<SessionContents, SessionStoreError | InvalidSessionId>
   /** every session, most recently updated first */
   readonly list: Effect.Effect<ReadonlyArray<SessionSummary>, SessionStoreError>
+  /**
+   * What a turn needs of the session, when the store can give less than `read` (the PostgreSQL store: the records its
+   * state comes from and the recent tail, SessionSnapshot.ts; from memory while this process holds the session). Its
+   * state is the whole transcript's. Optional: `read` otherwise.
+   */
+  readonly readRecent?: ((sessionId: string) => Effect.Effect<SessionContents, SessionStoreError | InvalidSessionId>) | undefined
+  /**
+   * The ids `ref` names without listing every session (an index lookup): `ref` itself first when it is one, then the
+   * ids it is the start of, most recent first, at most `limit`; `matches` counts them all. Optional: `list` otherwise.
+   */
+  readonly lookup?: ((ref: string, limit: number) => Effect.Effect<{ readonly ids: ReadonlyArray<string>; readonly matches: number }, SessionStoreError>) | undefined
   /** where a session's records are kept, for messages (a path, or a description for non-file stores) */
   readonly locate: (sessionId: string) => string
   /**

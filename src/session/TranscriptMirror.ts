@@ -184,7 +184,8 @@ export const make = Effect.gen(function* () {
   const service: TranscriptMirrorService = {
     read: (sessionId) =>
       Effect.gen(function* () {
-        const contents = yield* store.read(sessionId)
+        // what a turn needs: the store's working set when it keeps one (the PostgreSQL store), else every record
+        const contents = yield* (store.readRecent ?? store.read)(sessionId)
         if (contents.corrupt.length > 0 && !warned.has(sessionId)) {
           warned.add(sessionId)
           yield* HarnessLog.warning(corruptWarning(store.locate(sessionId), sessionId, contents.corrupt))

@@ -56,6 +56,17 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
     )`,
     `COMMENT ON COLUMN harness_turn_messages.status IS 'started | completed | failed | lost'`,
     `CREATE INDEX harness_turn_messages_session ON harness_turn_messages (session_id, created_at)`
+  ),
+  // Bounded reads and retention (issue 33). A session's snapshot (SessionSnapshot.ts): records up to `snapshot_seq` are
+  // behind it, and of those only `snapshot_keep` are still read; a turn reads those and the tail after it, not the whole
+  // transcript. A session reference is resolved by an index lookup on the id in byte order (a prefix is a range there,
+  // whatever the database's collation). The retention job deletes ledger rows by age and records by age behind the
+  // snapshot.
+  "3_snapshots": statements(
+    `ALTER TABLE harness_sessions ADD COLUMN snapshot_seq integer NOT NULL DEFAULT 0,
+      ADD COLUMN snapshot_keep integer[] NOT NULL DEFAULT '{}'`,
+    `CREATE INDEX harness_sessions_id_bytes ON harness_sessions (id COLLATE "C")`,
+    `CREATE INDEX harness_turn_messages_created ON harness_turn_messages (created_at)`
   )
 }
 

@@ -3,7 +3,7 @@
 // a collector that is down, or that takes a post and never answers, neither fails the turn nor holds up the close. The
 // collector is this file's own: a node:http server on 127.0.0.1 keeping each JSON body posted to /v1/traces in memory.
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Either, Queue } from "effect"
+import { Chunk, Context, Deferred, Effect, Either, Fiber, Logger, Option, Queue, TestClock, TestServices } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as Telemetry from "../../src/control/Telemetry.js"
@@ -12,6 +12,8 @@ import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { RecordingDelivery } from "../../src/testing/RecordingDelivery.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import { fixture, leftBehind, liveContext } from "../support/harness.js"
+import { client, startServe } from "../support/serve.js"
+import { Stream } from "effect"
 
 interface OtlpValue { readonly stringValue?: string }
 interface OtlpAttribute { readonly key: string; readonly value: OtlpValue }
@@ -171,7 +173,7 @@ describe("OpenTelemetry export on the real app-server", () => {
           // a turn run while the export is stuck
           return yield* harness.runTurn({ sessionId: "hung", prompt: "two" })
         })).pipe(
-          // generous: the close waits for the last post at most the layer's 3 s shutdown bound; without that bound it
+          // generous: the close waits for the last post at most the layer's 100 ms shutdown bound; without that bound it
           // would wait out each post's own 10 s timeout, four tries (~44 s), and an unbounded client for ever
           Effect.timeoutFail({ duration: "25 seconds", onTimeout: () => new Error("the close waited for a collector that never answers") })
         )
@@ -181,6 +183,103 @@ describe("OpenTelemetry export on the real app-server", () => {
       yield* otlp.waitFor(() => otlp.pending() === 0)
       expect(otlp.abandoned()).toBe(otlp.posts.length)
       expect(otlp.posts.length).toBeGreaterThanOrEqual(1)
+    }))
+})
+
+/** a real wait while the TestClock stands still: lets sockets and fetch make progress */
+const realPause = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+
+/**
+ * On the TestClock: a span ended inside Telemetry.layer, then the layer's close, forked. Returns the closing fiber, the
+ * log lines (level and text) and `bounded`, which holds up to 20 s of real time (the TestClock never fires on its own).
+ */
+const closeOnTheClock = (endpoint: string) =>
+  Effect.gen(function* () {
+    const lines: Array<string> = []
+    const logger = Logger.make(({ logLevel, message }) =>
+      void lines.push(`${logLevel.label}: ${Array.isArray(message) ? message.map(String).join(" ") : String(message)}`))
+    const worked = yield* Deferred.make<void>()
+    const closing = yield* Effect.void.pipe(
+      Effect.withSpan("traced work"),
+      Effect.zipRight(Deferred.succeed(worked, undefined)),
+      Effect.provide(Telemetry.layer({ endpoint })),
+      Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+      Effect.fork
+    )
+    yield* Deferred.await(worked)
+    const bounded = <A, E>(effect: Effect.Effect<A, E>) =>
+      TestServices.provideLive(Effect.timeoutFail(effect, { duration: "20 seconds", onTimeout: () => new Error("no receipt within 20 s") }))
+    /** polled (at most 20 s of real time) until the close's wait for its last post is on the clock: a timer due 100 ms on */
+    const boundSet = Effect.gen(function* () {
+      for (let polls = 0; polls < 1000; polls++) {
+        const now = yield* TestClock.currentTimeMillis
+        if (Chunk.some(yield* TestClock.sleeps(), (at) => at === now + 100)) return
+        yield* realPause(20)
+      }
+      return yield* Effect.fail(new Error("the close set no 100 ms bound within 20 s"))
+    })
+    return { closing, lines, bounded, boundSet }
+  })
+
+/** the exit's bound, on the clock: not over after 99 ms, over at 100 ms (an exit may wait 200 ms: the rest is slack) */
+const closesAt100ms = (close: Effect.Effect.Success<ReturnType<typeof closeOnTheClock>>) =>
+  Effect.gen(function* () {
+    yield* close.boundSet
+    yield* TestClock.adjust("99 millis")
+    yield* realPause(100)
+    expect(Option.isNone(yield* Fiber.poll(close.closing))).toBe(true)
+    yield* TestClock.adjust("1 millis")
+    yield* close.bounded(Fiber.join(close.closing))
+    const dropped = close.lines.filter((line) => line.includes("dropped"))
+    expect(dropped).toHaveLength(1)
+    expect(dropped[0]).toMatch(/^INFO: telemetry: 1 of 1 span dropped: the collector at http:\/\/127\.0\.0\.1:\d+\/v1\/traces did not take them/)
+  })
+
+describe("telemetry at exit: bounded, and a loss is said once", () => {
+  it.scoped("a collector that takes the last post and never answers holds the close up 100 ms of the clock, and the close says the span was dropped", () =>
+    Effect.gen(function* () {
+      const otlp = yield* collector(false)
+      const close = yield* closeOnTheClock(otlp.endpoint)
+      // the flush's post has reached the collector, which sits on it
+      yield* close.bounded(otlp.waitFor(() => otlp.pending() > 0))
+      yield* closesAt100ms(close)
+      // the post was given up, not left open
+      yield* close.bounded(otlp.waitFor(() => otlp.pending() === 0))
+      expect(otlp.abandoned()).toBe(otlp.posts.length)
+    }))
+
+  it.scoped("a collector that is not listening holds the close up 100 ms of the clock (not its retries, a second apart), and the close says the span was dropped", () =>
+    Effect.gen(function* () {
+      const port = yield* closedPort
+      yield* closesAt100ms(yield* closeOnTheClock(`http://127.0.0.1:${port}/v1/traces`))
+    }))
+
+  it.scoped("a collector that takes every span: the close ends as soon as it answered, with the clock still, and says nothing", () =>
+    Effect.gen(function* () {
+      const otlp = yield* collector()
+      const close = yield* closeOnTheClock(otlp.endpoint)
+      yield* close.bounded(Fiber.join(close.closing))
+      expect(otlp.spans().map((s) => s.name)).toEqual(["traced work"])
+      expect(close.lines.filter((line) => line.includes("dropped"))).toEqual([])
+    }))
+})
+
+describe("serve --otlp at exit", () => {
+  it.scopedLive("with a collector that is not listening, serve at --log-level info says once on stderr that spans were dropped, and exits", () =>
+    Effect.gen(function* () {
+      const port = yield* closedPort
+      const f = yield* fixture({ replies: [reply.text("served")] })
+      const s = yield* startServe(f, ["--otlp", `http://127.0.0.1:${port}`], "127.0.0.1:0", "info")
+      const a = yield* client(s.url, s.token)
+      const events = yield* a.StartTurn({ session: "otlp-exit", prompt: "hi" }).pipe(Stream.runCollect)
+      expect([...events].find((e) => e.type === "turn.completed")).toMatchObject({ final_text: "served" })
+      s.serve.child.kill("SIGTERM")
+      const exit = yield* s.serve.exited.pipe(Effect.timeout("30 seconds"))
+      expect(exit).toEqual({ code: 143, signal: null })
+      const dropped = s.serve.stderr().split("\n").filter((line) => line.includes("dropped"))
+      expect(dropped).toHaveLength(1)
+      expect(dropped[0]).toMatch(new RegExp(`^codex-harness: info: telemetry: \\d+ of \\d+ spans dropped: the collector at http://127\\.0\\.0\\.1:${port}/v1/traces did not take them`))
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
     }))
 })
 

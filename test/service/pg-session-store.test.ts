@@ -204,7 +204,7 @@ describe("PostgreSQL session store", () => {
     Effect.gen(function* () {
       const url = yield* freshDb()
       const once = migrate.pipe(Effect.provide(yield* pool(url)))
-      expect(yield* once).toEqual([[1, "sessions"], [2, "turn_messages"]])
+      expect(yield* once).toEqual([[1, "sessions"], [2, "turn_messages"], [3, "snapshots"]])
       expect(yield* once).toEqual([])
       const columns = yield* psql(dbOf(url), `SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM information_schema.columns
         WHERE table_name = 'harness_turn_messages'`)
@@ -213,9 +213,9 @@ describe("PostgreSQL session store", () => {
         const empty = yield* freshDb()
         const [p, q] = [yield* pool(empty), yield* pool(empty)]
         const ran = yield* Effect.all([migrate.pipe(Effect.provide(p)), migrate.pipe(Effect.provide(q))], { concurrency: 2 })
-        expect(ran.flat().map(([id]) => id).sort()).toEqual([1, 2])
+        expect(ran.flat().map(([id]) => id).sort()).toEqual([1, 2, 3])
         const sql = yield* SqlClient.SqlClient.pipe(Effect.provide(q))
-        expect(yield* sql`SELECT count(*)::int AS n FROM harness_migrations`).toEqual([{ n: 2 }])
+        expect(yield* sql`SELECT count(*)::int AS n FROM harness_migrations`).toEqual([{ n: 3 }])
       }
     }))
 

@@ -1,5 +1,6 @@
 // Runs the compiled `codex-harness` bin (npm test builds it first) the way a user would: stdin piped (never a
-// terminal), stdout and stderr collected, a hard 60 s limit. Interrupting the effect kills the process.
+// terminal), stdout and stderr collected, a hard 150 s limit: a bound that only ends a hang (on two cores at load 50 a
+// plain `run` took more than 60 s). Interrupting the effect kills the process.
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
@@ -29,7 +30,7 @@ export const runBin = (args: ReadonlyArray<string>, options: RunOptions = {}) =>
     let stderr = ""
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")))
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
+    const timer = setTimeout(() => child.kill("SIGKILL"), 150_000)
     child.on("close", (code, signal) => {
       clearTimeout(timer)
       resume(Effect.succeed({ code: code ?? (signal !== null ? 128 : 1), stdout, stderr }))

@@ -36,6 +36,8 @@ export interface PostgresOptions {
   readonly stopMode?: "immediate" | "fast"
   /** the temp dir's prefix */
   readonly prefix?: string
+  /** server settings given at start (`-c name=value`), e.g. max_connections for the cluster bench's 20 runners */
+  readonly settings?: Readonly<Record<string, string | number>>
 }
 
 export interface Postgres {
@@ -244,7 +246,8 @@ export const startPostgres = (options: PostgresOptions = {}): Effect.Effect<Post
       server("pg_ctl", [
         "-D", data, "-l", log, "-w", "-t", "60", "-o",
         `-p ${port} -k ${sock} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off` +
-          (canTrackStatements ? " -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.max=2000" : ""),
+          (canTrackStatements ? " -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.max=2000" : "") +
+          Object.entries(options.settings ?? {}).map(([name, value]) => ` -c ${name}=${value}`).join(""),
         "start"
       ], 75_000).pipe(Effect.as(port), Effect.mapError((e) => new Error(`${e.message}\n${logTail()}`)))
     const stopNow = (timeoutMs: number) =>

@@ -34,7 +34,7 @@ export const onPty = (args: ReadonlyArray<string>) =>
     Effect.map((pty) => ({
       type: (text: string) => Effect.sync(() => void pty.child.stdin.write(text)),
       screen: pty.screen,
-      /** waits (20 s at most) until the screen shows `marker` (escape sequences aside: a line being typed is echoed
+      /** waits (90 s at most: a bound that only ends a hang, sized for a heavily loaded machine) until the screen shows `marker` (escape sequences aside: a line being typed is echoed
        * with cursor moves between its characters) */
       shows: (marker: string) =>
         Effect.async<void>((resume) => {
@@ -47,9 +47,9 @@ export const onPty = (args: ReadonlyArray<string>) =>
           check()
           return Effect.sync(() => pty.waiting.delete(check))
         }).pipe(
-          Effect.timeoutFail({ duration: Duration.seconds(20), onTimeout: () => new Error(`never showed ${JSON.stringify(marker)}:\n${pty.screen()}`) }),
+          Effect.timeoutFail({ duration: Duration.seconds(90), onTimeout: () => new Error(`never showed ${JSON.stringify(marker)}:\n${pty.screen()}`) }),
           Effect.orDie
         ),
-      exited: Effect.promise(() => pty.exited).pipe(Effect.timeout(Duration.seconds(20)), Effect.orDie)
+      exited: Effect.promise(() => pty.exited).pipe(Effect.timeout(Duration.seconds(90)), Effect.orDie)
     }))
   )

@@ -25,10 +25,11 @@ export interface Served {
  * Starts `serve` for the fixture (its model, state and work dirs) on a free loopback port and waits for its receipt (the
  * "listening" line). The scope stops it as a person would (SIGTERM, bounded), before the fixture's dirs go.
  */
-export const startServe = (f: Fixture, extra: ReadonlyArray<string> = [], listen = "127.0.0.1:0") =>
+export const startServe = (f: Fixture, extra: ReadonlyArray<string> = [], listen = "127.0.0.1:0", logLevel?: string) =>
   Effect.gen(function* () {
     const serve = yield* startBin([
-      "serve", "--state-dir", f.stateDir, "--cwd", f.workDir, "--provider-url", f.model.url, "--listen", listen, ...extra
+      // @effect/cli takes its own --log-level only before the command's other flags
+      "serve", ...(logLevel !== undefined ? [`--log-level=${logLevel}`] : []), "--state-dir", f.stateDir, "--cwd", f.workDir, "--provider-url", f.model.url, "--listen", listen, ...extra
     ])
     yield* Effect.addFinalizer(() =>
       serve.child.exitCode !== null || serve.child.signalCode !== null

@@ -19,16 +19,21 @@ import { interactive, type PendingAnswer } from "./terminal.js"
 import { makeView } from "./view.js"
 import { sessionToUse } from "../sessionRef.js"
 import { target } from "../connect.js"
-import { chatRemote } from "./remote.js"
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 
 export const chat = (options: ChatOptions) =>
   // --connect: through that serve (its session work registry steers and queues); never found implicitly, as chat
   // always ran a harness of its own
   Effect.gen(function* () {
     if (Option.isSome(options.connect)) {
-      const chosen = yield* target(options, false).pipe(Effect.provide(NodeFileSystem.layer))
-      if (Option.isSome(chosen)) return yield* chatRemote(options, chosen.value)
+      const chosen = yield* target(options, false)
+      if (Option.isSome(chosen)) {
+        const remote = yield* Effect.promise(() => import("../remote/asEffect.js"))
+        return yield* remote.chatThrough(chosen.value, {
+          session: Option.getOrUndefined(options.session),
+          last: options.last,
+          model: Option.getOrUndefined(options.model)
+        })
+      }
     }
     return yield* local(options)
   })

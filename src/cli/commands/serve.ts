@@ -48,6 +48,12 @@ const config = {
     Options.withDescription("with --cluster: the address the other runners use, when it differs from --runner-listen"),
     Options.optional
   ),
+  retention: Options.float("retention").pipe(
+    Options.withDescription(
+      "with --cluster: hours the turn ledger, the cluster's processed messages and transcript records older than a session's snapshot are kept (the session's state and recent records always stay); default 24"
+    ),
+    Options.optional
+  ),
   otlp: Options.text("otlp").pipe(
     Options.withDescription("export traces to this OTLP/HTTP collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT when set)"),
     Options.optional

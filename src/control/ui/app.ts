@@ -74,7 +74,7 @@ const live = Live.make({
   messageEnded: () => void refreshSessions()
 })
 const prompts = Prompts.make(byId("prompts"), async (payload) =>
-  connection === undefined ? { ok: false, error: "not connected" } : connection.call(connection.client.Answer(payload)))
+  connection === undefined ? { ok: false, error: "not connected" } : connection.call("Answer", payload))
 
 const setAuth = (state: AuthState, text: string) => {
   page.auth.dataset.state = state
@@ -108,7 +108,7 @@ const showTokenForm = (problem: string) => {
 
 const refreshSessions = async () => {
   if (connection === undefined) return
-  const result = await connection.call(connection.client.ListSessions())
+  const result = await connection.call("ListSessions")
   if (!result.ok) return say(`sessions: ${result.error}`, "error")
   renderSessions(page.sessions, result.value, selected, (id) => void select(id))
   updateControls()
@@ -128,7 +128,7 @@ const select = async (sessionId: string | undefined) => {
   page.transcript.hidden = sessionId === undefined
   page.transcript.replaceChildren()
   if (sessionId === undefined || connection === undefined) return
-  const result = await connection.call(connection.client.ShowSession({ session: sessionId }))
+  const result = await connection.call("ShowSession", { session: sessionId })
   if (selected !== sessionId) return
   if (!result.ok) return say(`transcript: ${result.error}`, "error")
   renderTranscript(page.transcript, result.value.session_id, result.value.records)
@@ -139,17 +139,17 @@ const select = async (sessionId: string | undefined) => {
 const reattach = async () => {
   const sessionId = selected
   if (connection === undefined || sessionId === undefined || live.busy() || live.watching(sessionId)) return
-  const health = await connection.call(connection.client.Health())
+  const health = await connection.call("Health")
   if (!health.ok || selected !== sessionId || live.busy()) return
   const running = health.value.active_turns.find((t) => t.session_id === sessionId)
   if (running === undefined) return
   live.attach(sessionId, running.turn_id)
   // the turn may have ended between Health's answer and the Watch's start, and its end then never comes: asked again
-  const again = await connection.call(connection.client.Health())
+  const again = await connection.call("Health")
   if (!again.ok || selected !== sessionId || again.value.active_turns.some((t) => t.session_id === sessionId)) return
   live.endedUnseen(sessionId)
   // the transcript read before it ended lacks its outcome
-  const shown = await connection.call(connection.client.ShowSession({ session: sessionId }))
+  const shown = await connection.call("ShowSession", { session: sessionId })
   if (shown.ok && selected === sessionId) renderTranscript(page.transcript, shown.value.session_id, shown.value.records)
 }
 
@@ -184,7 +184,7 @@ const interrupt = async () => {
   // marked before the call: the turn's stream can end before the call's answer arrives
   const drawn = live.session() === session
   if (drawn) live.interruptSent(true)
-  const result = await connection.call(connection.client.Interrupt({ session }))
+  const result = await connection.call("Interrupt", { session })
   if (drawn && (!result.ok || !result.value.interrupted)) live.interruptSent(false)
   if (!result.ok) return say(`interrupt: ${result.error}`, "error")
   say(result.value.interrupted ? "interrupt sent" : "no turn was running in this session", "ok")
@@ -194,7 +194,7 @@ const compact = async () => {
   if (connection === undefined || selected === undefined) return
   say("compacting…", "ok")
   page.compact.disabled = true
-  const result = await connection.call(connection.client.Compact({ session: selected }))
+  const result = await connection.call("Compact", { session: selected })
   updateControls()
   if (!result.ok) return say(`compact: ${result.error}`, "error")
   say(`compacted thread ${result.value.thread_id} in ${(result.value.duration_ms / 1000).toFixed(1)} s`, "ok")
@@ -203,7 +203,7 @@ const compact = async () => {
 const loadThreads = async () => {
   if (connection === undefined) return
   page.threadsStatus.textContent = "loading…"
-  const result = await connection.call(connection.client.ListThreads())
+  const result = await connection.call("ListThreads")
   if (!result.ok) {
     page.threadsStatus.textContent = `threads: ${result.error}`
     page.threadsStatus.dataset.result = "error"
@@ -227,11 +227,12 @@ const watch = (token: string, mine: number) => {
   if (connection === undefined || mine !== generation) return
   const live = connection
   const askedAt = performance.now()
-  void live.call(live.client.Pending()).then((r) => {
+  void live.call("Pending").then((r) => {
     if (r.ok && mine === generation) prompts.reconcile(r.value, askedAt)
   })
   stopWatch = live.follow(
-    live.client.Watch({}),
+    "Watch",
+    {},
     (event) => {
       setAuth("connected", "connected")
       onShared(event, undefined)
@@ -241,7 +242,7 @@ const watch = (token: string, mine: number) => {
     (error) => {
       if (mine !== generation) return
       setAuth("disconnected", `connection lost (${error ?? "the stream ended"}): reconnecting…`)
-      // the client's socket reconnects by itself (with backoff); the token is checked again, as serve may have changed
+      // the next call opens the connection again; the token is checked again first, as serve may have changed
       setTimeout(() => void retry(token, mine), 2000)
     }
   )
@@ -252,7 +253,7 @@ const retry = async (token: string, mine: number) => {
   const check = await Connection.checkToken(token)
   if (check === "unauthorized") return unauthorized("serve no longer accepts this token")
   if (check === "unreachable") return void setTimeout(() => void retry(token, mine), 2000)
-  const health = await connection.call(connection.client.Health())
+  const health = await connection.call("Health")
   if (!health.ok) return void setTimeout(() => void retry(token, mine), 1000)
   setAuth("connected", "connected")
   watch(token, mine)
@@ -289,13 +290,13 @@ const start = async (token: string | undefined) => {
     return showTokenForm("serve did not answer: is it still running? Connect again once it is.")
   }
   Connection.storeToken(token)
-  connection = await Connection.connect(token)
+  connection = Connection.connect(token)
   if (mine !== generation) return
   page.tokenPanel.hidden = true
   page.app.hidden = false
   page.forget.hidden = false
   setAuth("connected", "connected")
-  const health = await connection.call(connection.client.Health())
+  const health = await connection.call("Health")
   if (health.ok) page.serveInfo.textContent = `serve ${health.value.version} · ${health.value.state_dir}`
   watch(token, mine)
   await refreshSessions()

@@ -1,14 +1,11 @@
-// The Control UI's link to `serve`: the token, a check of it, and the control API's RpcClient over the browser's own
-// WebSocket (the same client the CLI uses, src/control/ControlClient.ts), wrapped in plain promises and callbacks for
-// the page's event handlers.
+// The Control UI's link to `serve`: the token, a check of it, and the control API over the browser's own WebSocket
+// (ControlWire.ts: the protocol without Effect, which kept this page's script at a fifth of its size), wrapped in plain
+// promises and callbacks for the page's event handlers.
 //
 // The token: taken from the URL's fragment (`#token=...`, which browsers never send to a server) and then removed from
 // the address bar, or typed into the token field; kept in sessionStorage (this tab only, gone when it closes). Never
 // in a query string (it would reach the server's logs and the Referer) or localStorage (it would outlive the tab).
-import { Socket } from "@effect/platform"
-import { Cause, Effect, Exit, Fiber, ManagedRuntime, Option, Scope, Stream } from "effect"
-import { ControlFailure } from "../../../schemas/control.js"
-import * as ControlClient from "../ControlClient.js"
+import * as ControlWire from "../ControlWire.js"
 
 const storageKey = "codex-harness.token"
 
@@ -74,50 +71,41 @@ export const checkToken = async (token: string): Promise<TokenCheck> => {
 
 export type Result<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: string }
 
-/** one line for a failed call: the API's code and message, or why the connection failed */
-export const errorText = (cause: Cause.Cause<unknown>): string => {
-  const failure = Cause.failureOption(cause)
-  if (Option.isSome(failure)) {
-    const e = failure.value
-    if (e instanceof ControlFailure) return `${e.code}: ${e.message}`
-    if (typeof e === "object" && e !== null && "message" in e && typeof e.message === "string") {
-      return e.message === "Error in socket" ? "the connection to serve was lost" : e.message
-    }
-    return String(e)
-  }
-  if (Cause.isInterruptedOnly(cause)) return "cancelled"
-  const defect = Cause.squash(cause)
-  return defect instanceof Error ? defect.message : String(defect)
-}
-
 export interface Connection {
-  readonly client: ControlClient.Client
   /** runs one call; never rejects */
-  readonly call: <A, E>(effect: Effect.Effect<A, E>) => Promise<Result<A>>
-  /** follows a stream until it ends; returns a function that stops following it */
-  readonly follow: <A, E>(stream: Stream.Stream<A, E>, onItem: (item: A) => void, onEnd: (error: string | undefined) => void) => () => void
+  readonly call: <T extends ControlWire.CallTag>(
+    tag: T,
+    ...payload: [ControlWire.PayloadOf<T>] extends [void] ? [] : [payload: ControlWire.PayloadOf<T>]
+  ) => Promise<Result<ControlWire.SuccessOf<T>>>
+  /** follows a stream until it ends; returns a function that stops following it (its onEnd is then not called) */
+  readonly follow: <T extends ControlWire.StreamTag>(
+    tag: T,
+    payload: ControlWire.PayloadOf<T>,
+    onItem: (item: ControlWire.ItemOf<T>) => void,
+    onEnd: (error: string | undefined) => void
+  ) => () => void
   readonly close: () => Promise<void>
 }
 
 /** the WebSocket address of the page's own server (ws or wss, as the page was loaded) */
 const rpcUrl = () => `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/rpc`
 
-export const connect = async (token: string): Promise<Connection> => {
-  const runtime = ManagedRuntime.make(Socket.layerWebSocketConstructorGlobal)
-  const scope = Effect.runSync(Scope.make())
-  const client = await runtime.runPromise(Scope.extend(ControlClient.make({ url: rpcUrl(), token }), scope))
-  const call = <A, E>(effect: Effect.Effect<A, E>): Promise<Result<A>> =>
-    runtime.runPromiseExit(effect).then((exit) =>
-      Exit.isSuccess(exit) ? { ok: true as const, value: exit.value } : { ok: false as const, error: errorText(exit.cause) }
-    )
-  const follow = <A, E>(stream: Stream.Stream<A, E>, onItem: (item: A) => void, onEnd: (error: string | undefined) => void) => {
-    const fiber = runtime.runFork(Stream.runForEach(stream, (item) => Effect.sync(() => onItem(item))))
-    fiber.addObserver((exit) => onEnd(Exit.isSuccess(exit) || Exit.isInterrupted(exit) ? undefined : errorText(exit.cause)))
-    return () => void runtime.runFork(Fiber.interrupt(fiber))
+/** a connection to the page's serve: it opens on the first call, and again on the first call after it was lost */
+export const connect = (token: string): Connection => {
+  const wire = ControlWire.make({
+    url: rpcUrl(),
+    token,
+    open: (url, protocols) => new WebSocket(url, protocols) as unknown as ControlWire.SocketLike
+  })
+  return {
+    call: (tag, ...payload) =>
+      wire.call(tag, ...payload).then((result) =>
+        result.ok ? result : { ok: false as const, error: ControlWire.failureText(result.failure) }),
+    follow: (tag, payload, onItem, onEnd) =>
+      wire.stream(tag, payload, {
+        item: onItem,
+        end: (failure) => onEnd(failure === undefined ? undefined : ControlWire.failureText(failure))
+      }),
+    close: async () => wire.close()
   }
-  const close = async () => {
-    await runtime.runPromise(Scope.close(scope, Exit.void))
-    await runtime.dispose()
-  }
-  return { client, call, follow, close }
 }

@@ -220,7 +220,8 @@ export const make = (deps: LiveDeps): Live => {
       const s = newSource("message", sessionId, deps.view.sent(prompt))
       follow(s, (c) =>
         c.follow(
-          c.client.StartTurn(sessionId === undefined ? { prompt } : { session: sessionId, prompt }),
+          "StartTurn",
+          sessionId === undefined ? { prompt } : { session: sessionId, prompt },
           (e) => onEvent(s, e),
           (error) => onEnd(s, error)
         ))
@@ -234,7 +235,7 @@ export const make = (deps: LiveDeps): Live => {
       if (feed !== undefined) feed.role = "joined"
       feed = s
       s.role = "feed"
-      follow(s, (c) => c.follow(c.client.Watch({ session: sessionId }), (e) => onEvent(s, e), (error) => onEnd(s, error)))
+      follow(s, (c) => c.follow("Watch", { session: sessionId }, (e) => onEvent(s, e), (error) => onEnd(s, error)))
     },
     detach: () => {
       const stopping = sources

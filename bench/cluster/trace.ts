@@ -1,0 +1,132 @@
+// Where a turn's time goes, plain serve against a one-runner cluster: both export their spans (`--otlp`) to a collector
+// in this process, the same sequential turns go through each (ControlClient on one WebSocket), and the spans' median
+// durations are printed by name, side by side, with how many of each a turn has. A diagnostic for the routing overhead of
+// bench/cluster.ts, not a figure of its own.
+//
+// Build and run: npm run build && node dist/bench/cluster/trace.js [--turns 30] [--sessions 3]
+import { NodeRuntime } from "@effect/platform-node"
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
+import { Effect } from "effect"
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as ControlClient from "../../src/control/ControlClient.js"
+import * as ScriptedModel from "../../src/testing/ScriptedModel.js"
+import { stopServe } from "../figures/connect.js"
+import * as Ctx from "../figures/context.js"
+import { marked } from "../figures/proc.js"
+import { turnOnce } from "./load.js"
+import { startPostgres } from "./postgres.js"
+import { spawnServe } from "./serves.js"
+
+interface Span {
+  readonly name: string
+  readonly ms: number
+}
+
+const collector = () =>
+  new Promise<{ readonly url: string; readonly spans: Array<Span>; readonly close: () => void }>((resolve) => {
+    const spans: Array<Span> = []
+    const server = http.createServer((req, res) => {
+      let body = ""
+      req.setEncoding("utf8")
+      req.on("data", (c: string) => (body += c))
+      req.on("end", () => {
+        try {
+          const json = JSON.parse(body) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: Array<{ name: string; startTimeUnixNano: string; endTimeUnixNano: string }> }> }> }
+          for (const rs of json.resourceSpans ?? []) {
+            for (const ss of rs.scopeSpans ?? []) {
+              for (const s of ss.spans ?? []) spans.push({ name: s.name, ms: Number(BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano)) / 1e6 })
+            }
+          }
+        } catch {}
+        res.writeHead(200, { "content-type": "application/json" }).end("{}")
+      })
+    })
+    server.listen(0, "127.0.0.1", () => {
+      resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, close: () => server.close() })
+    })
+  })
+
+const median = (xs: ReadonlyArray<number>) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length === 0 ? NaN : s[Math.floor(s.length / 2)]!
+}
+
+const argv = process.argv.slice(2)
+const flag = (name: string, fallback: number) => {
+  const i = argv.indexOf(name)
+  return i < 0 ? fallback : Number(argv[i + 1])
+}
+
+const program = Effect.gen(function* () {
+  const turns = flag("--turns", 30)
+  const sessionCount = flag("--sessions", 3)
+  const model = yield* ScriptedModel.make({ fallback: ScriptedModel.reply.text(Ctx.REPLY) })
+  const ctx = Ctx.make(model)
+  const pg = yield* Effect.promise(() => startPostgres())
+  yield* Effect.addFinalizer(() =>
+    Effect.promise(async () => {
+      await pg.stop()
+      for (const pid of marked()) {
+        try {
+          process.kill(pid, "SIGKILL")
+        } catch {}
+      }
+      fs.rmSync(ctx.root, { recursive: true, force: true })
+    })
+  )
+  // both serves up at once, their turns interleaved (the order alternating): load on the machine hits both alike
+  const setups = ["plain", "cluster"] as const
+  const collectors = { plain: yield* Effect.promise(collector), cluster: yield* Effect.promise(collector) }
+  const db = yield* Effect.promise(() => pg.createDatabase("trace"))
+  const serves = {
+    plain: yield* Effect.promise(() => spawnServe(ctx, ["--otlp", collectors.plain.url])),
+    cluster: yield* Effect.promise(() =>
+      spawnServe(ctx, ["--cluster", db, "--runner-listen", `127.0.0.1:${40000 + Math.floor(Math.random() * 20000)}`, "--otlp", collectors.cluster.url], {
+        PGPASSWORD: pg.password
+      }))
+  }
+  const clients = {
+    plain: yield* ControlClient.make({ url: serves.plain.url, token: serves.plain.token }),
+    cluster: yield* ControlClient.make({ url: serves.cluster.url, token: serves.cluster.token })
+  }
+  const sessions = Array.from({ length: sessionCount }, () => crypto.randomUUID())
+  for (const setup of setups) for (const s of sessions) yield* turnOnce(clients[setup], s, `warm ${s}`, Ctx.REPLY)
+  yield* Effect.sleep("2 seconds")
+  collectors.plain.spans.length = 0
+  collectors.cluster.spans.length = 0
+  const turnMs = { plain: [] as Array<number>, cluster: [] as Array<number> }
+  const marks = { plain: [] as Array<[number, number]>, cluster: [] as Array<[number, number]> }
+  for (let i = 0; i < turns; i++) {
+    for (const setup of i % 2 === 0 ? setups : [...setups].reverse()) {
+      const t = yield* turnOnce(clients[setup], sessions[i % sessions.length]!, `turn ${i} ${crypto.randomUUID()}`, Ctx.REPLY)
+      if (t.ok) turnMs[setup].push(t.ms)
+      if (t.ok) marks[setup].push([t.selectedMs ?? NaN, t.startedMs ?? NaN])
+    }
+  }
+  yield* Effect.sleep("6 seconds")
+  const results = {
+    plain: { spans: [...collectors.plain.spans], turnMs: turnMs.plain },
+    cluster: { spans: [...collectors.cluster.spans], turnMs: turnMs.cluster }
+  }
+  yield* Effect.promise(() => Promise.all([stopServe(serves.plain), stopServe(serves.cluster)]))
+  collectors.plain.close()
+  collectors.cluster.close()
+  const names = [...new Set(Object.values(results).flatMap((r) => r.spans.map((s) => s.name)))].sort()
+  console.log(`turn p50: plain ${median(results.plain.turnMs).toFixed(1)} ms, cluster ${median(results.cluster.turnMs).toFixed(1)} ms (${turns} turns each)`)
+  for (const setup of setups) {
+    console.log(`${setup}: session.selected p50 ${median(marks[setup].map((m) => m[0])).toFixed(1)} ms, turn.started p50 ${median(marks[setup].map((m) => m[1])).toFixed(1)} ms`)
+  }
+  console.log(["span".padEnd(60), "plain: n/turn, p50 ms".padEnd(24), "cluster: n/turn, p50 ms"].join(" "))
+  for (const name of names) {
+    const cell = (setup: "plain" | "cluster") => {
+      const xs = results[setup].spans.filter((s) => s.name === name).map((s) => s.ms)
+      return xs.length === 0 ? "-" : `${(xs.length / turns).toFixed(2)} x ${median(xs).toFixed(2)}`
+    }
+    console.log([name.slice(0, 60).padEnd(60), cell("plain").padEnd(24), cell("cluster")].join(" "))
+  }
+})
+
+NodeRuntime.runMain(program.pipe(Effect.scoped, Effect.provide(NodeSocket.layerWebSocketConstructor)))

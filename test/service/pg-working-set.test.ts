@@ -1,0 +1,140 @@
+// What a turn costs the PostgreSQL store (issue 33), against a real throwaway server with pg_stat_statements, each test in
+// a database of its own, statements counted in that database:
+// - a held session is read once (its working set) and then served from memory: no statement per read;
+// - a long session's snapshot moves forward as it is written, in the statements of its appends, and a session taken over
+//   by another process reads the snapshot's keep and its tail, not the whole transcript, with the same state;
+// - a staged turn's records are written in one statement with the caller's (the ledger's outcome), or on their own
+//   within `stageFor`; a prompt is never held back;
+// - a session reference is an index lookup (a whole id once, then from memory; a prefix; an ambiguous one counted).
+import { describe, expect, it } from "@effect/vitest"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect, Layer, Schedule } from "effect"
+import type { SessionRecord } from "../../schemas/session.js"
+import * as PgSessionStore from "../../src/session/PgSessionStore.js"
+import { resolveIn } from "../../src/session/SessionRef.js"
+import { sessionState } from "../../src/session/SessionState.js"
+import { withPostgres } from "../support/withPostgres.js"
+
+const pg = withPostgres({ statements: true })
+let databases = 0
+const freshDb = () => Effect.suspend(() => Effect.orDie(pg().createDatabase(`w${++databases}`)))
+const open = (url: string, options: PgSessionStore.PgStoreOptions = {}) =>
+  Effect.flatMap(Effect.orDie(Layer.build(PgSessionStore.pgClientLayer(url))), (ctx) =>
+    Effect.orDie(Effect.all([PgSessionStore.pgStore(options), SqlClient.SqlClient]).pipe(Effect.provide(ctx))))
+const dbOf = (url: string) => url.slice(url.lastIndexOf("/") + 1)
+const psql = (db: string, sql: string) => Effect.suspend(() => Effect.orDie(pg().psql(sql, db)))
+/** statements run in the database so far (pg_stat_statements, every role) */
+const statements = (db: string) =>
+  Effect.map(psql("postgres", `SELECT coalesce(sum(s.calls), 0) FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+    WHERE d.datname = '${db}'`), Number)
+
+const at = new Date().toISOString()
+const binding: SessionRecord = {
+  _tag: "binding",
+  at,
+  threadId: "th1",
+  model: "m",
+  modelProvider: "p",
+  runtime: { transport: "stdio", codexHome: "/h", poolKey: "k", locked: false }
+}
+const turn = (i: number): ReadonlyArray<SessionRecord> => [
+  { _tag: "user", at, text: `question ${i}` },
+  { _tag: "assistant", at, threadId: "th1", turnId: `u${i}`, text: `answer ${i}`, delivered: true },
+  { _tag: "turn", at, threadId: "th1", turnId: `u${i}`, status: "completed" }
+]
+
+describe("the PostgreSQL store's working sets", () => {
+  it.scopedLive("a held session is read once, then from memory; a session taken over reads its snapshot's keep and tail", () =>
+    Effect.gen(function* () {
+      expect(pg().statements).toBe(true)
+      const url = yield* freshDb()
+      const db = dbOf(url)
+      const [a] = yield* open(url, { heldIdleTimeToLive: "1 minute" })
+      yield* a.hold("s1")
+      yield* a.append("s1", binding)
+      for (let i = 0; i < 400; i++) for (const r of turn(i)) yield* a.append("s1", r)
+      const before = yield* statements(db)
+      for (let i = 0; i < 20; i++) yield* a.readRecent!("s1")
+      // a read this process can answer from memory asks the database nothing
+      expect((yield* statements(db)) - before).toBe(0)
+      const snapshot = yield* psql(db, `SELECT snapshot_seq || ' ' || array_to_string(snapshot_keep, ',') FROM harness_sessions WHERE id = 's1'`)
+      const [seq, keep] = snapshot.trim().split(" ")
+      // it moved as the session was written (no statement of its own), keeping the binding and 200 conversation records
+      expect(Number(seq)).toBeGreaterThan(0)
+      expect(keep).toBe("1")
+
+      // another process takes the session over: one statement, the keep and the tail, the whole transcript's state
+      yield* Effect.orDie(a.release!("s1"))
+      const [b] = yield* open(url)
+      const whole = (yield* b.read("s1")).records
+      expect(whole).toHaveLength(1201)
+      const beforeTake = yield* statements(db)
+      const recent = (yield* b.readRecent!("s1")).records
+      expect((yield* statements(db)) - beforeTake).toBe(1)
+      expect(recent.length).toBeLessThan(700)
+      expect(recent[0]).toEqual(binding)
+      expect(recent.filter((r) => r._tag === "user" || r._tag === "assistant").length).toBeGreaterThanOrEqual(200)
+      expect(recent.slice(1)).toEqual(whole.slice(whole.length - recent.length + 1))
+      expect(sessionState(recent)).toEqual(sessionState(whole))
+    }))
+
+  it.scopedLive("a staged turn's records go in one statement with the caller's; a prompt never waits; unflushed ones go within stageFor", () =>
+    Effect.gen(function* () {
+      const url = yield* freshDb()
+      const db = dbOf(url)
+      const [s, sql] = yield* open(url, { stageFor: "500 millis" })
+      yield* Effect.orDie(sql`CREATE TABLE outcome (id text PRIMARY KEY, done boolean NOT NULL DEFAULT false)`)
+      yield* Effect.orDie(sql`INSERT INTO outcome VALUES ('m1'), ('m2')`)
+      const count = Effect.map(psql(db, `SELECT count(*) FROM harness_records WHERE session_id = 's1'`), Number)
+      yield* s.hold("s1")
+      yield* s.append("s1", binding)
+      yield* s.workingSets.stage("s1", "m1")
+      const [user, reply, end] = turn(1)
+      yield* s.append("s1", user!)
+      // the prompt is stored at once; the reply and the turn's end wait for the outcome
+      expect(yield* count).toBe(2)
+      yield* s.append("s1", reply!)
+      yield* s.append("s1", end!)
+      expect(yield* count).toBe(2)
+      // served from memory meanwhile, in order
+      expect((yield* s.readRecent!("s1")).records).toEqual([binding, user, reply, end])
+      const before = yield* statements(db)
+      expect(yield* s.workingSets.flushWith("s1", "m1", sql`UPDATE outcome SET done = true WHERE id = 'm1' RETURNING id`)).toBe(true)
+      expect((yield* statements(db)) - before).toBe(1)
+      expect(yield* count).toBe(4)
+      expect(yield* psql(db, `SELECT done FROM outcome WHERE id = 'm1'`)).toBe("t\n")
+      expect((yield* s.read("s1")).records).toEqual([binding, user, reply, end])
+
+      // staged and never flushed by the caller: written anyway, within stageFor
+      yield* s.workingSets.stage("s1", "m2")
+      for (const r of turn(2)) yield* s.append("s1", r)
+      expect(yield* count).toBe(5)
+      yield* Effect.repeat(count, { until: (n) => n === 7, schedule: Schedule.spaced("50 millis") }).pipe(Effect.timeout("10 seconds"))
+      // a session not held here: the caller runs its statement itself
+      expect(yield* s.workingSets.flushWith("other", "m3", sql`SELECT 1`)).toBe(false)
+    }))
+
+  it.scopedLive("a session reference is an index lookup: a whole id (then known), a unique prefix, an ambiguous one with its count", () =>
+    Effect.gen(function* () {
+      const url = yield* freshDb()
+      const db = dbOf(url)
+      const [s] = yield* open(url)
+      for (const id of ["abcd-1111", "abcd-2222", "abce-3333", "abcd-1111-x", "ab_d-1"]) yield* s.append(id, binding)
+      const resolve = (ref: string) => Effect.either(resolveIn(s, ref, "the cluster"))
+      expect(yield* resolve("abcd-1111")).toMatchObject({ _tag: "Right", right: "abcd-1111" })
+      expect(yield* resolve("abce")).toMatchObject({ _tag: "Right", right: "abce-3333" })
+      expect(yield* resolve("abcd-2")).toMatchObject({ _tag: "Right", right: "abcd-2222" })
+      const ambiguous = yield* resolve("abcd")
+      expect(ambiguous).toMatchObject({ _tag: "Left", left: { _tag: "AmbiguousSessionRef", matches: 3 } })
+      expect(yield* resolve("nope")).toMatchObject({ _tag: "Left", left: { _tag: "SessionNotFound", tooShort: false } })
+      expect(yield* resolve("ab")).toMatchObject({ _tag: "Left", left: { _tag: "SessionNotFound", tooShort: true } })
+      // `_` is an id character here, never a pattern
+      expect(yield* resolve("ab_d")).toMatchObject({ _tag: "Right", right: "ab_d-1" })
+      // an id seen whole is known from then on; the lookup uses the index, not a scan of every session
+      const before = yield* statements(db)
+      for (let i = 0; i < 10; i++) expect(yield* resolve("abcd-1111")).toMatchObject({ _tag: "Right" })
+      expect((yield* statements(db)) - before).toBe(0)
+      const plan = yield* psql(db, `SET enable_seqscan = off; EXPLAIN SELECT id FROM harness_sessions WHERE id COLLATE "C" >= 'abcd' AND id COLLATE "C" < 'abcd~'`)
+      expect(plan).toContain("harness_sessions_id_bytes")
+    }))
+})
