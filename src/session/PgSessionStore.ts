@@ -250,7 +250,7 @@ export const pgStore = (
       dead: (lc) => lc.dead,
       retake,
       // after a fence that failed: a lock connection that turned out dead is taken again, a live one lost the lock
-      confirmDead: (lc) => Effect.as(lockGate.withPermits(1)(check(lc)), lc.dead),
+      confirmDead: (lc) => Effect.map(lockGate.withPermits(1)(check(lc)), () => lc.dead),
       writeRetryBound: options.writeRetryBound ?? writeRetryBound,
       lostError,
       lose: (sessionId, entry) => lose(sessionId, entry),
