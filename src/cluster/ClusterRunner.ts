@@ -36,7 +36,7 @@ import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import * as Socket from "@effect/platform/Socket"
 import * as RpcClient from "@effect/rpc/RpcClient"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
-import { Console, Duration, Effect, Layer, Option } from "effect"
+import { Console, Context, Duration, Effect, ExecutionStrategy, Layer, Option, Scope } from "effect"
 import type { ClientPoolOptions } from "../appserver/ClientPool.js"
 import { NodeTransportLive, type Transport } from "../appserver/Transport.js"
 import type { HarnessSettings } from "../config/Settings.js"
@@ -215,7 +215,7 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
     listen: options.advertise === undefined ? undefined : options.listen
   })
   const interactions = Interactions.layer({ answerTimeout: options.answerTimeout ?? Duration.seconds(300) })
-  const shared = Layer.merge(EventHub.layer, TurnStream.followScopeLayer)
+  const shared = Layer.mergeAll(EventHub.layer, TurnStream.followScopeLayer, SessionEntity.deliveriesLayer)
   const ports = Layer.mergeAll(EventHub.deliveryLayer, Interactions.portsLayer, HubObserver.layer).pipe(Layer.provide(interactions))
   const retention = options.retention ?? Retention.defaultRetention
   const harness = Supervision.layer.pipe(Layer.provideMerge(harnessLayer(settings, pool, { retention }, transport).pipe(Layer.provide(ports))))
@@ -237,19 +237,19 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
   const views = Layer.scopedDiscard(Effect.forkScoped(ClusterViews.mirrorInteractions(runner)))
   // what every turn writes is kept for `retention`, on one runner of the cluster
   const retentionJob = Layer.scopedDiscard(Effect.forkScoped(Retention.run({ retention, every: options.retentionEvery })))
-  // built last, so its finalizer runs first: turns end while the shards are still this runner's
-  const drain = Layer.scopedDiscard(
-    Effect.flatMap(SessionWork, (work) =>
-      Effect.addFinalizer(() =>
-        work.drain(options.drainGrace ?? Duration.seconds(30), Duration.seconds(10)).pipe(
-          Effect.flatMap(({ interrupted }) =>
-            interrupted > 0 ? Effect.logWarning(`cluster runner ${runner}: drained; ${interrupted} running turn(s) interrupted`) : Effect.void
-          )
-        )
-      ))
-  )
-  return drain.pipe(
-    Layer.provideMerge(fencing),
+  // Turns end while the shards are still this runner's: the drain runs before anything of the runner is released, and
+  // the streams of the turns it waited for reach their clients (a turn's last events wait for its ledger write) before
+  // the cluster shuts down. Not a layer of the composition below: Layer.merge and provideMerge release their parts in
+  // parallel, so a drain among them ran beside the cluster's own shutdown (which unregisters the runner at once), and a
+  // drained turn's last events had no runner left to carry them (its client waited out its bound, seen under load)
+  const drain = (context: Context.Context<SessionWork | SessionEntity.Deliveries>) =>
+    Context.get(context, SessionWork).drain(options.drainGrace ?? Duration.seconds(30), Duration.seconds(10)).pipe(
+      Effect.flatMap(({ interrupted }) =>
+        interrupted > 0 ? Effect.logWarning(`cluster runner ${runner}: drained; ${interrupted} running turn(s) interrupted`) : Effect.void
+      ),
+      Effect.zipRight(Context.get(context, SessionEntity.Deliveries).settled(Duration.seconds(10)))
+    )
+  const parts = fencing.pipe(
     Layer.provideMerge(SessionEntity.layer),
     Layer.provideMerge(ClusterClient.layer(options.client)),
     Layer.provideMerge(ledger),
@@ -261,6 +261,15 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
     Layer.provideMerge(interactions),
     Layer.provideMerge(shared),
     Layer.provideMerge(databaseLayer(options, config, runner))
+  )
+  return Layer.scopedContext(
+    Effect.gen(function* () {
+      // a sequential scope of its own: closed, it drains first (registered last), then releases the runner
+      const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+      const context = yield* Layer.buildWithScope(parts, scope)
+      yield* Scope.addFinalizer(scope, drain(context))
+      return context
+    })
   )
 }
 

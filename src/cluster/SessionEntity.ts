@@ -16,7 +16,7 @@
 // tells the ledger its outcome when it ends, which a retry of the message then replays.
 import * as Entity from "@effect/cluster/Entity"
 import { Rpc } from "@effect/rpc"
-import { Deferred, Duration, Effect, Schedule, Schema, Stream } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Schedule, Schema, Stream, SubscriptionRef } from "effect"
 import {
   ApprovalAnswer,
   ControlEvent,
@@ -98,6 +98,26 @@ export const Session = Entity.make("Session", [Turn, Steer, Interrupt, Answer, C
 
 export type TurnPayload = typeof Turn.payloadSchema.Type
 
+/** The Turn streams this runner is still sending: a drain lets them reach their clients before the cluster shuts down. */
+export class Deliveries extends Context.Tag("codex-harness/cluster/Deliveries")<Deliveries, {
+  readonly track: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.Stream<A, E, R>
+  /** until no Turn stream is being sent, or `bound` passed (interruptible where it runs, a finalizer included) */
+  readonly settled: (bound: Duration.DurationInput) => Effect.Effect<void>
+}>() {}
+
+export const deliveriesLayer = Layer.effect(
+  Deliveries,
+  Effect.map(SubscriptionRef.make(0), (sending) => ({
+    track: <A, E, R>(stream: Stream.Stream<A, E, R>) =>
+      Stream.unwrapScoped(Effect.acquireRelease(
+        SubscriptionRef.update(sending, (n) => n + 1),
+        () => SubscriptionRef.update(sending, (n) => n - 1)
+      ).pipe(Effect.as(stream))),
+    settled: (bound: Duration.DurationInput) =>
+      sending.changes.pipe(Stream.takeUntil((n) => n === 0), Stream.runDrain, Effect.interruptible, Effect.timeoutOption(bound), Effect.asVoid)
+  }))
+)
+
 /** how long a session's entity stays on its runner without a message */
 export const entityIdleTime = Duration.minutes(10)
 
@@ -113,6 +133,7 @@ export const layer = Session.toLayer(
     const mirror = yield* TranscriptMirror
     const interactions = yield* Interactions
     const ledger = yield* TurnLedger
+    const deliveries = yield* Deliveries
     // a turn's outcome is followed in the runner's scope, past the caller's stream and this entity: the cluster cuts
     // both when the shard moves or its locks lapse under load, while the turn runs on in the session work registry, and
     // the ledger must still record every reply the turn made for the retry to replay
@@ -188,7 +209,7 @@ export const layer = Session.toLayer(
       )
 
     return Session.of({
-      Turn: (envelope) => turnStream(envelope.payload),
+      Turn: (envelope) => deliveries.track(turnStream(envelope.payload)),
       Steer: (envelope) =>
         reported(Effect.gen(function* () {
           return TurnStream.steerResult(yield* work.steer(sessionId, envelope.payload.texts))
