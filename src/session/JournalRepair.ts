@@ -26,6 +26,8 @@ export const settlements = (records: ReadonlyArray<SessionRecord>, at: string): 
         pending = false
         break
       case "compaction":
+        // a compaction's place is its latest record, so a transcript cut at a snapshot settles in the same order
+        compactions.delete(record.turnId)
         compactions.set(record.turnId, { threadId: record.threadId, open: record.status === "started" })
         break
     }

@@ -75,6 +75,17 @@ describe("a session's snapshot", () => {
     }), { numRuns: 400 })
   })
 
+  it("a compaction's settlement keeps its place by its latest record, cut at a snapshot or not (a case the property once found)", () => {
+    const c = (turnId: string, status: "started" | "failed"): SessionRecord =>
+      ({ _tag: "compaction", at: "2026-01-01T00:00:00.000Z", turnId, status, threadId: "t1" })
+    const records = [c("c1", "failed"), c("c2", "started"), c("c1", "started")]
+    const all = entries(records)
+    const snapshot = choose([], all, { keepConversation: 0, maxTail: 0 })!
+    const working = [...snapshot.keep, ...all.filter((e) => e.seq > snapshot.seq)].map((e) => e.record)
+    expect(settlements(working, "now")).toEqual(settlements(records, "now"))
+    expect(settlements(records, "now").map((r) => (r._tag === "compaction" ? r.turnId : r._tag))).toEqual(["c2", "c1"])
+  })
+
   it("a long session keeps its binding, its model choice and its last 200 conversation records; old records go by the cutoff", () => {
     const binding: SessionRecord = { _tag: "binding", at: "2026-01-01T00:00:00.000Z", threadId: "t1", model: "m", modelProvider: "p", runtime: runtime("a") }
     const model: SessionRecord = { _tag: "model", at: "2026-01-01T00:00:00.000Z", model: "m2" }
