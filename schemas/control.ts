@@ -178,7 +178,12 @@ export class ControlRpcs extends RpcGroup.make(
       model: Schema.optional(Id),
       turn_kind: Schema.optional(TurnKind),
       /** how this turn's approvals are decided: by a client's Answer (default), or a fixed policy */
-      approvals: Schema.optional(Schema.Literal("ask", "allow", "deny"))
+      approvals: Schema.optional(Schema.Literal("ask", "allow", "deny")),
+      /**
+       * the message's idempotency key, cluster serves only: the same id sent again (to any runner's serve, say after the
+       * first one died) runs no second turn, it gets the outcome of the one it started; refused by a single serve
+       */
+      message_id: Schema.optional(Id)
     },
     success: ControlEvent,
     error: ControlFailure,

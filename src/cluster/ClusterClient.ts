@@ -118,6 +118,42 @@ const failureOfCause = (cause: Cause.Cause<unknown>): Cause.Cause<ControlFailure
   return Cause.fail(new ControlFailure({ code: "failed", message: `cluster: ${message(Cause.squash(cause))}` }))
 }
 
+/**
+ * A turn's events once each, however often its message is delivered: a retry of the client, or @effect/cluster sending
+ * the message again to the shard's new owner within the same stream (delivery is at-least-once), makes the entity run it
+ * again, and the ledger then replays its outcome ([replies..., terminal event]) after what the first delivery already
+ * streamed; a client once got two turn.completed in one stream (seen in cluster-chaos.test.ts). Each delivery starts
+ * with `session.selected`, which passes once; from the second delivery on, a reply already passed on is dropped (once
+ * per time it passed); and nothing follows the first terminal event but replies not passed on yet. Pure; one per stream.
+ */
+export const onceEach = (): ((event: ControlEvent) => boolean) => {
+  let selected = false
+  let ended = false
+  const passed = new Map<string, number>()
+  let unmatched = new Map<string, number>()
+  const replyKey = (event: Extract<ControlEvent, { type: "reply" }>) => `${event.source}\u0000${event.text ?? ""}\u0000${event.media.length}`
+  return (event) => {
+    if (event.type === "session.selected") {
+      if (!selected) return (selected = true)
+      unmatched = new Map(passed)
+      return false
+    }
+    if (event.type === "reply") {
+      const key = replyKey(event)
+      const pending = unmatched.get(key) ?? 0
+      if (pending > 0) {
+        unmatched.set(key, pending - 1)
+        return false
+      }
+      passed.set(key, (passed.get(key) ?? 0) + 1)
+      return true
+    }
+    if (ended) return false
+    if (event.type === "turn.completed" || event.type === "turn.failed") ended = true
+    return true
+  }
+}
+
 export const make = (options: ClusterClientOptions = {}): Effect.Effect<ClusterClientService, never, Sharding> =>
   Effect.gen(function* () {
     const clientFor = yield* Session.client
@@ -151,7 +187,6 @@ export const make = (options: ClusterClientOptions = {}): Effect.Effect<ClusterC
         ...(input.approvals !== undefined ? { approvals: input.approvals } : {}),
         ...(input.created !== undefined ? { created: input.created } : {})
       }
-      let selected = false
       let ended = false
       const what = `turn of session ${input.sessionId}`
       const once: Stream.Stream<ControlEvent, unknown> = Stream.unwrapScoped(Effect.gen(function* () {
@@ -167,12 +202,9 @@ export const make = (options: ClusterClientOptions = {}): Effect.Effect<ClusterC
           })
         )
       }))
+      const firstTime = onceEach()
       const seen = (event: ControlEvent): boolean => {
-        if (event.type === "session.selected") {
-          // a retry says it again
-          if (selected) return false
-          selected = true
-        }
+        if (!firstTime(event)) return false
         if (event.type === "turn.completed" || event.type === "turn.failed") {
           ended = true
           // nothing of the turn waits any more

@@ -10,12 +10,13 @@
 // can never be one of the cluster's shard locks (1_000_000 * (group + 1) + shard, high word 0).
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
 import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
-import { Data, Duration, Effect, Layer, Redacted, type Scope } from "effect"
+import { Data, Duration, Effect, Layer, type Scope } from "effect"
+import pg from "pg"
 
 /** "code" << 32 | "hars": the bootstrap's advisory lock, outside every cluster shard lock (their high word is 0) */
 export const bootstrapLockKey = "7165055918875439731"
@@ -28,16 +29,51 @@ export const bootstrapLockKey = "7165055918875439731"
  * dropped all of a runner's shards (seen in this suite under two busy loops, and a 1.5 s stall interrupted turns). So
  * 3 s and an expiry of 12 s. The expiry no longer sets the failover time: a dead runner is marked unhealthy as soon as
  * its connection is gone (RunnerLiveness), where before, a dead runner that hosted the health-check singleton was only
- * noticed once its heartbeat expired (6.2-6.7 s after a kill -9 with a 6 s expiry).
+ * noticed once its heartbeat expired (6.2-6.7 s after a kill -9 with a 6 s expiry). A refresh that does not answer in
+ * time no longer drops the shards either (LockRenewal keeps them up to `fenceAfter`). The runners table is read every
+ * 500 ms, so a runner marked gone loses its shards to the others within about half a second of it.
  */
 export const defaultShardsPerGroup = 300
 export const fastTimings = {
   shardLockExpiration: Duration.seconds(12),
   shardLockRefreshInterval: Duration.seconds(3),
-  refreshAssignmentsInterval: Duration.seconds(1),
+  refreshAssignmentsInterval: Duration.millis(500),
   runnerHealthCheckInterval: Duration.seconds(2),
   entityMessagePollInterval: Duration.seconds(1)
 } as const
+
+/**
+ * How long PostgreSQL keeps the connections of a runner that says nothing: `idle_session_timeout`, and TCP keepalive
+ * (6 s, then 3 probes 2 s apart) and `tcp_user_timeout` for one whose machine or network is gone. With them go its
+ * advisory locks, its shards' and its sessions', which is the earliest another runner can take its sessions. Equal to
+ * the shard lock expiry, so the heartbeat expiry and the locks agree.
+ */
+export const lockExpiry = fastTimings.shardLockExpiration
+
+/**
+ * How long a runner keeps its shards and its running turns while PostgreSQL does not renew its locks (LockRenewal): a
+ * stall or restart shorter than this is ridden out; past it the runner stops its turns (fences itself), 3 s before the
+ * database may drop its connections at `lockExpiry`, which leaves that much for a slow event loop on a loaded machine.
+ */
+export const fenceAfter = Duration.seconds(9)
+
+/**
+ * What every connection of a cluster process starts with (libpq's startup `options`): a statement or a lock wait has a
+ * bound (a statement waits for a row another process holds at most `lock_timeout`), a transaction left open is ended,
+ * and an idle or silent connection is dropped by the server at `lockExpiry` (a runner's lock connections are never idle
+ * that long: the shard locks are refreshed every 3 s, the session locks' connection is pinged as often). PostgreSQL 14 or
+ * later (idle_session_timeout).
+ */
+export const connectionSettings: Readonly<Record<string, number>> = {
+  statement_timeout: 10_000,
+  lock_timeout: 5_000,
+  idle_in_transaction_session_timeout: 10_000,
+  idle_session_timeout: Duration.toMillis(lockExpiry),
+  tcp_keepalives_idle: 6,
+  tcp_keepalives_interval: 2,
+  tcp_keepalives_count: 3,
+  tcp_user_timeout: Duration.toMillis(lockExpiry)
+}
 
 /** what a runner's connections are called in pg_stat_activity (PostgreSQL keeps 63 bytes of it) */
 export const applicationNamePrefix = "codex-harness runner "
@@ -46,17 +82,48 @@ export const applicationNameOf = (runner: string | undefined) =>
 
 export class ClusterDatabaseError extends Data.TaggedError("ClusterDatabaseError")<{ readonly message: string }> {}
 
+/** the pool of a cluster process: the settings above on every connection, TCP keepalive on its side too */
+const makePool = (url: string, runner: string | undefined) => {
+  const pool = new pg.Pool({
+    connectionString: url,
+    application_name: applicationNameOf(runner),
+    options: Object.entries(connectionSettings).map(([name, value]) => `-c ${name}=${value}`).join(" "),
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 6_000,
+    // the shard-lock connection is reserved for good; the rest serve turns' ledger writes and the session store
+    max: 12,
+    connectionTimeoutMillis: 10_000,
+    // ended here before the server's idle_session_timeout ends them
+    idleTimeoutMillis: 8_000
+  })
+  // an idle client whose server went away (a restart) errors here; the pool drops it and the next query connects anew
+  pool.on("error", () => {})
+  return pool
+}
+
 /**
  * The process's PgClient (and SqlClient). `runner` is the runner's address (HOST:PORT), or undefined for a process that
- * only sends messages (`cluster status`, a client-only serve).
+ * only sends messages (`cluster status`, a client-only serve). Fails when PostgreSQL does not answer within 10 s.
  */
 export const pgLayer = (url: string, runner?: string) =>
-  PgClient.layer({
-    url: Redacted.make(url),
+  PgClient.layerFromPool({
     applicationName: applicationNameOf(runner),
-    // the shard-lock connection is reserved for good; the rest serve turns' ledger writes and the session store
-    maxConnections: 12,
-    connectTimeout: Duration.seconds(10)
+    acquire: Effect.gen(function* () {
+      const pool = yield* Effect.acquireRelease(
+        Effect.sync(() => makePool(url, runner)),
+        (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption("1 second"))
+      )
+      yield* Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: "10 seconds",
+          onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+        })
+      )
+      return pool
+    })
   })
 
 /**
@@ -98,6 +165,9 @@ export const bootstrap = <E, R>(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const conn = yield* sql.reserve
+      // the wait for another process's bootstrap has its own bound (`wait`), not the connections' statement bounds
+      yield* conn.executeRaw("SET statement_timeout = 0; SET lock_timeout = 0", [])
+      yield* Effect.addFinalizer(() => Effect.ignore(conn.executeRaw("RESET statement_timeout; RESET lock_timeout", [])))
       yield* conn.executeRaw(`SELECT pg_advisory_lock(${bootstrapLockKey})`, []).pipe(
         Effect.timeoutFail({
           duration: wait,

@@ -7,7 +7,10 @@
 // environment even when options are given (HOST, PORT, SHARDS_PER_GROUP, ...; PORT=abc fails it, an HTTP service's PORT
 // becomes the runner's port: trap 3). This is the same composition (SocketRunner over a Node socket server and client
 // protocol, ping health, msgpack, SQL message and runner storage) with ShardingConfig.layer: the runner's address and
-// every setting come from the options (`--runner-listen HOST:PORT`), never from the environment.
+// every setting come from the options (`--runner-listen HOST:PORT`), never from the environment. Its runner storage
+// (the runners table and the shard locks) is the harness's own PgShardLocks under LockRenewal, so a database hiccup
+// shorter than the fence does not drop the runner's shards, and a runner that cannot renew them fences itself
+// (Fencing: its turns stop before the database lets another runner take its sessions).
 //
 // The sharding config is the same on every runner and client (trap 4): 300 shards per group and the timings of
 // ClusterDatabase.fastTimings, with RunnerLiveness marking a runner whose database connection is gone unhealthy at once.
@@ -27,14 +30,13 @@ import type { Sharding } from "@effect/cluster/Sharding"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SocketRunner from "@effect/cluster/SocketRunner"
 import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
-import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import * as Socket from "@effect/platform/Socket"
 import * as RpcClient from "@effect/rpc/RpcClient"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
-import { Console, Duration, Effect, Layer, Option } from "effect"
+import { Console, Context, Duration, Effect, ExecutionStrategy, Layer, Option, Scope } from "effect"
 import type { ClientPoolOptions } from "../appserver/ClientPool.js"
 import { NodeTransportLive, type Transport } from "../appserver/Transport.js"
 import type { HarnessSettings } from "../config/Settings.js"
@@ -50,9 +52,13 @@ import * as Supervision from "../supervision/layer.js"
 import * as ClusterClient from "./ClusterClient.js"
 import * as ClusterDatabase from "./ClusterDatabase.js"
 import * as ClusterViews from "./ClusterViews.js"
+import * as Fencing from "./Fencing.js"
+import * as LockRenewal from "./LockRenewal.js"
+import * as PgShardLocks from "./PgShardLocks.js"
+import * as Prewarm from "./Prewarm.js"
 import * as Retention from "./Retention.js"
 import * as RunnerLiveness from "./RunnerLiveness.js"
-import { defaultShardsPerGroup, fastTimings } from "./ClusterDatabase.js"
+import { defaultShardsPerGroup, fastTimings, fenceAfter } from "./ClusterDatabase.js"
 import * as SessionEntity from "./SessionEntity.js"
 import * as TurnLedger from "./TurnLedger.js"
 
@@ -140,17 +146,38 @@ const socketServer = Layer.unwrapEffect(
 )
 
 const storage = (config: ShardingConfig.ShardingConfig["Type"]) =>
-  Layer.mergeAll(Layer.orDie(SqlMessageStorage.layer), Layer.orDie(SqlRunnerStorage.layer)).pipe(
+  Layer.mergeAll(Layer.orDie(SqlMessageStorage.layer), PgShardLocks.layer).pipe(
     Layer.provideMerge(ShardingConfig.layer(config)),
     Layer.provideMerge(RpcSerialization.layerMsgPack)
   )
 
-/** Sharding for a runner: NodeClusterSocket.layer({ storage: "sql" }) without its environment reading. Needs SqlClient. */
-export const runnerClusterLayer = (config: ShardingConfig.ShardingConfig["Type"]) =>
-  Layer.provide(SocketRunner.layer, [socketServer, clientProtocol]).pipe(
-    Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(clientProtocol))),
-    Layer.provide(storage(config))
+/** a runner's storage: the shard-lock storage wrapped so a database hiccup does not drop its shards (LockRenewal) */
+const runnerStorage = (config: ShardingConfig.ShardingConfig["Type"], renewal: LockRenewal.LockRenewalOptions) =>
+  Layer.mergeAll(Layer.orDie(SqlMessageStorage.layer), LockRenewal.layer(PgShardLocks.layer, renewal)).pipe(
+    Layer.provideMerge(ShardingConfig.layer(config)),
+    Layer.provideMerge(RpcSerialization.layerMsgPack)
   )
+
+/**
+ * Sharding for a runner: NodeClusterSocket.layer({ storage: "sql" }) without its environment reading, and LockRenewal
+ * (the fence). Needs SqlClient. Nothing else of its storage goes out (its msgpack RpcSerialization would replace the
+ * control API's).
+ */
+export const runnerClusterLayer = (config: ShardingConfig.ShardingConfig["Type"], renewal?: Partial<LockRenewal.LockRenewalOptions>) => {
+  // one instance for both (a layer is built once per reference)
+  const stored = runnerStorage(config, {
+    runner: Option.match(config.runnerAddress, { onNone: () => "(client)", onSome: (a) => `${a.host}:${a.port}` }),
+    tolerance: fenceAfter,
+    ...renewal
+  })
+  return Layer.merge(
+    Layer.provide(SocketRunner.layer, [socketServer, clientProtocol]).pipe(
+      Layer.provide(RunnerHealth.layerPing.pipe(Layer.provide(Runners.layerRpc), Layer.provide(clientProtocol))),
+      Layer.provide(stored)
+    ),
+    Layer.effect(LockRenewal.LockRenewal, LockRenewal.LockRenewal).pipe(Layer.provide(stored))
+  )
+}
 
 /** Sharding for a process that only sends messages to runners. Needs SqlClient. */
 export const clientClusterLayer = (config: ShardingConfig.ShardingConfig["Type"]) =>
@@ -188,7 +215,7 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
     listen: options.advertise === undefined ? undefined : options.listen
   })
   const interactions = Interactions.layer({ answerTimeout: options.answerTimeout ?? Duration.seconds(300) })
-  const shared = Layer.merge(EventHub.layer, TurnStream.followScopeLayer)
+  const shared = Layer.mergeAll(EventHub.layer, TurnStream.followScopeLayer, SessionEntity.deliveriesLayer)
   const ports = Layer.mergeAll(EventHub.deliveryLayer, Interactions.portsLayer, HubObserver.layer).pipe(Layer.provide(interactions))
   const retention = options.retention ?? Retention.defaultRetention
   const harness = Supervision.layer.pipe(Layer.provideMerge(harnessLayer(settings, pool, { retention }, transport).pipe(Layer.provide(ports))))
@@ -199,23 +226,30 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
     localWait: options.localWait
   })
   // a dead runner's shards move as soon as its database connection is gone, whatever the lock expiry
-  const liveness = Layer.scopedDiscard(Effect.forkScoped(RunnerLiveness.watch({ self: runner })))
+  // and starts the app-servers its sessions will need while their shards move
+  const liveness = Layer.scopedDiscard(
+    Effect.flatMap(Prewarm.make(), (onAbsent) =>
+      Effect.forkScoped(RunnerLiveness.watch({ self: runner, heartbeatExpiry: config.shardLockExpiration, onAbsent })))
+  )
+  // a runner that cannot renew its shard locks stops its turns before another runner may take its sessions
+  const fencing = Fencing.layer(runner)
   // what waits for an answer here, mirrored for Pending and Answer from any serve
   const views = Layer.scopedDiscard(Effect.forkScoped(ClusterViews.mirrorInteractions(runner)))
   // what every turn writes is kept for `retention`, on one runner of the cluster
   const retentionJob = Layer.scopedDiscard(Effect.forkScoped(Retention.run({ retention, every: options.retentionEvery })))
-  // built last, so its finalizer runs first: turns end while the shards are still this runner's
-  const drain = Layer.scopedDiscard(
-    Effect.flatMap(SessionWork, (work) =>
-      Effect.addFinalizer(() =>
-        work.drain(options.drainGrace ?? Duration.seconds(30), Duration.seconds(10)).pipe(
-          Effect.flatMap(({ interrupted }) =>
-            interrupted > 0 ? Effect.logWarning(`cluster runner ${runner}: drained; ${interrupted} running turn(s) interrupted`) : Effect.void
-          )
-        )
-      ))
-  )
-  return drain.pipe(
+  // Turns end while the shards are still this runner's: the drain runs before anything of the runner is released, and
+  // the streams of the turns it waited for reach their clients (a turn's last events wait for its ledger write) before
+  // the cluster shuts down. Not a layer of the composition below: Layer.merge and provideMerge release their parts in
+  // parallel, so a drain among them ran beside the cluster's own shutdown (which unregisters the runner at once), and a
+  // drained turn's last events had no runner left to carry them (its client waited out its bound, seen under load)
+  const drain = (context: Context.Context<SessionWork | SessionEntity.Deliveries>) =>
+    Context.get(context, SessionWork).drain(options.drainGrace ?? Duration.seconds(30), Duration.seconds(10)).pipe(
+      Effect.flatMap(({ interrupted }) =>
+        interrupted > 0 ? Effect.logWarning(`cluster runner ${runner}: drained; ${interrupted} running turn(s) interrupted`) : Effect.void
+      ),
+      Effect.zipRight(Context.get(context, SessionEntity.Deliveries).settled(Duration.seconds(10)))
+    )
+  const parts = fencing.pipe(
     Layer.provideMerge(SessionEntity.layer),
     Layer.provideMerge(ClusterClient.layer(options.client)),
     Layer.provideMerge(ledger),
@@ -227,6 +261,15 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
     Layer.provideMerge(interactions),
     Layer.provideMerge(shared),
     Layer.provideMerge(databaseLayer(options, config, runner))
+  )
+  return Layer.scopedContext(
+    Effect.gen(function* () {
+      // a sequential scope of its own: closed, it drains first (registered last), then releases the runner
+      const scope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+      const context = yield* Layer.buildWithScope(parts, scope)
+      yield* Scope.addFinalizer(scope, drain(context))
+      return context
+    })
   )
 }
 

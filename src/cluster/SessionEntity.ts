@@ -16,7 +16,7 @@
 // tells the ledger its outcome when it ends, which a retry of the message then replays.
 import * as Entity from "@effect/cluster/Entity"
 import { Rpc } from "@effect/rpc"
-import { Duration, Effect, Schedule, Schema, Stream } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Schedule, Schema, Stream, SubscriptionRef } from "effect"
 import {
   ApprovalAnswer,
   ControlEvent,
@@ -35,7 +35,7 @@ import { SessionStore } from "../session/SessionStore.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
 import { recordOwner, releaseOwner } from "./ClusterDatabase.js"
 import * as SessionWatch from "./SessionWatch.js"
-import { TurnLedger } from "./TurnLedger.js"
+import { finishBound, TurnLedger } from "./TurnLedger.js"
 
 const Id = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
 const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
@@ -98,6 +98,26 @@ export const Session = Entity.make("Session", [Turn, Steer, Interrupt, Answer, C
 
 export type TurnPayload = typeof Turn.payloadSchema.Type
 
+/** The Turn streams this runner is still sending: a drain lets them reach their clients before the cluster shuts down. */
+export class Deliveries extends Context.Tag("codex-harness/cluster/Deliveries")<Deliveries, {
+  readonly track: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.Stream<A, E, R>
+  /** until no Turn stream is being sent, or `bound` passed (interruptible where it runs, a finalizer included) */
+  readonly settled: (bound: Duration.DurationInput) => Effect.Effect<void>
+}>() {}
+
+export const deliveriesLayer = Layer.effect(
+  Deliveries,
+  Effect.map(SubscriptionRef.make(0), (sending) => ({
+    track: <A, E, R>(stream: Stream.Stream<A, E, R>) =>
+      Stream.unwrapScoped(Effect.acquireRelease(
+        SubscriptionRef.update(sending, (n) => n + 1),
+        () => SubscriptionRef.update(sending, (n) => n - 1)
+      ).pipe(Effect.as(stream))),
+    settled: (bound: Duration.DurationInput) =>
+      sending.changes.pipe(Stream.takeUntil((n) => n === 0), Stream.runDrain, Effect.interruptible, Effect.timeoutOption(bound), Effect.asVoid)
+  }))
+)
+
 /** how long a session's entity stays on its runner without a message */
 export const entityIdleTime = Duration.minutes(10)
 
@@ -113,6 +133,7 @@ export const layer = Session.toLayer(
     const mirror = yield* TranscriptMirror
     const interactions = yield* Interactions
     const ledger = yield* TurnLedger
+    const deliveries = yield* Deliveries
     // a turn's outcome is followed in the runner's scope, past the caller's stream and this entity: the cluster cuts
     // both when the shard moves or its locks lapse under load, while the turn runs on in the session work registry, and
     // the ledger must still record every reply the turn made for the retry to replay
@@ -163,6 +184,7 @@ export const layer = Session.toLayer(
             Effect.retry({ schedule: Schedule.spaced("250 millis"), times: 60, while: (e) => e._tag === "SessionLocked" }),
             reported
           )
+          const recorded = yield* Deferred.make<void>()
           const events = yield* TurnStream.start({
             sessionId,
             prompt: payload.prompt,
@@ -171,17 +193,23 @@ export const layer = Session.toLayer(
             approvals: payload.approvals,
             onStarted: (threadId, turnId) => ledger.started(payload.messageId, threadId, turnId),
             // recorded before the stream ends, so a redelivery after this stream replays it
-            onFinished: (outcome) => ledger.finish(payload.messageId, outcome),
+            onFinished: (outcome) => ledger.finish(payload.messageId, outcome).pipe(Effect.ensuring(Deferred.succeed(recorded, undefined))),
             followIn
           })
           // the turn's fiber records its outcome now, however it ends
           handedOver = true
-          return events
+          // the client is told how the turn ended once the ledger says the same (or its bound passed): a runner that dies
+          // in between leaves a message its client retries, never one it was told completed and the ledger lost
+          return events.pipe(Stream.mapEffect((event): Effect.Effect<ControlEvent> =>
+            event.type === "turn.completed" || event.type === "turn.failed"
+              ? Deferred.await(recorded).pipe(Effect.timeout(Duration.sum(finishBound, Duration.seconds(5))), Effect.ignore, Effect.as(event))
+              : Effect.succeed(event)
+          ))
         })
       )
 
     return Session.of({
-      Turn: (envelope) => turnStream(envelope.payload),
+      Turn: (envelope) => deliveries.track(turnStream(envelope.payload)),
       Steer: (envelope) =>
         reported(Effect.gen(function* () {
           return TurnStream.steerResult(yield* work.steer(sessionId, envelope.payload.texts))

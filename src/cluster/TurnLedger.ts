@@ -6,9 +6,14 @@
 // - completed / failed / lost: its stored terminal events are replayed;
 // - started by this process and still running: it waits for that turn and replays its outcome;
 // - started by another runner that is still alive (a partition, a drain in progress): it waits for it within a bound;
-// - started by a runner that is gone (or by an earlier process at this address, or past the bound): it is marked `lost`
-//   and reported as a turn that failed with status "interrupted", with a notice naming the failover. Never silently
-//   dropped, never run twice.
+// - started by a runner that is gone (or by an earlier process at this address, or past the bound): when the session's
+//   mirror holds that turn's end (the runner died after the turn ended, before its outcome reached the ledger), that end
+//   is its outcome: a completed turn is reported completed with its reply. Otherwise it is marked `lost` and reported as
+//   a turn that failed with status "interrupted", with a notice naming the failover. Never silently dropped, never run
+//   twice, never reported failed when it completed.
+// An outcome is written with retries for `finishBound` (a database restart or stall on the way), and SessionEntity holds
+// the turn's terminal event back from its client until it is written (or that bound passed), so what a client was told
+// is what the ledger says.
 // `runner` is the runner's address and this process's incarnation ("HOST:PORT/uuid"), so a runner restarted on the same
 // address is told apart from the process that recorded the message.
 // A turn's outcome goes into the statement that writes the turn's closing records to the session's transcript, when
@@ -106,6 +111,46 @@ export const lostEvents = (
   ]
 }
 
+/** how long a turn's outcome is tried again while the database does not take it */
+export const finishBound = Duration.seconds(60)
+
+interface MirroredEnd {
+  readonly tag: string
+  readonly thread_id: string | null
+  readonly text: string | null
+  readonly status: string | null
+  readonly error: string | null
+}
+
+/** the end of a turn as the session's mirror recorded it (its `turn` record, and its reply), as control events */
+export const mirroredEvents = (
+  sessionId: string,
+  turnId: string,
+  records: ReadonlyArray<MirroredEnd>
+): ReadonlyArray<ControlEvent> | undefined => {
+  const end = records.find((r) => r.tag === "turn")
+  if (end === undefined) return undefined
+  const replyText = records.find((r) => r.tag === "assistant")?.text ?? null
+  const refs = { session_id: sessionId, thread_id: end.thread_id ?? "", turn_id: turnId }
+  const replies: Array<ControlEvent> = replyText === null
+    ? []
+    : [{ type: "reply", version: eventsVersion, session_id: sessionId, source: "final", text: replyText, media: [] }]
+  return [
+    ...replies,
+    end.status === "completed"
+      ? { type: "turn.completed", version: eventsVersion, ...refs, final_text: replyText, usage: null }
+      : {
+        type: "turn.failed",
+        version: eventsVersion,
+        ...refs,
+        status: end.status === "interrupted" ? "interrupted" : "failed",
+        error: end.error ?? `the turn ended ${end.status ?? "without a status"}`,
+        final_text: replyText,
+        usage: null
+      }
+  ]
+}
+
 export const make = (options: TurnLedgerOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -144,16 +189,32 @@ export const make = (options: TurnLedgerOptions) =>
         Effect.mapError(failed("runner liveness"))
       )
 
+    /** the turn's end in the session's mirror, when the runner that ran it recorded one */
+    const mirroredEnd = (sessionId: string, row: Row) =>
+      row.turn_id === null
+        ? Effect.succeed(undefined)
+        : sql<MirroredEnd>`SELECT tag, record::jsonb->>'threadId' AS thread_id, record::jsonb->>'text' AS text, record::jsonb->>'status' AS status, record::jsonb->>'error' AS error
+            FROM harness_records WHERE session_id = ${sessionId} AND tag IN ('turn', 'assistant')
+              AND record::jsonb->>'turnId' = ${row.turn_id} ORDER BY seq`.pipe(
+            Effect.map((records) => mirroredEvents(sessionId, row.turn_id!, records)),
+            Effect.mapError(failed("read the mirror"))
+          )
+
     const markLost = (messageId: string, sessionId: string, row: Row, previousRunner: string) =>
       Effect.gen(function* () {
-        const events = lostEvents(sessionId, messageId, previousRunner, runner, { threadId: row.thread_id, turnId: row.turn_id })
+        const ended = yield* mirroredEnd(sessionId, row)
+        const events = ended ?? lostEvents(sessionId, messageId, previousRunner, runner, { threadId: row.thread_id, turnId: row.turn_id })
+        const status = ended === undefined ? "lost" : statusOf(ended)
         // only if it is still the same started record: a late finish or another runner's report wins
-        const updated = yield* sql`UPDATE harness_turn_messages SET status = 'lost', outcome = ${JSON.stringify(events)}::jsonb,
+        const updated = yield* sql`UPDATE harness_turn_messages SET status = ${status}, outcome = ${JSON.stringify(events)}::jsonb,
             updated_at = now()
           WHERE message_id = ${messageId} AND status = 'started' AND runner = ${previousRunner} RETURNING message_id`.pipe(
           Effect.mapError(failed("mark lost"))
         )
-        return updated.length > 0 ? ({ _tag: "Lost", previousRunner, events } satisfies Claim) : undefined
+        if (updated.length === 0) return undefined
+        return ended === undefined
+          ? ({ _tag: "Lost", previousRunner, events } satisfies Claim)
+          : ({ _tag: "Replay", status: statusOf(ended), events: ended } satisfies Claim)
       })
 
     const replay = (messageId: string, sessionId: string, status: Exclude<LedgerStatus, "started">, outcome: unknown): Claim => {
@@ -253,7 +314,8 @@ export const make = (options: TurnLedgerOptions) =>
         withStaged(messageId, sql`UPDATE harness_turn_messages SET status = ${statusOf(events)}, outcome = ${JSON.stringify(events)}::jsonb,
             updated_at = now()
           WHERE message_id = ${messageId} AND status = 'started' AND runner = ${runner} RETURNING message_id`).pipe(
-          Effect.retry(Schedule.intersect(Schedule.exponential("200 millis"), Schedule.recurs(4))),
+          // a restart or a stall of the database on the way is waited out, within a bound
+          Effect.retry(Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("2 seconds")), Schedule.upTo(finishBound))),
           Effect.catchAll((error) => Effect.logError(`turn ledger: the outcome of message ${messageId} was not recorded: ${error.message}`)),
           Effect.ensuring(settle(messageId, events)),
           Effect.asVoid

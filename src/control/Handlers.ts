@@ -98,7 +98,10 @@ export const layer = (info: ServeInfo) =>
         }),
       StartTurn: (payload) =>
         hub.track(router === undefined
-          ? turnStream(payload)
+          ? payload.message_id === undefined
+            ? turnStream(payload)
+            // a single serve keeps no ledger: a message sent again would run again, so no key is taken as a promise
+            : Stream.fail(new ControlFailure({ code: "usage", message: "message_id needs a cluster serve (serve --cluster): a single serve keeps no record of message ids" }))
           : Stream.unwrap(Effect.map(reported(sessionForTurn(payload)), ({ created, sessionId }) =>
             router.startTurn({
               sessionId,
@@ -106,7 +109,8 @@ export const layer = (info: ServeInfo) =>
               prompt: payload.prompt,
               model: payload.model,
               turn_kind: payload.turn_kind,
-              approvals: payload.approvals
+              approvals: payload.approvals,
+              messageId: payload.message_id
             })))),
       Steer: ({ session, texts }) =>
         reported(Effect.gen(function* () {

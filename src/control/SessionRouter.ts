@@ -14,6 +14,8 @@ export interface RoutedTurn {
   readonly model?: string | undefined
   readonly turn_kind?: "user" | "heartbeat" | "lightweight" | "ringZero" | "messageOnly" | "toolDisabled" | undefined
   readonly approvals?: "ask" | "allow" | "deny" | undefined
+  /** the client's idempotency key; default a fresh one */
+  readonly messageId?: string | undefined
 }
 
 export interface SessionRouterService {

@@ -304,6 +304,10 @@ export const make = Effect.gen(function* () {
     Effect.gen(function* () {
       const progress = yield* turn.progress
       if (Exit.isFailure(exit)) {
+        // Codex stops the turn first (best effort, bounded; the scope's release would send it only after the records
+        // below): a store that does not answer (a cluster runner cut off from its database, fencing itself) must not
+        // keep the turn running on the app-server while its records wait
+        yield* turn.stop
         // failed or interrupted (a signal, the caller): a reply that had completed is still delivered and kept
         const completed = progress.completedText
         if (completed !== undefined && visibleReplies === "automatic") {

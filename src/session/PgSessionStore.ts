@@ -23,13 +23,19 @@
 // snapshot's keep and tail, SessionSnapshot.ts), which this process then keeps in memory while it holds the session;
 // appends go in batches of one statement, and while a turn is staged (WorkingSets) its closing records wait to be
 // written with the turn's outcome. A session reference is an index lookup.
+//
+// A connection that dies with nobody else involved (a PostgreSQL restart, which drops every connection) does not end a
+// hold: the lock is taken again on a new connection, and kept only if the session's last seq is still the one this
+// process last wrote or read (nobody wrote in between); the lock connection is pinged every few seconds, so that happens
+// within seconds of a restart rather than at the next write, and a write that failed on a dropped connection is tried
+// again (bounded) after checking whether it had committed (PgSessionWrites.ts). A stall only delays writes.
 import * as PgClient from "@effect/sql-pg/PgClient"
 import type { MigrationError } from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Statement } from "@effect/sql/Statement"
-import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, RcMap, Redacted, Scope } from "effect"
+import { Context, Duration, Effect, ExecutionStrategy, Exit, Layer, RcMap, Redacted, Schedule, Scope } from "effect"
 import * as os from "node:os"
 import type { SessionRecord } from "../../schemas/session.js"
 import { settlements } from "./JournalRepair.js"
@@ -51,8 +57,16 @@ export const heldIdleTimeToLive = Duration.seconds(5)
 /** how long a staged turn's records wait at most before they are written anyway */
 export const stageFor = Duration.seconds(1)
 
+/** how often the lock connection is pinged (it must never sit idle as long as a server's idle_session_timeout) */
+export const lockPingInterval = Duration.seconds(3)
+
+/** how long a held session's write is tried again while the database is unreachable (a restart, a short outage) */
+export const writeRetryBound = Duration.seconds(10)
+
 export interface PgStoreOptions {
   readonly heldIdleTimeToLive?: Duration.DurationInput
+  readonly lockPingInterval?: Duration.DurationInput
+  readonly writeRetryBound?: Duration.DurationInput
   readonly stageFor?: Duration.DurationInput
   /** records older than this may go behind a held session's snapshot (the retention period; none: only its length) */
   readonly retention?: Duration.DurationInput | undefined
@@ -184,6 +198,32 @@ export const pgStore = (
         }
         return { records, corrupt }
       })
+    const lastSeqOf = (sessionId: string) =>
+      Effect.map(sql<{ last_seq: number }>`SELECT last_seq FROM harness_sessions WHERE id = ${sessionId}`, ([row]) => Number(row?.last_seq ?? 0))
+    /**
+     * The lock's connection died (not taken by anyone we know of): the lock again, on the current lock connection, kept
+     * only if nobody wrote the session meanwhile. Under the session's gate (callers hold it).
+     */
+    const retake = (sessionId: string, entry: Held) =>
+      Effect.gen(function* () {
+        if (entry.lost !== undefined) return yield* lostError(sessionId, entry.lost)
+        const [lc, locked] = yield* onLockConnection((lc) =>
+          lc === entry.lock
+            // the lock is on this live connection already: a missing lock here was taken away, not dropped
+            ? Effect.succeed([lc, false] as const)
+            : Effect.map(on(lc.conn, sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${ns}, hashtext(${sessionId})) AS locked`), ([row]) =>
+              [lc, row?.locked === true] as const)
+        )
+        if (!locked) return yield* lostError(sessionId, (entry.lost = "another process took its lock while this one's database connection was gone"))
+        const now = yield* lastSeqOf(sessionId)
+        if (now !== entry.work.lastSeq) {
+          yield* unlock(lc, sessionId)
+          return yield* lostError(sessionId, (entry.lost = `another process wrote it (seq ${now}, this process last knew ${entry.work.lastSeq}) while this one's database connection was gone`))
+        }
+        entry.lock = lc
+        yield* Effect.logInfo(`session ${sessionId}: its lock was taken again on a new database connection (nobody wrote it meanwhile)`)
+      }).pipe(Effect.mapError((e) => (e._tag === "SqlError" ? storeError(sessionId)(e) : e)))
+
     // ---- holds, refcounted per session; a key carries a generation, so a hold after a lost lock or a refusal takes
     // the session afresh instead of finding the old outcome cached
     const held = new Map<string, Held>()
@@ -208,6 +248,10 @@ export const pgStore = (
       gated: (sessionId, effect) => gated(sessionId, effect),
       fence,
       dead: (lc) => lc.dead,
+      retake,
+      // after a fence that failed: a lock connection that turned out dead is taken again, a live one lost the lock
+      confirmDead: (lc) => Effect.map(lockGate.withPermits(1)(check(lc)), () => lc.dead),
+      writeRetryBound: options.writeRetryBound ?? writeRetryBound,
       lostError,
       lose: (sessionId, entry) => lose(sessionId, entry),
       storeError
@@ -219,17 +263,19 @@ export const pgStore = (
       lookup: (key: string) =>
         Effect.gen(function* () {
           const sessionId = key.slice(key.indexOf(" ") + 1)
+          // released on whichever connection holds it by then (a retake moves it)
+          let holder: Held | undefined
           const [lock, locked] = yield* Effect.acquireRelease(
             onLockConnection((lc) =>
               Effect.map(on(lc.conn, sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${ns}, hashtext(${sessionId})) AS locked`), ([row]) =>
                 [lc, row?.locked === true] as const)
             ).pipe(Effect.mapError((e) => new SessionLockFailed({ path: locate(sessionId), reason: describe(e) }))),
-            ([lc, locked]) => (locked ? unlock(lc, sessionId) : Effect.void)
+            ([lc, locked]) => (locked ? Effect.suspend(() => unlock(holder?.lock ?? lc, sessionId)) : Effect.void)
           )
           if (!locked) return yield* refused(sessionId)
           // the session's working set, read once: from here this process is its one writer and serves it from memory
           const work = workingOf(yield* readWorking(sql, sessionId).pipe(Effect.mapError(storeError(sessionId))))
-          const entry: Held = { lock, lost: undefined, work, staging: new Set(), flushing: false }
+          const entry: Held = (holder = { lock, lost: undefined, work, staging: new Set(), flushing: false })
           held.set(sessionId, entry)
           yield* Effect.addFinalizer(() => Effect.sync(() => held.get(sessionId) === entry && held.delete(sessionId)))
           // what is staged is written before the lock goes (this runs before the unlock registered above)
@@ -243,11 +289,32 @@ export const pgStore = (
           return entry
         })
     })
+    // the lock connection, pinged: never idle long enough for the server to drop it, and a dead one (a restart) is
+    // found within seconds, when every session held on it is taken again
+    const ping = Effect.gen(function* () {
+      const lc = current
+      if (lc === undefined) return
+      const alive = yield* lockGate.withPermits(1)(on(lc.conn, sql`SELECT 1`)).pipe(
+        Effect.timeout(Duration.sum(options.writeRetryBound ?? writeRetryBound, Duration.seconds(2))),
+        Effect.as(true),
+        Effect.catchAll(() => Effect.as(check(lc), false))
+      )
+      if (alive) return
+      for (const [sessionId, entry] of held) {
+        if (entry.lock !== lc || entry.lost !== undefined) continue
+        yield* gated(sessionId, retake(sessionId, entry)).pipe(
+          Effect.catchAll((e) => Effect.logWarning(`session ${sessionId}: its lock could not be taken again yet: ${e.reason}`))
+        )
+      }
+    })
+    yield* ping.pipe(Effect.repeat(Schedule.spaced(options.lockPingInterval ?? lockPingInterval)), Effect.forkIn(storeScope))
     const take = (sessionId: string) =>
       Effect.gen(function* () {
         for (let attempt = 0; attempt < 2; attempt++) {
           const key = keyOf(sessionId)
           const entry = yield* RcMap.get(locks, key).pipe(Effect.tapError(() => bump(key)))
+          // a lock whose connection died is taken again when nobody wrote the session meanwhile
+          if (entry.lost === undefined && entry.lock.dead) yield* Effect.ignore(gated(sessionId, retake(sessionId, entry)))
           if (entry.lost === undefined && !entry.lock.dead) return entry
           yield* bump(key)
         }

@@ -5,7 +5,7 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Fragment, Statement } from "@effect/sql/Statement"
-import { Duration, Effect, type Scope } from "effect"
+import { Duration, Effect, Schedule, type Scope } from "effect"
 import type { SessionRecord } from "../../schemas/session.js"
 import {
   contentsOf,
@@ -19,11 +19,12 @@ import {
   type WorkingSetsService
 } from "./PgWorkingSet.js"
 import { choose, defaultSnapshotOptions, due, type SnapshotOptions } from "./SessionSnapshot.js"
-import { type InvalidSessionId, SessionStoreError } from "./SessionStore.js"
+import { encodeRecord, type InvalidSessionId, SessionStoreError } from "./SessionStore.js"
 
 /** A session this process holds: its lock, why the lock is no longer ours once that is known, and its working set. */
 export interface HeldSession<L> {
-  readonly lock: L
+  /** the lock's connection: a new one once the old one died and the lock was taken again */
+  lock: L
   lost: string | undefined
   /** the session's working set, as this process wrote and read it */
   work: Working
@@ -44,6 +45,12 @@ export interface WritesDeps<L> {
   /** the lock is held, right now, by this process's lock connection */
   readonly fence: (sessionId: string, lock: L) => Fragment
   readonly dead: (lock: L) => boolean
+  /** the lock of a connection that died, taken again on a live one when nobody wrote the session meanwhile */
+  readonly retake: (sessionId: string, entry: HeldSession<L>) => Effect.Effect<void, SessionStoreError>
+  /** after a fence that failed: whether the lock's connection is dead (then the lock is taken again, else it was lost) */
+  readonly confirmDead: (lock: L) => Effect.Effect<boolean>
+  /** how long a held session's write is tried again while the database is unreachable */
+  readonly writeRetryBound: Duration.DurationInput
   readonly lostError: (sessionId: string, why: string) => SessionStoreError
   /** the fence found the lock gone: this hold is over for good */
   readonly lose: (sessionId: string, entry: HeldSession<L>) => SessionStoreError
@@ -67,23 +74,51 @@ export const makeWrites = <L>(deps: WritesDeps<L>) => {
     known.set(sessionId, true)
   }
 
+  /** the records after `lastSeq`, when they are exactly `records`: a write that committed before its answer was lost */
+  const committed = (sessionId: string, lastSeq: number, records: ReadonlyArray<SessionRecord>) =>
+    Effect.map(
+      sql<{ seq: number; record: string }>`SELECT seq, record FROM harness_records WHERE session_id = ${sessionId} AND seq > ${lastSeq}
+        ORDER BY seq LIMIT ${records.length + 1}`,
+      (rows) => rows.length === records.length && rows.every((row, i) => row.record === encodeRecord(records[i]!))
+        ? lastSeq + records.length
+        : undefined
+    )
+
   /**
    * What is staged and `records`, in one statement fenced on the lock, with the snapshot that was due and `companion`;
-   * the copy in memory follows. Returns the companion's row count.
+   * the copy in memory follows. Returns the companion's row count. A statement that failed on the way (a restart, a
+   * dropped connection) is tried again for `writeRetryBound`, after checking whether it had committed, and a lock whose
+   * connection died is taken again first; a lock taken away by someone else ends the hold.
    */
-  const writeHeld = (sessionId: string, entry: HeldSession<L>, records: ReadonlyArray<SessionRecord>, companion?: Statement<object>) =>
-    Effect.gen(function* () {
-      const lost = entry.lost ?? (deps.dead(entry.lock) ? "its database connection closed" : undefined)
-      if (lost !== undefined) return yield* deps.lostError(sessionId, lost)
+  const writeHeld = (sessionId: string, entry: HeldSession<L>, records: ReadonlyArray<SessionRecord>, companion?: Statement<object>) => {
+    let attempt = 0
+    const once = Effect.gen(function* () {
+      if (entry.lost !== undefined) return yield* deps.lostError(sessionId, entry.lost)
       const w = entry.work
       const all = [...w.staged, ...records]
       if (all.length === 0 && companion === undefined) return 0
+      if (attempt++ > 0 && all.length > 0) {
+        const last = yield* committed(sessionId, w.lastSeq, all).pipe(Effect.mapError(storeError(sessionId)))
+        if (last !== undefined) {
+          // it did: the copy in memory is read again rather than guessed (a snapshot may have moved with it)
+          w.lastSeq = last
+          w.staged = []
+          w.stale = true
+          remember(sessionId)
+          return 0
+        }
+      }
+      if (deps.dead(entry.lock)) yield* deps.retake(sessionId, entry)
       const snapshot = w.stale ? undefined : w.next
       const [row] = yield* insertBatch(sql, { sessionId, records: all, fence: deps.fence(sessionId, entry.lock), snapshot, companion }).pipe(
         Effect.mapError(storeError(sessionId))
       )
       if (all.length > 0) {
-        if (row?.last_seq === null || row?.last_seq === undefined) return yield* deps.lose(sessionId, entry)
+        if (row?.last_seq === null || row?.last_seq === undefined) {
+          // not held by its connection any more: the lock of a connection that died is taken again, one taken away is lost
+          if (!(yield* deps.confirmDead(entry.lock))) return yield* deps.lose(sessionId, entry)
+          return yield* new SessionStoreError({ path: `postgres session ${sessionId}`, reason: "its lock connection was gone; taking the lock again" })
+        }
         const last = Number(row.last_seq)
         // another process wrote it without holding it: the copy is read again before it is served
         if (last !== w.lastSeq + all.length) w.stale = true
@@ -102,6 +137,13 @@ export const makeWrites = <L>(deps: WritesDeps<L>) => {
       }
       return Number(row?.companion ?? 0)
     })
+    return once.pipe(
+      Effect.retry({
+        schedule: Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("1 second")), Schedule.upTo(deps.writeRetryBound)),
+        while: () => entry.lost === undefined
+      })
+    )
+  }
 
   /** what is staged, written within `stageFor` whoever else writes first */
   const flushLater = (sessionId: string, entry: HeldSession<L>) =>

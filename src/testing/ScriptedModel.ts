@@ -338,6 +338,7 @@ export const make = (options: ScriptedModelOptions = {}): Effect.Effect<Scripted
 
       readBody(req, (entry) => {
         record(entry)
+        options.onRequest?.(entry)
         run(answer(res, entry.body))
       })
     }

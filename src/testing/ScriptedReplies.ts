@@ -66,6 +66,11 @@ export interface ScriptedModelOptions {
   readonly fallback?: Reply
   /** The base64 image every Images API request gets. Default: `onePixelPng`. */
   readonly image?: string
+  /**
+   * Told of every POST /v1/responses as it arrives, before its reply is chosen: a test that sends more requests than the
+   * log keeps (MAX_RECORDED_REQUESTS) counts what it needs here.
+   */
+  readonly onRequest?: (request: RecordedRequest) => void
 }
 
 export interface RecordedRequest {

@@ -273,6 +273,8 @@ export interface RunningTurn {
    * thread, the deadline: then the turn is interrupted), telling `onEvent` each of its notifications; at most once.
    */
   readonly follow: (onEvent: EventSink) => Effect.Effect<TurnOutcome, RequestError>
+  /** asks Codex to stop the turn unless it has ended (best effort, bounded), ahead of the scope's release doing so */
+  readonly stop: Effect.Effect<void>
 }
 
 /**
@@ -311,7 +313,8 @@ export const startTurn = (
       threadId,
       turnId,
       progress: Ref.get(progress),
-      follow: (onEvent) => followTurn(connection, { threadId, turnId, inbox, progress, interrupt: interruptTurn(turnId) }, settings, onEvent)
+      follow: (onEvent) => followTurn(connection, { threadId, turnId, inbox, progress, interrupt: interruptTurn(turnId) }, settings, onEvent),
+      stop: Effect.flatMap(Ref.get(progress), (p) => (TurnProgress.done(p) ? Effect.void : interruptTurn(turnId)))
     } satisfies RunningTurn
     // as a whole: a caller interrupted meanwhile still gets the started turn (to record it); the interruption lands after
   }).pipe(Effect.uninterruptible)

@@ -314,6 +314,20 @@ describe("codex-harness serve", () => {
       expect(reached.state_dir).toBe(g.stateDir)
     }))
 
+  it.scopedLive("a single serve refuses a StartTurn with a message_id as usage (it keeps no record of message ids, so a key sent again would run again) and asks the model nothing", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [reply.text("never")] })
+      const s = yield* startServe(f)
+      const c = yield* client(s.url, s.token)
+      const refused = yield* Effect.flip(c.StartTurn({ session: "keyed-1", prompt: "once only", message_id: "m-1" }).pipe(
+        Stream.runCollect,
+        Effect.timeout("60 seconds")
+      ))
+      expect(refused).toMatchObject({ _tag: "ControlFailure", code: "usage" })
+      expect((refused as { message: string }).message).toMatch(/^message_id needs a cluster serve/)
+      expect(yield* f.model.requests).toHaveLength(0)
+    }))
+
   it.scopedLive("run finds the serve through serve.json and prints its reply; --connect with runtime flags, and --approvals ask without a serve, are usage errors", () =>
     Effect.gen(function* () {
       const f = yield* fixture({ replies: [reply.text("through the serve")] })

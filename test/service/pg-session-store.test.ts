@@ -47,6 +47,12 @@ const seed: ReadonlyArray<SessionRecord> = [
   { _tag: "assistant", at: "t", ...ref, text: "the secret is 42", delivered: true },
   { _tag: "turn", at: "t", ...ref, status: "completed" }
 ]
+/** terminates the backend holding a session's lock (waiting up to 5 s for it to be gone), as a restart would */
+const terminateHolder = (id: string) => `SELECT pg_terminate_backend(pid, 5000) FROM pg_locks WHERE locktype = 'advisory'
+  AND classid = ${PgSessionStore.lockNamespace} AND objid = hashtext('${id}')::oid AND objsubid = 2`
+/** the pid of the backend holding a session's lock ("" when none) */
+const holderPid = (id: string) => `SELECT coalesce((SELECT pid::text FROM pg_locks WHERE locktype = 'advisory' AND granted
+  AND classid = ${PgSessionStore.lockNamespace} AND objid = hashtext('${id}')::oid AND objsubid = 2), '')`
 const appendAll = (s: SessionStoreService, id: string, records: ReadonlyArray<SessionRecord>) =>
   Effect.forEach(records, (r) => s.append(id, r), { discard: true })
 
@@ -230,6 +236,55 @@ describe("PostgreSQL session store", () => {
       expect(String(yield* Effect.flip(findBinaries({ [binariesSwitch]: "/nonexistent" })))).toBe(
         `Error: ${binariesSwitch}=/nonexistent: initdb, pg_ctl, postgres missing there (it must name a bin dir holding initdb, pg_ctl, postgres)`
       )
+    }))
+
+  it.scopedLive("a holder whose connection dies with nobody else involved (a restart) takes the lock again and writes on", () =>
+    Effect.gen(function* () {
+      const url = yield* freshDb()
+      // no ping: the next write finds the connection gone
+      const a = yield* open(url, { heldIdleTimeToLive: 0, lockPingInterval: "1 hour" })
+      const b = yield* open(url)
+      yield* a.hold("s1")
+      yield* a.append("s1", note("a1"))
+      expect(yield* psql(dbOf(url), terminateHolder("s1"))).toBe("t\n")
+      yield* a.append("s1", note("a2"))
+      expect(yield* texts(a, "s1")).toEqual(["a1", "a2"])
+      // held again: another process is still refused
+      expect(yield* Effect.flip(Effect.scoped(b.hold("s1")))).toBeInstanceOf(SessionLocked)
+    }))
+
+  it.scopedLive("the lock connection is pinged: a dead one is replaced and its sessions taken again before any write", () =>
+    Effect.gen(function* () {
+      const url = yield* freshDb()
+      const a = yield* open(url, { heldIdleTimeToLive: 0, lockPingInterval: "100 millis" })
+      const b = yield* open(url)
+      yield* a.hold("s1")
+      yield* a.append("s1", note("a1"))
+      const before = yield* psql(dbOf(url), holderPid("s1"))
+      expect(yield* psql(dbOf(url), terminateHolder("s1"))).toBe("t\n")
+      // polled, bounded (10 s): held again, by another backend
+      yield* psql(dbOf(url), holderPid("s1")).pipe(
+        Effect.filterOrFail((pid) => pid !== "" && pid !== before),
+        Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 200 })
+      )
+      expect(yield* Effect.flip(Effect.scoped(b.hold("s1")))).toBeInstanceOf(SessionLocked)
+      yield* a.append("s1", note("a2"))
+      expect(yield* texts(a, "s1")).toEqual(["a1", "a2"])
+    }))
+
+  it.scopedLive("a holder whose connection died while another process wrote the session does not take it again", () =>
+    Effect.gen(function* () {
+      const url = yield* freshDb()
+      const a = yield* open(url, { heldIdleTimeToLive: 0, lockPingInterval: "1 hour" })
+      const b = yield* open(url)
+      yield* a.hold("s1")
+      yield* a.append("s1", note("a1"))
+      expect(yield* psql(dbOf(url), terminateHolder("s1"))).toBe("t\n")
+      // b takes the free session, writes and lets go: the lock is free again, but the session moved on
+      yield* Effect.scoped(Effect.zipRight(b.hold("s1"), b.append("s1", note("b1"))))
+      const lost = yield* Effect.flip(a.append("s1", note("a2")))
+      expect(lost.message).toContain("this process no longer holds the session (another process wrote it")
+      expect(yield* texts(b, "s1")).toEqual(["a1", "b1"])
     }))
 
   it.scopedLive("an append to a database that is gone fails with SessionStoreError, naming the session, never the password", () =>

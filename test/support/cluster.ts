@@ -18,6 +18,7 @@ export interface Runner {
   /** HOST:PORT of its runner socket, as `cluster status` names it */
   readonly address: string
   readonly stateDir: string
+  readonly workDir: string
   readonly child: ChildProcessWithoutNullStreams
   /** the control API: ws://127.0.0.1:PORT/rpc and its token */
   readonly url: string
@@ -27,13 +28,15 @@ export interface Runner {
   readonly alive: () => boolean
 }
 
-export const freePort = Effect.async<number>((resume) => {
+/** a port that was free a moment ago on this loopback address */
+export const freePortOn = (host: string) => Effect.async<number>((resume) => {
   const server = net.createServer()
-  server.listen(0, "127.0.0.1", () => {
+  server.listen(0, host, () => {
     const port = (server.address() as net.AddressInfo).port
     server.close(() => resume(Effect.succeed(port)))
   })
 })
+export const freePort = freePortOn("127.0.0.1")
 
 /** the URL without its password (serve refuses one in argv) and the password for $PGPASSWORD */
 export const splitUrl = (url: string) => {
@@ -43,29 +46,49 @@ export const splitUrl = (url: string) => {
   return { url: u.toString(), password }
 }
 
-/** for a look into a failing run: each runner's stderr, at debug level, appended to DIR/NAME.log */
+/** for a look into a failing run: each runner's stderr, at debug level, appended to DIR/NAME.log, each line timestamped */
 const logDir = process.env["CLUSTER_TEST_LOG_DIR"] || undefined
 
 const listening = /codex-harness serve: listening on (\S+) for /
 
+export interface RunnerOptions {
+  readonly name: string
+  readonly database: string
+  readonly providerUrl: string
+  readonly root: string
+  /** the loopback address it listens on, for its peers and its control API; default 127.0.0.1 */
+  readonly host?: string | undefined
+  /** a machine that comes back: the state and work dirs of an earlier runner (its CODEX_HOME, its sessions' homes) */
+  readonly reuse?: { readonly stateDir: string; readonly workDir: string } | undefined
+  /** the runner port to listen on (a restarted machine keeps its address); default a free one */
+  readonly port?: number | undefined
+}
+
 /** Starts a runner and waits (bounded) for its receipt: serve's "listening on" line. Fails with its stderr if it exits. */
-export const startRunner = (options: { readonly name: string; readonly database: string; readonly providerUrl: string; readonly root: string }) =>
+export const startRunner = (options: RunnerOptions) =>
   Effect.gen(function* () {
     const { password, url } = splitUrl(options.database)
-    const stateDir = fs.mkdtempSync(path.join(options.root, `${options.name}-state-`))
-    const workDir = fs.mkdtempSync(path.join(options.root, `${options.name}-work-`))
-    const port = yield* freePort
+    const host = options.host ?? "127.0.0.1"
+    const stateDir = options.reuse?.stateDir ?? fs.mkdtempSync(path.join(options.root, `${options.name}-state-`))
+    const workDir = options.reuse?.workDir ?? fs.mkdtempSync(path.join(options.root, `${options.name}-work-`))
+    const port = options.port ?? (yield* freePortOn(host))
     const child = spawn(process.execPath, [
-      bin, "serve", ...(logDir === undefined ? [] : ["--log-level", "debug"]), "--cluster", url, "--runner-listen", `127.0.0.1:${port}`, "--listen", "127.0.0.1:0",
+      bin, "serve", ...(logDir === undefined ? [] : ["--log-level", "debug"]), "--cluster", url, "--runner-listen", `${host}:${port}`, "--listen", `${host}:0`,
       "--state-dir", stateDir, "--cwd", workDir, "--provider-url", options.providerUrl
     ], { stdio: ["pipe", "pipe", "pipe"], detached: true, env: { ...process.env, PGPASSWORD: password } })
     let stderr = ""
     const exit = Deferred.unsafeMake<{ readonly code: number | null; readonly signal: string | null }>(FiberId.none)
     const changed = new Set<() => void>()
     const log = logDir === undefined ? undefined : fs.createWriteStream(path.join(logDir, `${options.name}.log`), { flags: "a" })
+    let partial = ""
     child.stderr.on("data", (c: Buffer) => {
       stderr += c.toString("utf8")
-      log?.write(c)
+      if (log !== undefined) {
+        // each line stamped with the time it arrived (the runner's own lines carry none)
+        const lines = (partial + c.toString("utf8")).split("\n")
+        partial = lines.pop() ?? ""
+        for (const line of lines) log.write(`${new Date().toISOString().slice(11, 23)} ${line}\n`)
+      }
       for (const f of [...changed]) f()
     })
     child.stdout.resume()
@@ -92,8 +115,9 @@ export const startRunner = (options: { readonly name: string; readonly database:
     if (!up) return yield* Effect.fail(new Error(`runner ${options.name} did not start:\n${stderr}`))
     return {
       name: options.name,
-      address: `127.0.0.1:${port}`,
+      address: `${host}:${port}`,
       stateDir,
+      workDir,
       child,
       url: listening.exec(stderr)![1]!,
       token: fs.readFileSync(path.join(stateDir, "serve.token"), "utf8").trim(),

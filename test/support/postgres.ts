@@ -55,6 +55,16 @@ export interface Postgres {
   readonly stop: Effect.Effect<void>
   /** the postmaster's pid (from postmaster.pid), while it runs */
   readonly postmasterPid: () => number | undefined
+  /** every process of the server (the postmaster and its children: backends, checkpointer, walwriter...) */
+  readonly serverPids: () => ReadonlyArray<number>
+  /**
+   * a stall: every process of the server stopped (SIGSTOP) for `ms`, then continued (SIGCONT, also when interrupted).
+   * Connections stay open and say nothing, as with a database that hangs (a storage stall, a long GC in a proxy).
+   */
+  readonly stall: (ms: number) => Effect.Effect<void>
+  /** stops the server (`immediate` by default, as a crash; `fast` as an operator's restart) and starts it again on the same
+   * port; returns when it accepts connections again */
+  readonly restart: (mode?: "immediate" | "fast") => Effect.Effect<void, Error>
   /** whether pg_stat_statements is loaded */
   readonly statements: boolean
   /** `postgres --version`'s number, e.g. 18.4 */
@@ -275,6 +285,49 @@ export const startPostgres = (options: PostgresOptions = {}): Effect.Effect<Post
       Effect.promise(freePort).pipe(Effect.flatMap(start), Effect.retry({ times: 1 })),
       () => stop
     )
+    const serverPids = () => {
+      const postmaster = postmasterPid()
+      if (postmaster === undefined) return []
+      const children = fs.readdirSync("/proc").filter((e) => /^\d+$/.test(e)).map(Number).filter((pid) => {
+        try {
+          const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+          return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === postmaster
+        } catch {
+          return false
+        }
+      })
+      return [postmaster, ...children]
+    }
+    const signal = (pids: ReadonlyArray<number>, sig: NodeJS.Signals) => {
+      for (const pid of pids) {
+        try {
+          process.kill(pid, sig)
+        } catch {
+          // gone
+        }
+      }
+    }
+    // the postmaster first, so it forks nothing new while its children are stopped; continued whatever happens
+    const stall = (ms: number) =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => {
+          const postmaster = postmasterPid()
+          if (postmaster !== undefined) signal([postmaster], "SIGSTOP")
+          const pids = serverPids()
+          signal(pids, "SIGSTOP")
+          return pids
+        }),
+        () => Effect.async<void>((resume) => {
+          const timer = setTimeout(() => resume(Effect.void), ms)
+          return Effect.sync(() => clearTimeout(timer))
+        }),
+        (pids) => Effect.sync(() => signal([...pids].reverse(), "SIGCONT"))
+      )
+    const restart = (mode: "immediate" | "fast" = "immediate") =>
+      server("pg_ctl", ["-D", data, "-m", mode, "-w", "-t", "30", "stop"], 40_000).pipe(
+        Effect.zipRight(start(port)),
+        Effect.asVoid
+      )
     process.once("exit", onExit)
     yield* Effect.addFinalizer(() => Effect.sync(() => process.off("exit", onExit)))
 
@@ -305,5 +358,5 @@ export const startPostgres = (options: PostgresOptions = {}): Effect.Effect<Post
         : Effect.fail(new Error(`not a plain database name: ${name}`))
     const url = yield* createDatabase("harness")
 
-    return { url, port, user, password, createDatabase, psql, stop, postmasterPid, statements, version, binaries, dir } satisfies Postgres
+    return { url, port, user, password, createDatabase, psql, stop, postmasterPid, serverPids, stall, restart, statements, version, binaries, dir } satisfies Postgres
   })

@@ -6,7 +6,8 @@ import * as EntityId from "@effect/cluster/EntityId"
 import * as EntityType from "@effect/cluster/EntityType"
 import * as ShardId from "@effect/cluster/ShardId"
 import { describe, expect, it } from "vitest"
-import { describeClusterError } from "../../src/cluster/ClusterClient.js"
+import type { ControlEvent } from "../../schemas/control.js"
+import { describeClusterError, onceEach } from "../../src/cluster/ClusterClient.js"
 
 describe("describeClusterError", () => {
   it("names a cluster error in words instead of its fields", () => {
@@ -21,5 +22,25 @@ describe("describeClusterError", () => {
   it("keeps another error's first line, bounded", () => {
     expect(describeClusterError(new Error("connect ECONNREFUSED 127.0.0.1:5432\n    at TCPConnectWrap"))).toBe("connect ECONNREFUSED 127.0.0.1:5432")
     expect(describeClusterError("x".repeat(1000))).toHaveLength(300)
+  })
+})
+
+describe("onceEach: a turn's events once each, however often its message was delivered", () => {
+  const v = 1 as const
+  const selected: ControlEvent = { type: "session.selected", version: v, session_id: "s", created: false }
+  const reply = (text: string, source: "final" | "notice" = "final"): ControlEvent => ({ type: "reply", version: v, session_id: "s", source, text, media: [] })
+  const completed: ControlEvent = { type: "turn.completed", version: v, session_id: "s", thread_id: "t", turn_id: "u", final_text: "hi", usage: null }
+
+  it("a second delivery's replay after the first one's end adds only the reply not yet passed on", () => {
+    const pass = onceEach()
+    // the first delivery was cut after its turn.completed; the second replays [turn.completed, reply]
+    const stream = [selected, reply("thinking", "notice"), completed, selected, reply("thinking", "notice"), completed, reply("hi")]
+    expect(stream.filter(pass)).toEqual([selected, reply("thinking", "notice"), completed, reply("hi")])
+  })
+
+  it("the same reply twice in one delivery passes twice; one terminal event at most", () => {
+    const pass = onceEach()
+    expect([selected, reply("again"), reply("again"), completed, completed, reply("hi")].filter(pass))
+      .toEqual([selected, reply("again"), reply("again"), completed, reply("hi")])
   })
 })
