@@ -25,7 +25,7 @@ import * as ControlClient from "../src/control/ControlClient.js"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 import { startServe, stopServe, tokenEnv, treeOf } from "./figures/connect.js"
 import * as Ctx from "./figures/context.js"
-import { check, cleanUp, cliArgs, cliBin, freshPrefix, message, REPLY } from "./figures/context.js"
+import { check, cleanUp, cliArgs, cliNode, freshPrefix, message, REPLY } from "./figures/context.js"
 import { marked, settle, timedNode } from "./figures/proc.js"
 import { median } from "./figures/stats.js"
 
@@ -123,15 +123,15 @@ const program = Effect.gen(function* () {
   }
 
   // warm-up: the serve's app-server and thread, and this process's client code
-  yield* Effect.promise(() => processRun("warm-up", [cliBin, "run", "--connect", serve.url, "--session", session, message(prefix, 0, turnNo++)], "ok"))
+  yield* Effect.promise(() => processRun("warm-up", [...cliNode(), "run", "--connect", serve.url, "--session", session, message(prefix, 0, turnNo++)], "ok"))
   yield* Effect.promise(() => inProcess(turnVia))
   const tasks: ReadonlyArray<() => Promise<void>> = [
     async () => void await processRun("node -e 0", ["-e", "0"], "ok"),
-    async () => void await processRun("--version", [cliBin, "--version"], "ok"),
-    async () => void await processRun("refused (node + bundle + CLI)", [cliBin, "run", "--connect", "ws://127.0.0.1:1/rpc", "x"], "refused"),
+    async () => void await processRun("--version", [...cliNode(), "--version"], "ok"),
+    async () => void await processRun("refused (node + bundle + CLI)", [...cliNode(), "run", "--connect", "ws://127.0.0.1:1/rpc", "x"], "refused"),
     async () => {
       const file = path.join(ctx.root, `marks-${turnNo}.json`)
-      const run = await processRun("run --connect", [cliBin, "run", "--connect", serve.url, "--session", session, message(prefix, 0, turnNo++)], "ok", file)
+      const run = await processRun("run --connect", [...cliNode(), "run", "--connect", serve.url, "--session", session, message(prefix, 0, turnNo++)], "ok", file)
       const marks = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, number>
       for (const [k, v] of Object.entries(marks)) if (typeof v === "number") note(`  mark ${k}`, v)
       note("  mark after exit event (spawn to exit minus the process's own clock)", run.ms - marks.exit!)
@@ -169,7 +169,7 @@ const program = Effect.gen(function* () {
   if (CPU_PROF_DIR !== undefined) {
     fs.mkdirSync(CPU_PROF_DIR, { recursive: true })
     for (let i = 0; i < 3; i++) {
-      const args = ["--cpu-prof", "--cpu-prof-dir", CPU_PROF_DIR, "--cpu-prof-interval", "100", cliBin, "run", "--connect", serve.url, "--session", session, message(prefix, 0, turnNo++)]
+      const args = ["--cpu-prof", "--cpu-prof-dir", CPU_PROF_DIR, "--cpu-prof-interval", "100", ...cliNode(), "run", "--connect", serve.url, "--session", session, message(prefix, 0, turnNo++)]
       yield* Effect.promise(() => processRun("run --connect --cpu-prof (not in the figures above)", args, "ok"))
     }
   }

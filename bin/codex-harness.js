@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=2
 // The package's command. It runs the bundled CLI (dist/bundle/, written by `npm run build`, which `npm ci` runs through
 // `prepare`): one minified script compiled with V8's code cache, each subcommand's code run only when it runs, and
 // `--help` printed from pages rendered at build time, so `--help` and a cold `run` start fast.
@@ -8,8 +8,14 @@
 // Where only tsc has run since the last bundle (a checkout after `npx tsc`: dist/src newer than dist/bundle, or no
 // bundle yet), the tsc output runs instead, so a stale bundle is never what a test or a person runs. An installed
 // package has both, with equal times (npm pack fixes them), and runs the bundle.
-import { statSync } from "node:fs"
+import { readFileSync, statSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+
+// The shebang's V8 flag caps the young generation's semi-spaces at 2 MB (V8 lets them grow to 16 MB): a turn's garbage
+// is short-lived, and the room V8 grew for it was most of the difference between the harness's peak RSS over a 20-turn
+// chat and the goal (about 115 MB without it, about 93 MB with it; bench/README.md, memory). A heap size can only be set
+// as Node starts, hence the shebang (`env -S`), which is how the command runs when installed; `node bin/...` runs
+// without it and gets a code cache of its own (below). Tools that start the bin with `node` read the flags from line 1.
 
 const dist = new URL("../dist/", import.meta.url)
 const modified = (file) => statSync(new URL(file, dist), { throwIfNoEntry: false })?.mtimeMs ?? -1
@@ -100,7 +106,9 @@ async function runScript(file) {
   const vm = await import("node:vm")
   const path = await import("node:path")
   const dir = path.dirname(file)
-  const cacheFile = path.join(dir, "cli.code-cache")
+  // V8 rejects a cache written under other flags: one cache per set of flags, the shebang's being the one the build writes
+  const flags = v8Flags(process.execArgv)
+  const cacheFile = path.join(dir, flags === shebangFlags() ? "cli.code-cache" : `cli.code-cache-${(await import("node:crypto")).createHash("sha256").update(flags).digest("hex").slice(0, 8)}`)
   const owned = (stat) => stat !== undefined && stat.uid === process.getuid?.() && (stat.mode & 0o022) === 0
   const trusted = owned(fs.statSync(dir, { throwIfNoEntry: false }))
   const cacheStat = trusted ? fs.statSync(cacheFile, { throwIfNoEntry: false }) : undefined
@@ -123,4 +131,24 @@ async function runScript(file) {
   }
   const module = { exports: {} }
   script.runInThisContext()(module.exports, require, module, file, dir)
+}
+
+/** the node flags of this file's shebang (line 1), as one string */
+function shebangFlags() {
+  return v8Flags(/^#!.*?\bnode\b(.*)$/m.exec(readHead())?.[1]?.trim().split(/\s+/).filter((a) => a !== "") ?? [])
+}
+
+function readHead() {
+  return readFileSync(fileURLToPath(import.meta.url), "utf8").slice(0, 200).split("\n")[0]
+}
+
+/** node's options that change how V8 compiles (what a code cache depends on): every one but the preloads */
+function v8Flags(argv) {
+  const kept = []
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === "--require" || a === "-r" || a === "--import") i++
+    else if (!a.startsWith("--require=") && !a.startsWith("--import=")) kept.push(a)
+  }
+  return kept.join(" ")
 }

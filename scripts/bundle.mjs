@@ -160,7 +160,11 @@ fs.writeFileSync(path.join(outdir, "help.json"), JSON.stringify({ version, pages
 // The code cache: the bin writes one when there is none, at the exit of the run that compiled the script, with every
 // function that run compiled. `config schema` loads the CLI and the config's schemas without starting an app-server,
 // so building needs nothing but Node. A later run that finds the cache rejected (another Node) writes a new one.
-const warmUp = spawnSync(process.execPath, [path.join(root, "bin", "codex-harness.js"), "config", "schema"], {
+// It runs with the node flags of the bin's shebang, as the installed command does: V8 takes a cache only under the flags
+// it was written with.
+const binFile = path.join(root, "bin", "codex-harness.js")
+const shebangFlags = (/^#!.*?\bnode\b(.*)$/.exec(fs.readFileSync(binFile, "utf8").split("\n")[0])?.[1] ?? "").trim().split(/\s+/).filter((a) => a !== "")
+const warmUp = spawnSync(process.execPath, [...shebangFlags, binFile, "config", "schema"], {
   stdio: ["ignore", "ignore", "inherit"],
   timeout: 60_000
 })

@@ -22,7 +22,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import * as ControlClient from "../../src/control/ControlClient.js"
-import { check, cleanUp, cliArgs, cliBin, type Context, freshDir, freshPrefix, message, REPLY } from "./context.js"
+import { check, cleanUp, cliArgs, cliNode, type Context, freshDir, freshPrefix, message, REPLY } from "./context.js"
 import { cmdline, descendants, settle, timedNode } from "./proc.js"
 import { pipedChat, type RowResult, WARM_FEW, WARM_MANY } from "./rows.js"
 import { median, millis, millisBare, seconds, show, signed, spread, times } from "./stats.js"
@@ -52,7 +52,7 @@ export const treeOf = (pid: number): ReadonlySet<number> => new Set([pid, ...des
 export const startServe = (ctx: Context, extra: ReadonlyArray<string> = []): Promise<Serve> =>
   new Promise((resolve, reject) => {
     const dir = freshDir(ctx, "serve-state")
-    const args = [cliBin, "serve", "--state-dir", dir, "--cwd", ctx.work, "--listen", "127.0.0.1:0", "--provider-url", ctx.model.url, ...extra]
+    const args = [...cliNode(), "serve", "--state-dir", dir, "--cwd", ctx.work, "--listen", "127.0.0.1:0", "--provider-url", ctx.model.url, ...extra]
     const t0 = performance.now()
     const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...ctx.env } })
     let stderr = ""
@@ -162,7 +162,7 @@ const connectRun = async (ctx: Context): Promise<ConnectRun> => {
     const session = crypto.randomUUID()
     const prefix = freshPrefix()
     const turn = async (i: number) => {
-      const args = [cliBin, "run", "--connect", serve.url, "--session", session, message(prefix, 0, i)]
+      const args = [...cliNode(), "run", "--connect", serve.url, "--session", session, message(prefix, 0, i)]
       const run = check(`codex-harness run --connect (turn ${i})`, await timedNode({ args, env, watchLine: REPLY }), REPLY, 1)
       const found = await settle(3_000, spared)
       ctx.leftovers.atEnd += found.atEnd

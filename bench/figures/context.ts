@@ -94,9 +94,19 @@ export const rawArgs = (
   return [rawClient, JSON.stringify(config)]
 }
 
+/**
+ * node's arguments that run the bin as the installed command does: its shebang's node flags (V8's, which its code cache
+ * was written under), then the bin
+ */
+export const cliNode = (): ReadonlyArray<string> => {
+  const line = fs.readFileSync(cliBin, "utf8").split("\n")[0]!
+  const flags = (/^#!.*?\bnode\b(.*)$/.exec(line)?.[1] ?? "").trim().split(/\s+/).filter((a) => a !== "")
+  return [...flags, cliBin]
+}
+
 /** the CLI's command line (after `node`) with a fresh state dir: a new session, its own CODEX_HOME under the state dir */
 export const cliArgs = (ctx: Context, command: "run" | "chat", ...rest: ReadonlyArray<string>): ReadonlyArray<string> => [
-  cliBin,
+  ...cliNode(),
   command,
   "--state-dir",
   freshDir(ctx, "cli-state"),

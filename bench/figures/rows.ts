@@ -4,7 +4,7 @@ import {
   check,
   cleanUp,
   cliArgs,
-  cliBin,
+  cliNode,
   type Context,
   freshPrefix,
   message,
@@ -106,7 +106,7 @@ export const help = async (ctx: Context, runs: number): Promise<RowResult> => {
   for (let i = 0; i < runs; i++) {
     await rotate(i, [
       async () => {
-        const run = check("codex-harness --help", await timedNode({ args: [cliBin, "--help"], peakDir: ctx.root, env: ctx.env }))
+        const run = check("codex-harness --help", await timedNode({ args: [...cliNode(), "--help"], peakDir: ctx.root, env: ctx.env }))
         harness.push(run.ms)
         harnessPeak.push(run.peakKb ?? NaN)
         await cleanUp(ctx)

@@ -15,7 +15,7 @@ import type { AddressInfo } from "node:net"
 import { performance } from "node:perf_hooks"
 import * as Telemetry from "../../src/control/Telemetry.js"
 import { startServe, stopServe, tokenEnv, treeOf } from "./connect.js"
-import { check, cleanUp, cliBin, type Context, freshPrefix, message, REPLY } from "./context.js"
+import { check, cleanUp, cliNode, type Context, freshPrefix, message, REPLY } from "./context.js"
 import { settle, timedNode } from "./proc.js"
 import type { RowResult } from "./rows.js"
 import { median, millis, millisBare, show, signed, spread } from "./stats.js"
@@ -72,7 +72,7 @@ const serveStop = async (ctx: Context, extra: ReadonlyArray<string>): Promise<{ 
   const serve = await startServe(ctx, extra)
   let stopped = false
   try {
-    const args = [cliBin, "run", "--connect", serve.url, "--session", crypto.randomUUID(), message(freshPrefix(), 0, 0)]
+    const args = [...cliNode(), "run", "--connect", serve.url, "--session", crypto.randomUUID(), message(freshPrefix(), 0, 0)]
     check("codex-harness run --connect", await timedNode({ args, env: { ...ctx.env, [tokenEnv]: serve.token }, watchLine: REPLY }), REPLY, 1)
     const found = await settle(3_000, () => treeOf(serve.pid))
     ctx.leftovers.atEnd += found.atEnd

@@ -1,11 +1,13 @@
 // The bundled command line (dist/bundle/cli.cjs, which npm test builds first) and its V8 code cache, in a copy of the
-// package's layout: a run with no cache writes one; a cache V8 rejects is replaced; a bundle directory that others
+// package's layout: a run with no cache writes one; a cache V8 rejects is replaced; a run under other node flags than
+// the shebang's keeps a cache of its own (V8 rejects a cache written under other flags); a bundle directory that others
 // may write to gets no cache (a cache is code).
 import { describe, expect, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { shebangFlags } from "../support/cli.js"
 
 const copyPackage = () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "code-cache-"))
@@ -16,8 +18,9 @@ const copyPackage = () => {
   return root
 }
 
-const schemaOf = (root: string) => {
-  const ran = spawnSync(process.execPath, [path.join(root, "bin", "codex-harness.js"), "config", "schema"], {
+/** the schema, from the copy's bin run as the installed command (its shebang's flags), or with no flags */
+const schemaOf = (root: string, flags: ReadonlyArray<string> = shebangFlags) => {
+  const ran = spawnSync(process.execPath, [...flags, path.join(root, "bin", "codex-harness.js"), "config", "schema"], {
     encoding: "utf8",
     timeout: 60_000
   })
@@ -42,6 +45,16 @@ describe("the bundled CLI's code cache", () => {
       expect(schemaOf(root)).toEqual(expected)
       expect(fs.statSync(cache).size).toBeGreaterThan(100_000)
       expect(fs.readdirSync(bundle).filter((f) => f.startsWith("cli.code-cache."))).toEqual([])
+
+      // `node bin/...` without the shebang's flags: a cache of its own, the shebang's stays as it was
+      expect(shebangFlags.length).toBeGreaterThan(0)
+      const before = fs.readFileSync(cache)
+      expect(schemaOf(root, [])).toEqual(expected)
+      const own = fs.readdirSync(bundle).filter((f) => /^cli\.code-cache-[0-9a-f]{8}$/.test(f))
+      expect(own).toHaveLength(1)
+      expect(fs.statSync(path.join(bundle, own[0]!)).size).toBeGreaterThan(100_000)
+      expect(fs.readFileSync(cache).equals(before)).toBe(true)
+      fs.rmSync(path.join(bundle, own[0]!))
 
       // others may write to the directory: nothing is cached there
       fs.rmSync(cache)

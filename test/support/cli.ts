@@ -3,9 +3,17 @@
 // plain `run` took more than 60 s). Interrupting the effect kills the process.
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
+import * as fs from "node:fs"
 import * as path from "node:path"
 
 export const bin = path.resolve("bin/codex-harness.js")
+
+/** the node flags of the bin's shebang, which the installed command runs with (and its code cache was written under) */
+export const shebangFlags: ReadonlyArray<string> = (/^#!.*?\bnode\b(.*)$/.exec(fs.readFileSync(bin, "utf8").split("\n")[0]!)?.[1] ?? "")
+  .trim().split(/\s+/).filter((a) => a !== "")
+
+/** node's arguments that run the bin as the installed command does */
+export const binArgv: ReadonlyArray<string> = [...shebangFlags, bin]
 
 export interface Ran {
   readonly code: number
@@ -22,7 +30,7 @@ export interface RunOptions {
 
 export const runBin = (args: ReadonlyArray<string>, options: RunOptions = {}) =>
   Effect.async<Ran>((resume) => {
-    const child = spawn(process.execPath, [bin, ...args], {
+    const child = spawn(process.execPath, [...binArgv, ...args], {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, ...options.env }
     })

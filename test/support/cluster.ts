@@ -10,7 +10,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { ClusterStatusReport } from "../../src/cluster/ClusterStatus.js"
-import { bin, runBin } from "./cli.js"
+import { binArgv, runBin } from "./cli.js"
 import { groupMembers, processesMentioning } from "./harness.js"
 
 export interface Runner {
@@ -73,7 +73,7 @@ export const startRunner = (options: RunnerOptions) =>
     const workDir = options.reuse?.workDir ?? fs.mkdtempSync(path.join(options.root, `${options.name}-work-`))
     const port = options.port ?? (yield* freePortOn(host))
     const child = spawn(process.execPath, [
-      bin, "serve", ...(logDir === undefined ? [] : ["--log-level", "debug"]), "--cluster", url, "--runner-listen", `${host}:${port}`, "--listen", `${host}:0`,
+      ...binArgv, "serve", ...(logDir === undefined ? [] : ["--log-level", "debug"]), "--cluster", url, "--runner-listen", `${host}:${port}`, "--listen", `${host}:0`,
       "--state-dir", stateDir, "--cwd", workDir, "--provider-url", options.providerUrl
     ], { stdio: ["pipe", "pipe", "pipe"], detached: true, env: { ...process.env, PGPASSWORD: password } })
     let stderr = ""

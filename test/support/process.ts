@@ -2,7 +2,7 @@
 // line that says something happened (the receipt), a signal, and its end. Killed with SIGKILL when the scope closes.
 import { Deferred, Effect, type Scope } from "effect"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
-import { bin } from "./cli.js"
+import { binArgv } from "./cli.js"
 
 export interface Running {
   readonly child: ChildProcessWithoutNullStreams
@@ -20,7 +20,7 @@ export const startBin = (
   Effect.gen(function* () {
     const exit = yield* Deferred.make<{ readonly code: number | null; readonly signal: string | null }>()
     const child = yield* Effect.acquireRelease(
-      Effect.sync(() => spawn(process.execPath, [bin, ...args], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...options.env } })),
+      Effect.sync(() => spawn(process.execPath, [...binArgv, ...args], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...options.env } })),
       (c) => Effect.sync(() => (c.exitCode === null && c.signalCode === null ? void c.kill("SIGKILL") : undefined))
     )
     let stdout = ""

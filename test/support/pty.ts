@@ -2,7 +2,7 @@
 // streams).
 import { Duration, Effect } from "effect"
 import { spawn } from "node:child_process"
-import { bin } from "./cli.js"
+import { binArgv } from "./cli.js"
 
 /** POSIX single quotes for `script -c` */
 const quote = (arg: string) => `'${arg.replace(/'/g, "'\\''")}'`
@@ -14,7 +14,7 @@ const quote = (arg: string) => `'${arg.replace(/'/g, "'\\''")}'`
 export const onPty = (args: ReadonlyArray<string>) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const command = `stty cols 200 rows 50; exec ${[process.execPath, bin, ...args].map(quote).join(" ")}`
+      const command = `stty cols 200 rows 50; exec ${[process.execPath, ...binArgv, ...args].map(quote).join(" ")}`
       const child = spawn("script", ["-qfec", command, "/dev/null"], { stdio: ["pipe", "pipe", "pipe"], detached: true })
       let screen = ""
       const waiting = new Set<() => void>()
