@@ -145,15 +145,24 @@ export const makeWrites = <L>(deps: WritesDeps<L>) => {
     )
   }
 
-  /** what is staged, written within `stageFor` whoever else writes first */
-  const flushLater = (sessionId: string, entry: HeldSession<L>) =>
+  /**
+   * what is staged, written within `stageFor` whoever else writes first; a write that failed (the database away for
+   * longer than `writeRetryBound`) is scheduled again while the hold lasts, so nothing staged waits for a next append
+   */
+  const flushLater = (sessionId: string, entry: HeldSession<L>): Effect.Effect<void> =>
     Effect.suspend(() => {
       if (entry.flushing) return Effect.void
       entry.flushing = true
       return Effect.sleep(deps.stageFor).pipe(
         Effect.zipRight(gated(sessionId, Effect.suspend(() => writeHeld(sessionId, entry, [])))),
-        Effect.catchAll((e) => Effect.logWarning(`session ${sessionId}: staged records not written yet: ${e.message}`)),
         Effect.ensuring(Effect.sync(() => (entry.flushing = false))),
+        Effect.catchAll((e) =>
+          Effect.logWarning(`session ${sessionId}: staged records not written yet: ${e.message}`).pipe(
+            Effect.zipRight(Effect.suspend(() =>
+              entry.lost === undefined && held.get(sessionId) === entry && entry.work.staged.length > 0 ? flushLater(sessionId, entry) : Effect.void
+            ))
+          )
+        ),
         Effect.forkIn(deps.storeScope),
         Effect.asVoid
       )
@@ -217,7 +226,8 @@ export const makeWrites = <L>(deps: WritesDeps<L>) => {
       gated(sessionId, Effect.suspend(() => {
         const entry = held.get(sessionId)
         entry?.staging.delete(key)
-        if (entry === undefined || entry.lost !== undefined || deps.dead(entry.lock)) return Effect.succeed(false)
+        if (entry === undefined || entry.lost !== undefined) return Effect.succeed(false)
+        // a lock whose connection died (a restart) is taken again by the write: what is staged goes with the companion
         return Effect.as(writeHeld(sessionId, entry, [], companion), true)
       })),
     moveSnapshot: (sessionId, cutoff) =>

@@ -295,8 +295,12 @@ export const startTurn = (
     const inbox = yield* Queue.bounded<ServerNotification | Silence>(inboxSize)
     yield* connection.subscribeInto(inbox, { threadId })
     const progress = yield* Ref.make(TurnProgress.initial)
+    // Codex is asked to stop a turn once, whoever asks first (a stall, `stop`, the scope's release): a second request
+    // would only wait out its own bound again behind one Codex did not answer
+    const asked = yield* Ref.make(false)
     const interruptTurn = (turnId: string) =>
-      connection.request("turn/interrupt", { threadId, turnId }, { timeout: "2 seconds" }).pipe(Effect.ignore)
+      Effect.flatMap(Ref.getAndSet(asked, true), (already) =>
+        already ? Effect.void : connection.request("turn/interrupt", { threadId, turnId }, { timeout: "2 seconds" }).pipe(Effect.ignore))
     const turnId = yield* Effect.acquireRelease(
       // in a fiber of the turn's scope, not of the caller: a request's wait is interruptible even here (so its timeout
       // holds in a finalizer), an interrupted caller passes the interruption on to its child fibers at once, and an
