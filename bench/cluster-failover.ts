@@ -12,7 +12,9 @@
 //
 // Build and run: npm run build && node dist/bench/cluster-failover.js [--kills 10]
 import { Effect, ExecutionStrategy, Exit, Schedule, Scope, Stream } from "effect"
+import * as fs from "node:fs"
 import * as os from "node:os"
+import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import type * as ControlClient from "../src/control/ControlClient.js"
 import { make as makeModel, reply } from "../src/testing/ScriptedModel.js"
@@ -51,6 +53,11 @@ const program = Effect.gen(function* () {
   const db = "failover"
   const model = yield* makeModel({ fallback: reply.text("unscripted") })
   const root = yield* tempRoot()
+  // the runners, their app-servers and Codex's login shells get an empty HOME, as every bench/figures process does: this
+  // machine's rc files (pyenv) cost about a second of CPU per login shell, which is no part of a failover
+  const home = path.join(root, "home")
+  fs.mkdirSync(home)
+  process.env.HOME = home
   const runners: Array<Runner> = []
   // every runner started, the killed ones too: nothing of any may be left at the end
   const everyRunner: Array<Runner> = []
