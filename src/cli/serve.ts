@@ -186,9 +186,10 @@ export const serve = (options: ServeOptions) =>
         Layer.provideMerge(ClusterRunner.layer(settings, { ...cluster, drainGrace: `${options.shutdownGrace} seconds`, answerTimeout: `${options.answerTimeout} seconds` })),
         Layer.provideMerge(ControlServer.serialization)
       )
+    let listener: http.Server | undefined
     const evaluate = (): http.Server =>
       // an https.Server takes the same requests and upgrades; NodeHttpServer types its argument as http.Server
-      tls === undefined ? http.createServer() : (https.createServer(tls) as unknown as http.Server)
+      (listener = tls === undefined ? http.createServer() : (https.createServer(tls) as unknown as http.Server))
     const listenOptions = listen._tag === "Unix" ? { path: listen.path } : { host: listen.host, port: listen.port }
     if (listen._tag === "Unix") yield* clearSocketPath(listen.path)
 
@@ -224,6 +225,9 @@ export const serve = (options: ServeOptions) =>
           // listener closes the connections (bounded: a client that stopped reading is not waited for long)
           yield* hub.delivered.pipe(Effect.interruptible, Effect.timeoutOption("3 seconds"))
           yield* Console.error(`codex-harness serve: stopping${interrupted > 0 ? ` (${interrupted} running turn${interrupted === 1 ? "" : "s"} interrupted)` : ""}`)
+          // what is still open now carries nothing (a client that sent half a request and stopped): the listener's close
+          // waits for every connection, so without this one such client held the serve's exit for good
+          yield* Effect.sync(() => listener?.closeAllConnections())
         }))
       yield* Console.error(`codex-harness serve: listening on ${url} for ${settings.stateDir}`)
       if (ui !== undefined) {

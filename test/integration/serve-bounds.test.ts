@@ -15,35 +15,7 @@ import * as ControlServer from "../../src/control/ControlServer.js"
 import { runBin } from "../support/cli.js"
 import { fixture } from "../support/harness.js"
 import { rawAnswer, request, type Served, startServe } from "../support/serve.js"
-
-const health = JSON.stringify({ _tag: "Request", id: "1", tag: "Health", payload: {}, headers: [] })
-/** a Health request of exactly `bytes` bytes: its JSON padded with spaces, then the ndjson newline */
-const healthOf = (bytes: number) => health + " ".repeat(bytes - health.length - 1) + "\n"
-
-const authHeaders = (s: Served) => ({ host: `127.0.0.1:${s.port}`, "content-type": "application/x-ndjson", authorization: `Bearer ${s.token}` })
-
-/** Health over HTTP, the receipt that the serve still answers */
-const answersHealth = (s: Served) =>
-  Effect.map(request(s.port, { method: "POST", headers: authHeaders(s), body: healthOf(health.length + 1) }), (r) => r.status === 200 && r.body.includes(`"pid":${s.serve.child.pid}`))
-
-interface WsOutcome {
-  readonly closeCode: number | undefined
-  readonly answer: string | undefined
-}
-
-/** one message over an authenticated WebSocket: the first answer, or the code the serve closed the socket with */
-const overWebSocket = (s: Served, message: string) =>
-  Effect.async<WsOutcome>((resume) => {
-    const socket = new WebSocket(s.url, [ControlClient.protocol, `${ControlClient.bearerProtocolPrefix}${s.token}`])
-    socket.on("error", () => {})
-    socket.once("open", () => socket.send(message))
-    socket.once("message", (data: Buffer) => {
-      resume(Effect.succeed({ closeCode: undefined, answer: data.toString("utf8") }))
-      socket.terminate()
-    })
-    socket.once("close", (code: number) => resume(Effect.succeed({ closeCode: code, answer: undefined })))
-    return Effect.sync(() => socket.terminate())
-  }).pipe(Effect.timeout("30 seconds"))
+import { answersHealth, authHeaders, type Endpoint, health, healthOf, overWebSocket } from "../support/serveBounds.js"
 
 /** a raw connection that upgrades to a WebSocket and then sends the first `sent` bytes of a masked text frame of `declared` */
 const halfSentFrame = (s: Served, declared: number, sent: number) =>
@@ -70,6 +42,9 @@ const halfSentFrame = (s: Served, declared: number, sent: number) =>
     (socket) => Effect.sync(() => socket.destroy())
   )
 
+/** a started serve as the bounds helpers take it */
+const endpoint = (s: Served): Endpoint => ({ url: s.url, port: s.port, token: s.token, pid: s.serve.child.pid! })
+
 describe("serve's bounds on what a client sends", () => {
   it.scopedLive("a request body past the 4 MiB bound is refused with 413 before it is read, one of unknown size with 411; the serve answers on", () =>
     Effect.gen(function* () {
@@ -84,7 +59,7 @@ describe("serve's bounds on what a client sends", () => {
       const chunked = yield* rawAnswer(s.port, `POST /rpc HTTP/1.1\r\n${auth}Transfer-Encoding: chunked\r\n\r\n`)
       expect(chunked).toMatch(/^HTTP\/1\.1 411 /)
       // the control: a request of exactly the bound is read and answered
-      const ok = yield* request(s.port, { method: "POST", headers: authHeaders(s), body: healthOf(max) })
+      const ok = yield* request(s.port, { method: "POST", headers: authHeaders(endpoint(s)), body: healthOf(max) })
       expect(ok.status).toBe(200)
       expect(ok.body).toContain(`"pid":${s.serve.child.pid}`)
     }))
@@ -94,13 +69,13 @@ describe("serve's bounds on what a client sends", () => {
       const f = yield* fixture()
       const s = yield* startServe(f)
       const max = ControlServer.defaultMaxRequestBytes
-      const over = yield* overWebSocket(s, healthOf(max + 1))
+      const over = yield* overWebSocket(endpoint(s), healthOf(max + 1))
       expect(over).toEqual({ closeCode: 1009, answer: undefined })
       // the control: the same message at the bound is answered on its socket (ws's own limit, 100 MiB, would take both)
-      const at = yield* overWebSocket(s, healthOf(max))
+      const at = yield* overWebSocket(endpoint(s), healthOf(max))
       expect(at.closeCode).toBeUndefined()
       expect(at.answer).toContain(`"pid":${s.serve.child.pid}`)
-      expect(yield* answersHealth(s)).toBe(true)
+      expect(yield* answersHealth(endpoint(s))).toBe(true)
     }))
 
   it.scopedLive("--max-request-bytes sets the bound for bodies and messages, serve.maxRequestBytes in the config when the flag is absent; out of range is a usage error", () =>
@@ -109,8 +84,8 @@ describe("serve's bounds on what a client sends", () => {
       const flagged = yield* startServe(f, ["--max-request-bytes", "65536"])
       const auth = `Host: 127.0.0.1:${flagged.port}\r\nAuthorization: Bearer ${flagged.token}\r\n`
       expect(yield* rawAnswer(flagged.port, `POST /rpc HTTP/1.1\r\n${auth}Content-Length: 65537\r\n\r\n`)).toContain("larger than 65536 bytes")
-      expect((yield* overWebSocket(flagged, healthOf(65537))).closeCode).toBe(1009)
-      expect((yield* overWebSocket(flagged, healthOf(65536))).answer).toContain('"pid"')
+      expect((yield* overWebSocket(endpoint(flagged), healthOf(65537))).closeCode).toBe(1009)
+      expect((yield* overWebSocket(endpoint(flagged), healthOf(65536))).answer).toContain('"pid"')
       // what a person sees: `run` through the serve with a prompt past its bound is told so in one line, exit 2
       const tooLong = yield* runBin(["run", "--state-dir", f.stateDir, "--session", "big", "x".repeat(70_000)])
       expect(tooLong.code).toBe(2)
@@ -123,7 +98,7 @@ describe("serve's bounds on what a client sends", () => {
       const configured = yield* startServe(f)
       const auth2 = `Host: 127.0.0.1:${configured.port}\r\nAuthorization: Bearer ${configured.token}\r\n`
       expect(yield* rawAnswer(configured.port, `POST /rpc HTTP/1.1\r\n${auth2}Content-Length: 100001\r\n\r\n`)).toContain("larger than 100000 bytes")
-      expect((yield* overWebSocket(configured, healthOf(100_001))).closeCode).toBe(1009)
+      expect((yield* overWebSocket(endpoint(configured), healthOf(100_001))).closeCode).toBe(1009)
       yield* Effect.sync(() => configured.serve.child.kill("SIGTERM"))
       yield* configured.serve.exited
 
@@ -152,8 +127,8 @@ describe("serve's bounds on what a client sends", () => {
       )
       yield* halfSentFrame(s, 4096, 100)
       yield* halfSentFrame(s, ControlServer.defaultMaxRequestBytes, 1024 * 1024)
-      expect(yield* answersHealth(s)).toBe(true)
-      const ws = yield* overWebSocket(s, health + "\n")
+      expect(yield* answersHealth(endpoint(s))).toBe(true)
+      const ws = yield* overWebSocket(endpoint(s), health + "\n")
       expect(ws.answer).toContain(`"pid":${s.serve.child.pid}`)
       expect(body.destroyed).toBe(false)
     }))
