@@ -64,6 +64,23 @@ const program = Effect.gen(function* () {
   const clients = new Map<string, ControlClient.Client>()
   const scopes = new Map<string, Scope.CloseableScope>()
   yield* Effect.addFinalizer(() => Effect.sync(() => killEverything(everyRunner)))
+  // the runners are detached process groups: a bench stopped by Ctrl-C or SIGTERM (which end this process without its
+  // finalizers) kills them on its way out, and their app-servers with them
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      killEverything(everyRunner)
+      const postmaster = pg.postmasterPid()
+      if (postmaster !== undefined) {
+        try {
+          // an immediate shutdown of the throwaway server (its data stays in its temp dir)
+          process.kill(postmaster, "SIGQUIT")
+        } catch {
+          // already gone
+        }
+      }
+      process.exit(signal === "SIGINT" ? 130 : 143)
+    })
+  }
 
   const settled = until("all 300 shards held by the three live runners", Effect.map(
     pg.psql(`SELECT count(DISTINCT l.objid), count(DISTINCT a.application_name) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
