@@ -60,6 +60,9 @@ export interface WritesDeps<L> {
 /** at most this many records wait in a staged turn; the next one writes them */
 const maxStaged = 256
 
+/** a turn's reply and end: what TurnLedger reads back as a turn's outcome when its runner died (mirroredEnd) */
+const closesTurn: ReadonlySet<SessionRecord["_tag"]> = new Set(["assistant", "turn"])
+
 export const makeWrites = <L>(deps: WritesDeps<L>) => {
   const { gated, held, sql, storeError } = deps
   const snapshotOptions = (): SnapshotOptions => ({
@@ -90,19 +93,27 @@ export const makeWrites = <L>(deps: WritesDeps<L>) => {
    * dropped connection) is tried again for `writeRetryBound`, after checking whether it had committed, and a lock whose
    * connection died is taken again first; a lock taken away by someone else ends the hold.
    */
-  const writeHeld = (sessionId: string, entry: HeldSession<L>, records: ReadonlyArray<SessionRecord>, companion?: Statement<object>) => {
+  const writeHeld = (
+    sessionId: string,
+    entry: HeldSession<L>,
+    records: ReadonlyArray<SessionRecord>,
+    companion?: Statement<object>,
+    /** how many of the staged records go (the first ones): all of them unless said */
+    take?: (staged: ReadonlyArray<SessionRecord>) => number
+  ) => {
     let attempt = 0
     const once = Effect.gen(function* () {
       if (entry.lost !== undefined) return yield* deps.lostError(sessionId, entry.lost)
       const w = entry.work
-      const all = [...w.staged, ...records]
+      const taken = take === undefined ? w.staged.length : take(w.staged)
+      const all = [...w.staged.slice(0, taken), ...records]
       if (all.length === 0 && companion === undefined) return 0
       if (attempt++ > 0 && all.length > 0) {
         const last = yield* committed(sessionId, w.lastSeq, all).pipe(Effect.mapError(storeError(sessionId)))
         if (last !== undefined) {
           // it did: the copy in memory is read again rather than guessed (a snapshot may have moved with it)
           w.lastSeq = last
-          w.staged = []
+          w.staged = w.staged.slice(taken)
           w.stale = true
           remember(sessionId)
           return 0
@@ -124,7 +135,7 @@ export const makeWrites = <L>(deps: WritesDeps<L>) => {
         if (last !== w.lastSeq + all.length) w.stale = true
         all.forEach((record, i) => w.tail.push({ seq: last - all.length + 1 + i, record }))
         w.lastSeq = last
-        w.staged = []
+        w.staged = w.staged.slice(taken)
         remember(sessionId)
         if (snapshot !== undefined) {
           w.snapshotSeq = snapshot.seq
@@ -146,15 +157,18 @@ export const makeWrites = <L>(deps: WritesDeps<L>) => {
   }
 
   /**
-   * what is staged, written within `stageFor` whoever else writes first; a write that failed (the database away for
-   * longer than `writeRetryBound`) is scheduled again while the hold lasts, so nothing staged waits for a next append
+   * What is staged, written within `stageFor` whoever else writes first, up to a turn's reply or end while a turn is
+   * staged: those (and what follows them) go only with the turn's outcome (flushWith), so a runner that dies between
+   * the two leaves neither, and a turn the ledger reports lost has no reply in the mirror (the chaos test found one
+   * written by this timer and its outcome never). A write that failed (the database away for longer than
+   * `writeRetryBound`) is scheduled again while the hold lasts, so nothing staged waits for a next append.
    */
   const flushLater = (sessionId: string, entry: HeldSession<L>): Effect.Effect<void> =>
     Effect.suspend(() => {
       if (entry.flushing) return Effect.void
       entry.flushing = true
       return Effect.sleep(deps.stageFor).pipe(
-        Effect.zipRight(gated(sessionId, Effect.suspend(() => writeHeld(sessionId, entry, [])))),
+        Effect.zipRight(gated(sessionId, Effect.suspend(() => writeHeld(sessionId, entry, [], undefined, (staged) => timedPrefix(entry, staged))))),
         Effect.ensuring(Effect.sync(() => (entry.flushing = false))),
         Effect.catchAll((e) =>
           Effect.logWarning(`session ${sessionId}: staged records not written yet: ${e.message}`).pipe(
@@ -167,6 +181,13 @@ export const makeWrites = <L>(deps: WritesDeps<L>) => {
         Effect.asVoid
       )
     })
+
+  /** the staged records the timer may write: before the first reply or turn end while a turn is staged, else all */
+  const timedPrefix = (entry: HeldSession<L>, staged: ReadonlyArray<SessionRecord>) => {
+    if (entry.staging.size === 0) return staged.length
+    const closing = staged.findIndex((r) => closesTurn.has(r._tag))
+    return closing < 0 ? staged.length : closing
+  }
 
   /** a held session's record: staged while a turn of it is, else written now with whatever was staged */
   const appendHeld = (sessionId: string, entry: HeldSession<L>, record: SessionRecord) =>

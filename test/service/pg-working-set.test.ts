@@ -3,8 +3,8 @@
 // - a held session is read once (its working set) and then served from memory: no statement per read;
 // - a long session's snapshot moves forward as it is written, in the statements of its appends, and a session taken over
 //   by another process reads the snapshot's keep and its tail, not the whole transcript, with the same state;
-// - a staged turn's records are written in one statement with the caller's (the ledger's outcome), or on their own
-//   within `stageFor`; a prompt is never held back;
+// - a staged turn's records are written in one statement with the caller's (the ledger's outcome); those before its
+//   reply also on their own within `stageFor`; a prompt is never held back;
 // - a session reference is an index lookup (a whole id once, then from memory; a prefix; an ambiguous one counted).
 import { describe, expect, it } from "@effect/vitest"
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -78,7 +78,7 @@ describe("the PostgreSQL store's working sets", () => {
       expect(sessionState(recent)).toEqual(sessionState(whole))
     }))
 
-  it.scopedLive("a staged turn's records go in one statement with the caller's; a prompt never waits; unflushed ones go within stageFor", () =>
+  it.scopedLive("a staged turn's records go in one statement with the caller's; a prompt never waits; what precedes the reply goes within stageFor, the reply only with the outcome", () =>
     Effect.gen(function* () {
       const url = yield* freshDb()
       const db = dbOf(url)
@@ -107,17 +107,28 @@ describe("the PostgreSQL store's working sets", () => {
       expect(yield* psql(db, `SELECT done FROM outcome WHERE id = 'm1'`)).toBe("t\n")
       expect((yield* s.read("s1")).records).toEqual([binding, user, reply, end])
 
-      // staged and never flushed by the caller: written anyway, within stageFor (a store of its own, a short one; the
-      // prompt is there as soon as its append returns, the rest may already be too on a slow machine)
+      // staged: what comes before the turn's reply is written within stageFor without the caller (a store of its own, a
+      // short one; the prompt is there as soon as its append returns); the reply and the end wait for the outcome, so a
+      // runner that dies before its outcome is written leaves no reply of a turn the ledger reports lost
       const [quick] = yield* open(url, { stageFor: "200 millis" })
       yield* quick.hold("s2")
       yield* quick.append("s2", binding)
       yield* quick.workingSets.stage("s2", "m2")
-      const [user2, ...rest2] = turn(2)
+      const [user2, reply2, end2] = turn(2)
       yield* quick.append("s2", user2!)
-      expect(yield* countOf("s2")).toBeGreaterThanOrEqual(2)
-      for (const r of rest2) yield* quick.append("s2", r)
-      yield* Effect.repeat(countOf("s2"), { until: (n) => n === 4, schedule: Schedule.spaced("50 millis") }).pipe(Effect.timeout("60 seconds"))
+      expect(yield* countOf("s2")).toBe(2)
+      yield* quick.append("s2", { _tag: "reasoning", at, threadId: "th1", turnId: "u2", text: "thinking" })
+      yield* quick.append("s2", reply2!)
+      yield* quick.append("s2", end2!)
+      yield* Effect.repeat(countOf("s2"), { until: (n) => n >= 3, schedule: Schedule.spaced("50 millis") }).pipe(Effect.timeout("60 seconds"))
+      // one statement wrote the reasoning alone: the reply and the end were not in it
+      expect(yield* countOf("s2")).toBe(3)
+      expect(yield* quick.workingSets.flushWith("s2", "m2", sql`UPDATE outcome SET done = true WHERE id = 'm2' RETURNING id`)).toBe(true)
+      expect(yield* countOf("s2")).toBe(5)
+      expect(yield* psql(db, `SELECT done FROM outcome WHERE id = 'm2'`)).toBe("t\n")
+      // no turn staged: a record is written at once
+      yield* quick.append("s2", { _tag: "notice", at, text: "after" })
+      expect(yield* countOf("s2")).toBe(6)
       // a session not held here: the caller runs its statement itself
       expect(yield* s.workingSets.flushWith("other", "m3", sql`SELECT 1`)).toBe(false)
     }))
