@@ -110,7 +110,14 @@ export const make = (underlying: Storage, options: LockRenewalOptions): Effect.E
         if (Option.isSome(answer) && Exit.isSuccess(answer.value)) {
           // an earlier call's refresh answers for the shards it was asked about; ones taken since are this runner's
           const held = new Set(answer.value.value.map(String))
-          return requested.filter((shard) => held.has(String(shard)) || !asked.has(String(shard)))
+          const kept = requested.filter((shard) => held.has(String(shard)) || !asked.has(String(shard)))
+          // and the shards it holds that this call does not ask about go back in the answer: the cluster let them go
+          // while that refresh waited, and the refresh took them again. Told, the cluster releases them (it releases
+          // any shard a refresh returns that is not assigned to it); left out, their locks stayed with this runner for
+          // good and no runner served their sessions (the chaos test: one session unanswered for minutes, its shard
+          // assigned to a runner that could not take it)
+          const wanted = new Set(requested.map(String))
+          return [...kept, ...answer.value.value.filter((shard) => !wanted.has(String(shard)))]
         }
         const ms = yield* sinceRenewal
         const isFenced = yield* SubscriptionRef.get(fenced)

@@ -110,8 +110,8 @@ export const make = Effect.gen(function* () {
       (rows) => new Set(rows.map((r) => Number(r[0])))
     )
 
-  /** the shards asked for that this connection holds, taking the free ones */
-  const take = (lc: LockConnection, shardIds: ReadonlyArray<string>) =>
+  /** the shards asked for that this connection holds, taking the free ones (`all`: and every other shard it holds) */
+  const take = (lc: LockConnection, shardIds: ReadonlyArray<string>, all = false) =>
     Effect.gen(function* () {
       const held = yield* heldBy(lc)
       const wanted = shardIds.flatMap((shard) => {
@@ -123,7 +123,12 @@ export const make = Effect.gen(function* () {
         const rows = yield* lc.conn.executeValues(`SELECT ${missing.map((n) => `pg_try_advisory_lock(${n})`).join(", ")}`, [])
         missing.forEach((n, i) => rows[0]![i] === true && held.add(n))
       }
-      return wanted.filter((n) => held.has(n)).map((n) => shardOf.get(n)!)
+      const shards = wanted.filter((n) => held.has(n)).map((n) => shardOf.get(n)!)
+      if (all) {
+        const asked = new Set(wanted)
+        for (const n of held) if (!asked.has(n) && shardOf.has(n)) shards.push(shardOf.get(n)!)
+      }
+      return shards
     })
 
   const encoded: RunnerStorage.Encoded = {
@@ -140,11 +145,14 @@ export const make = Effect.gen(function* () {
     setRunnerHealth: (address, healthy) =>
       sql`UPDATE cluster_runners SET healthy = ${healthy} WHERE address = ${address}`.pipe(Effect.asVoid, refail),
     acquire: (_address, shardIds) => onLockConnection((lc) => take(lc, shardIds)),
-    // the heartbeat and the locks on the same connection, as SqlRunnerStorage: a renewed heartbeat means held locks
+    // the heartbeat and the locks on the same connection, as SqlRunnerStorage: a renewed heartbeat means held locks.
+    // The answer also names every other shard this connection holds (an operation that finished after its caller had
+    // stopped waiting, a refresh that took a shard again after it was released): the cluster releases a shard a refresh
+    // returns that is not assigned to it, where a lock nobody asks about would be held for as long as the connection lives
     refresh: (address, shardIds) =>
       onLockConnection((lc) =>
         lc.conn.executeRaw("UPDATE cluster_runners SET last_heartbeat = NOW() WHERE address = $1", [address]).pipe(
-          Effect.zipRight(shardIds.length > 0 ? take(lc, shardIds) : Effect.succeed([]))
+          Effect.zipRight(take(lc, shardIds, true))
         )
       ),
     release: (_address, shardId) =>

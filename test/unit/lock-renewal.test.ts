@@ -1,6 +1,7 @@
 // LockRenewal on the clock alone (TestClock): a shard lock refresh the database does not answer in time, or that fails,
 // keeps the runner's shards while its last renewal is within the tolerance; past it the runner fences itself (refreshes
-// fail, `fenced` says so) until a refresh succeeds again. The storage underneath is a stand-in whose refresh the test
+// fail, `fenced` says so) until a refresh succeeds again; a shard a late refresh holds that the cluster no longer asks
+// about is in the answer, for the cluster to release. The storage underneath is a stand-in whose refresh the test
 // makes answer, fail or hang.
 import * as ClusterError from "@effect/cluster/ClusterError"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
@@ -111,6 +112,21 @@ describe("LockRenewal", () => {
       yield* Deferred.succeed(until, undefined)
       yield* TestClock.adjust("1 millis")
       // the earlier refresh (1 and 2) answered both held; 3 was not asked, so it is still this runner's
+      expect((yield* Fiber.join(next)).map(String)).toEqual(["default:1", "default:2", "default:3"])
+    }))
+
+  it.scoped("a shard the cluster let go while a refresh waited, and that refresh took again, is in the answer (so the cluster releases it)", () =>
+    Effect.gen(function* () {
+      const t = yield* setup
+      const until = yield* Deferred.make<void>()
+      t.set({ _tag: "hang", until })
+      // asked for 1, 2 and 3; unanswered past the deadline: kept for now
+      yield* refreshAfter(t.storage, shards, "2500 millis")
+      // meanwhile the cluster released 3 (its shard moved): the next refresh asks for 1 and 2, and waits for the same one
+      const next = yield* Effect.fork(t.storage.refresh(address, shards.slice(0, 2)))
+      yield* Deferred.succeed(until, undefined)
+      yield* TestClock.adjust("1 millis")
+      // that refresh holds 3 again: said, or its lock stayed with this runner with nobody to release it
       expect((yield* Fiber.join(next)).map(String)).toEqual(["default:1", "default:2", "default:3"])
     }))
 })
