@@ -160,10 +160,19 @@ export const make = Effect.gen(function* () {
         const n = numbers.get(shardId)
         // nothing is held without a lock connection
         if (n === undefined || current === undefined) return Effect.void
+        // session-level advisory locks stack (though `take` never takes one twice): unlocked until this connection holds
+        // it no more, one statement a round. One round trip, not three: the lock connection does one operation at a
+        // time, and when a runner gives up half its shards at once (a runner came back) its refresh waits behind them
+        const unlockOnce = (lc: LockConnection) =>
+          Effect.map(
+            // CASE evaluates its condition first: the lock table is looked at after the unlock
+            lc.conn.executeValues(`SELECT CASE WHEN pg_advisory_unlock(${n}) THEN EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory'
+              AND l.granted AND l.classid = 0 AND l.objid = ${n} AND l.pid = ${lc.pid}) ELSE false END`, []),
+            (rows) => rows[0]?.[0] === true
+          )
         return onLockConnection((lc) =>
           Effect.gen(function* () {
-            // session-level advisory locks stack: unlocked until this connection holds it no more
-            for (let i = 0; i < 5 && (yield* heldBy(lc)).has(n); i++) yield* lc.conn.executeRaw(`SELECT pg_advisory_unlock(${n})`, [])
+            for (let i = 0; i < 5 && (yield* unlockOnce(lc)); i++);
           })
         )
       }),

@@ -212,6 +212,8 @@ export const make = (options: TurnLedgerOptions) =>
           Effect.mapError(failed("mark lost"))
         )
         if (updated.length === 0) return undefined
+        yield* Effect.logDebug(`turn ledger: message ${messageId} of session ${sessionId}, started by ${previousRunner}, ` +
+          (ended === undefined ? "recorded lost" : `recorded ${statusOf(ended)} from the transcript`) + ` (turn ${row.turn_id ?? "unknown"})`)
         return ended === undefined
           ? ({ _tag: "Lost", previousRunner, events } satisfies Claim)
           : ({ _tag: "Replay", status: statusOf(ended), events: ended } satisfies Claim)
@@ -266,6 +268,8 @@ export const make = (options: TurnLedgerOptions) =>
               if (events !== undefined) return { _tag: "Replay", status: statusOf(events), events } satisfies Claim
             }
             // ours, but not running here (its outcome could not be written) or past the bound: report it
+            yield* Effect.logDebug(`turn ledger: message ${messageId} was started by this runner and ` +
+              (turn === undefined ? "is not running here" : "was waited for past the bound"))
           } else if (addressOf(owner) !== options.address && Date.now() - startedAt < Duration.toMillis(ownerWait)) {
             // another runner: wait for it while it lives (it may be draining, or cut off from its peers)
             if (yield* alive(addressOf(owner))) {
@@ -321,7 +325,8 @@ export const make = (options: TurnLedgerOptions) =>
           Effect.asVoid
         ),
       release: (messageId) =>
-        sql`DELETE FROM harness_turn_messages WHERE message_id = ${messageId} AND status = 'started' AND runner = ${runner}`.pipe(
+        Effect.logDebug(`turn ledger: message ${messageId} released before its turn started`).pipe(
+          Effect.zipRight(sql`DELETE FROM harness_turn_messages WHERE message_id = ${messageId} AND status = 'started' AND runner = ${runner}`),
           Effect.catchAll((error) => Effect.logWarning(`turn ledger: could not release message ${messageId}: ${error.message}`)),
           Effect.ensuring(settle(messageId, "released")),
           Effect.asVoid

@@ -109,6 +109,20 @@ export const transcript = (pg: Postgres, db: string) =>
     (rs) => rs.map(([session, seq, tag, text, status]): TranscriptRecord => ({ session: session!, seq: Number(seq), tag: tag!, text: text ?? "", status: status ?? "" }))
   )
 
+/**
+ * how the mirror ended the turn of one message: the status of the first turn record after its prompt (before the next
+ * prompt), or "none"
+ */
+export const mirroredEnd = (records: ReadonlyArray<TranscriptRecord>, marker: string): string => {
+  const at = records.findIndex((r) => r.tag === "user" && r.text.includes(marker))
+  if (at < 0) return "none"
+  for (const r of records.slice(at + 1)) {
+    if (r.tag === "user") return "none"
+    if (r.tag === "turn") return r.status
+  }
+  return "none"
+}
+
 /** what the mirror says of one message: its prompt once, and for a completed turn its reply once */
 export const mirrored = (records: ReadonlyArray<TranscriptRecord>, marker: string) => ({
   prompts: records.filter((r) => r.tag === "user" && r.text.includes(marker)).length,
