@@ -191,13 +191,13 @@ export const layer = Session.toLayer(
             model: payload.model,
             kind: payload.turn_kind,
             approvals: payload.approvals,
+            // the registry has the message: its turn's fiber records its outcome, however this stream fares from here
+            onSubmitted: Effect.sync(() => void (handedOver = true)),
             onStarted: (threadId, turnId) => ledger.started(payload.messageId, threadId, turnId),
             // recorded before the stream ends, so a redelivery after this stream replays it
             onFinished: (outcome) => ledger.finish(payload.messageId, outcome).pipe(Effect.ensuring(Deferred.succeed(recorded, undefined))),
             followIn
           })
-          // the turn's fiber records its outcome now, however it ends
-          handedOver = true
           // the client is told how the turn ended once the ledger says the same (or its bound passed): a runner that dies
           // in between leaves a message its client retries, never one it was told completed and the ledger lost
           return events.pipe(Stream.mapEffect((event): Effect.Effect<ControlEvent> =>

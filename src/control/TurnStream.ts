@@ -20,6 +20,11 @@ export interface TurnStreamOptions {
   readonly model?: string | undefined
   readonly kind?: TurnKind | undefined
   readonly approvals?: "ask" | "allow" | "deny" | undefined
+  /**
+   * told as soon as the registry has the message, before anything can interrupt the caller: from then on the message's
+   * end is `onFinished`'s to tell (the cluster's ledger keeps its claim of the message instead of releasing it)
+   */
+  readonly onSubmitted?: Effect.Effect<void> | undefined
   /** told when Codex starts the turn that carries the message (the cluster's ledger records it) */
   readonly onStarted?: ((threadId: string | undefined, turnId: string) => Effect.Effect<void>) | undefined
   /** the outcome (the run's replies and its one terminal event) once the run that carried the message has ended,
@@ -104,7 +109,10 @@ export const start = (
     // done when the following has seen the run's end (or stopped): the outcome is then as complete as it gets
     const followed = yield* Deferred.make<void>()
     const onFinished = options.onFinished
-    const submitted = yield* work
+    const onSubmitted = options.onSubmitted ?? Effect.void
+    // uninterruptible with its onSubmitted (nothing in it waits long: a full queue is refused at once), so a caller
+    // interrupted here has either not submitted the message or has been told it did
+    const submitted = yield* Effect.uninterruptible(work
       .submit(sessionId, options.prompt, {
         model: options.model,
         kind: options.kind,
@@ -117,7 +125,7 @@ export const start = (
               Effect.zipRight(Effect.suspend(() => onFinished(outcome.some(isTerminal) ? outcome : [...outcome, terminalOf(sessionId, exit)])))
             )
         })
-      })
+      }).pipe(Effect.tap(() => onSubmitted)))
       .pipe(Effect.catchAllCause((cause) => Effect.zipRight(Scope.close(followScope, Exit.void), Effect.fail(failureOf(cause)))))
     const mailbox = yield* Mailbox.make<ControlEvent, ControlFailure>({ capacity: 1024 })
     // a caller that goes away takes its mailbox with it: the following (when it outlives the caller) offers to a mailbox

@@ -322,7 +322,11 @@ export const make = (options: SessionWorkOptions = {}) =>
           carried: Deferred.await(carried),
           reply: Deferred.await(reply)
         } satisfies Submitted
-      })
+      }).pipe(
+        // nothing here waits, and a caller interrupted half-way must not leave a queued message it was never told of
+        // (the cluster's ledger released the claim of a message whose turn then ran: reported lost, mirrored completed)
+        Effect.uninterruptible
+      )
 
     /**
      * `work` as the session's run once it has none: when it runs or queues anything, `busy` answers (or, with "wait",

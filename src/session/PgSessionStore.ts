@@ -207,6 +207,10 @@ export const pgStore = (
     const retake = (sessionId: string, entry: Held) =>
       Effect.gen(function* () {
         if (entry.lost !== undefined) return yield* lostError(sessionId, entry.lost)
+        // taken again already, by a caller that had the gate first (the ping and a write, or two holds, each saw the
+        // dead connection before taking the gate): nothing to do. Going on found the lock on the live connection and
+        // took that for a lock taken away, and the hold was lost with the turn's staged records (seen in the chaos test)
+        if (!entry.lock.dead) return
         const [lc, locked] = yield* onLockConnection((lc) =>
           lc === entry.lock
             // the lock is on this live connection already: a missing lock here was taken away, not dropped

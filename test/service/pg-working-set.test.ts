@@ -133,6 +133,31 @@ describe("the PostgreSQL store's working sets", () => {
       expect(yield* s.workingSets.flushWith("other", "m3", sql`SELECT 1`)).toBe(false)
     }))
 
+  it.scopedLive("a lock taken again by one caller is not lost to the next who saw the same dead connection: the staged turn still goes with its outcome", () =>
+    Effect.gen(function* () {
+      const url = yield* freshDb()
+      const db = dbOf(url)
+      const [s, sql] = yield* open(url, { stageFor: "1 hour", lockPingInterval: "1 hour" })
+      yield* Effect.orDie(sql`CREATE TABLE outcome (id text PRIMARY KEY, done boolean NOT NULL DEFAULT false)`)
+      yield* Effect.orDie(sql`INSERT INTO outcome VALUES ('m1')`)
+      yield* s.hold("s1")
+      yield* s.append("s1", binding)
+      yield* s.workingSets.stage("s1", "m1")
+      const [user, reply, end] = turn(1)
+      yield* s.append("s1", user!)
+      yield* s.append("s1", reply!)
+      yield* s.append("s1", end!)
+      // the lock connection dies (a restart, as far as this store can tell), and the store finds out on its next lock
+      yield* psql(db, `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted`)
+      yield* s.hold("s2")
+      // two callers see s1's lock on a dead connection before either takes the gate: the first takes it again
+      yield* Effect.all([s.hold("s1"), s.hold("s1")], { concurrency: 2, discard: true })
+      // the hold the turn's records wait in was kept: they go with the outcome
+      expect(yield* s.workingSets.flushWith("s1", "m1", sql`UPDATE outcome SET done = true WHERE id = 'm1' RETURNING id`)).toBe(true)
+      expect(yield* psql(db, `SELECT string_agg(tag, ',' ORDER BY seq) FROM harness_records WHERE session_id = 's1'`)).toBe("binding,user,assistant,turn\n")
+      expect(yield* psql(db, `SELECT done FROM outcome WHERE id = 'm1'`)).toBe("t\n")
+    }))
+
   it.scopedLive("a session reference is an index lookup: a whole id (then known), a unique prefix, an ambiguous one with its count", () =>
     Effect.gen(function* () {
       const url = yield* freshDb()

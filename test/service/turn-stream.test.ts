@@ -4,7 +4,8 @@
 //   what `onFinished` gets;
 // - a caller whose stream is cut mid-run (the cluster stops a Turn's stream under a moving shard) still gets the whole
 //   outcome recorded when the following lives in a scope of its own (`followIn`, the runner's), and without it loses
-//   what the run published after the cut (the positive control: this is what the cluster's ledger replayed before).
+//   what the run published after the cut (the positive control: this is what the cluster's ledger replayed before);
+// - a caller interrupted while the registry takes the message is told it was taken (onSubmitted) before it stops.
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import type { ControlEvent } from "../../schemas/control.js"
@@ -90,6 +91,42 @@ describe("TurnStream", () => {
     Effect.gen(function* () {
       expect(yield* cutMidRun("runner")).toEqual([reply("before the cut"), reply("after the cut"), completed])
     }))
+
+  it.scoped("a caller interrupted while the registry takes the message still hears onSubmitted: the message is never queued untold", () =>
+    Effect.gen(function* () {
+      const entered = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      const told = yield* Deferred.make<SubmitOptions>()
+      // a registry that takes its time over the message, and has it once it answers
+      const submit: SessionWorkService["submit"] = (_sessionId, _text, options) =>
+        Deferred.succeed(entered, undefined).pipe(
+          Effect.zipRight(Deferred.await(gate)),
+          Effect.zipRight(Deferred.succeed(told, options ?? {})),
+          Effect.as({
+            seq: 1,
+            disposition: "start" as const,
+            mode: "steer" as const,
+            carried: Effect.never,
+            reply: Effect.succeed(result)
+          })
+        )
+      const context = yield* Layer.build(Layer.merge(EventHub.layer, Layer.succeed(SessionWork, { submit } as unknown as SessionWorkService)))
+      let handedOver = false
+      const starting = yield* TurnStream.start({
+        sessionId: "s1",
+        prompt: "hi",
+        onSubmitted: Effect.sync(() => void (handedOver = true)),
+        onFinished: () => Effect.void
+      }).pipe(Effect.provide(context), Effect.scoped, Effect.fork)
+      yield* Deferred.await(entered)
+      // the caller goes away (its serve died) while the registry takes the message
+      const interrupting = yield* Effect.fork(Fiber.interrupt(starting))
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(interrupting)
+      // the registry has the message, and the caller was told so before it stopped: the cluster keeps the claim
+      expect(Option.isSome(yield* Deferred.poll(told))).toBe(true)
+      expect(handedOver).toBe(true)
+    }).pipe(Effect.timeout("10 seconds")))
 
   it.scoped("followed in the caller's scope, a cut loses what the run said after it (control): only a terminal made from the result is left", () =>
     Effect.gen(function* () {
