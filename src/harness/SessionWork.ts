@@ -323,8 +323,7 @@ export const make = (options: SessionWorkOptions = {}) =>
           reply: Deferred.await(reply)
         } satisfies Submitted
       }).pipe(
-        // nothing here waits, and a caller interrupted half-way must not leave a queued message it was never told of
-        // (the cluster's ledger released the claim of a message whose turn then ran: reported lost, mirrored completed)
+        // nothing here waits; a caller interrupted half-way must not leave a message queued that it was never told of
         Effect.uninterruptible
       )
 

@@ -7,8 +7,10 @@
 // serve, as any client holding an idempotency key would.
 //
 // Then, for every message: exactly one outcome, and the client, the ledger and the transcript agree on it:
-// - completed: the ledger says completed, the model was asked once, the mirror has its prompt and its reply once;
-// - failed: the ledger says failed or lost, the mirror has no reply, the model was asked at most once;
+// - completed: the ledger says completed, the model was asked once, the mirror has its prompt, its reply and a
+//   completed end once;
+// - failed: the ledger says failed or lost, the mirror has no completed turn for it and no reply without an end that
+//   says the turn stopped (interrupted or failed), the model was asked at most once;
 // and no message left `started`, every failure said in words, every session answers one more message (none stuck).
 // Decisions come from a seeded random (CHAOS_SEED=N replays them: the victims, the model's delays, which serve each
 // message goes through); the seed is printed first.
@@ -19,7 +21,7 @@ import type { ControlEvent } from "../../schemas/control.js"
 import type * as ControlClient from "../../src/control/ControlClient.js"
 import { make as makeModel, reply, type ScriptedModel } from "../../src/testing/ScriptedModel.js"
 import { killEverything, killMachine, lastUserText, type Runner, startRunner, tempRoot } from "../support/cluster.js"
-import { connect, ledger, mirrored, terminal, transcript, until } from "../support/clusterTurns.js"
+import { connect, ledger, mirrored, mirroredEnd, terminal, transcript, until } from "../support/clusterTurns.js"
 import { leftBehind } from "../support/harness.js"
 import { type Random, seedFrom, stream } from "../support/seeded.js"
 import { withPostgres } from "../support/withPostgres.js"
@@ -234,7 +236,7 @@ afterAll(async () => {
 // One whole-suite run also saw a session's last message get no outcome within 150 s (a stuck session). Both are issue
 // 29's first and sixth items, open; this stays skipped until they are fixed (replay: CHAOS_SEED=2002098816 with
 // describe.skip turned back into describe).
-describe.skip("chaos: kill -9 of runners, a PostgreSQL restart and stall, under steady load", () => {
+describe("chaos: kill -9 of runners, a PostgreSQL restart and stall, under steady load", () => {
   it.live("every message ends in exactly one outcome, and client, ledger and transcript agree; no duplicates, none stuck", () =>
     Effect.gen(function* () {
       const t0 = Date.now()
@@ -262,13 +264,25 @@ describe.skip("chaos: kill -9 of runners, a PostgreSQL restart and stall, under 
       const disagreements: Array<string> = []
       for (const r of receipts) {
         const row = byId.get(r.messageId)
-        const m = mirrored(records.filter((x) => x.session === r.session), r.marker)
-        const views = `client ${r.outcome}, ledger ${row?.status ?? "none"}, model asked ${askedFor(r.marker)}, mirror ${m.prompts} prompt(s) ${m.replies} reply(ies)`
+        const mine = records.filter((x) => x.session === r.session)
+        const m = mirrored(mine, r.marker)
+        const end = mirroredEnd(mine, r.marker)
+        const views = `client ${r.outcome}, ledger ${row?.status ?? "none"}, model asked ${askedFor(r.marker)}, ` +
+          `mirror ${m.prompts} prompt(s) ${m.replies} reply(ies), turn ${end}`
+        // a failed turn may have its reply in the mirror only beside the end that says how it stopped (a runner fenced
+        // after the model answered: the turn was interrupted, and the mirror says so); never a reply without an end,
+        // never a completed turn the client and the ledger call failed
         const ok = r.outcome === "completed"
-          ? row?.status === "completed" && askedFor(r.marker) === 1 && m.prompts === 1 && m.replies === 1
+          ? row?.status === "completed" && askedFor(r.marker) === 1 && m.prompts === 1 && m.replies === 1 && end === "completed"
           : (row === undefined ? r.outcome === "reported" : row.status === "failed" || row.status === "lost") &&
-            m.replies === 0 && askedFor(r.marker) <= 1 && m.prompts <= 1
-        if (!ok) disagreements.push(`${r.marker}: ${views}; said: ${r.said.join(" | ")}`)
+            end !== "completed" && (m.replies === 0 || end === "interrupted" || end === "failed") &&
+            askedFor(r.marker) <= 1 && m.prompts <= 1
+        if (!ok) {
+          disagreements.push(`${r.marker}: ${views}; said: ${r.said.join(" | ")}`)
+          const at = mine.findIndex((x) => x.tag === "user" && x.text.includes(r.marker))
+          // the session's records around it, for whoever reads the failure
+          console.log(`${r.marker}, the mirror around it: ` + mine.slice(Math.max(0, at - 2), at + 8).map((x) => `${x.seq}:${x.tag}:${x.status}:${x.text.slice(0, 30)}`).join(" | "))
+        }
       }
       const unreadable = receipts.flatMap((r) => r.said.filter((line) => /[{}]|EntityAddress|envelopeId|\n/.test(line)).map((line) => `${r.marker}: ${line}`))
       const started = rows.filter((r) => r.status === "started")
