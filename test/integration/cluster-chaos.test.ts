@@ -230,12 +230,11 @@ afterAll(async () => {
   await Effect.runPromise(Scope.close(env.scope, Exit.void))
 }, 60_000)
 
-// Skipped, with a reason: since main's working sets (issue 33) were merged with the fault work, two seeds fail. Seed
-// 2002098816 fails every time, quiet: a message whose turn completed in the transcript (its prompt and reply mirrored)
-// was reported lost to its client and in the ledger, after its runner was killed and restarted on the same address.
-// One whole-suite run also saw a session's last message get no outcome within 150 s (a stuck session). Both are issue
-// 29's first and sixth items, open; this stays skipped until they are fixed (replay: CHAOS_SEED=2002098816 with
-// describe.skip turned back into describe).
+// What this test found, each fixed with a test of its own: a staging timer that wrote a turn's reply before its outcome
+// (pg-working-set), a shard lock nobody asked about any more that left a session unanswered (lock-renewal,
+// pg-shard-locks), a lock taken again twice and lost with the turn's staged records (pg-working-set), and a claim
+// released under a turn that ran (turn-stream). A failure prints the seed to replay it with (CHAOS_SEED=N) and, for a
+// message the views disagree on, the session's mirror around it.
 describe("chaos: kill -9 of runners, a PostgreSQL restart and stall, under steady load", () => {
   it.live("every message ends in exactly one outcome, and client, ledger and transcript agree; no duplicates, none stuck", () =>
     Effect.gen(function* () {
