@@ -20,12 +20,11 @@
 // the session store stages them (WorkingSets, PgWorkingSet.ts): one statement where there were two, and the
 // transcript's end of a turn and its outcome here are written together or not at all.
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { Statement } from "@effect/sql/Statement"
 import { Context, Data, Deferred, Duration, Effect, Layer, Option, Schedule, Schema } from "effect"
 import * as crypto from "node:crypto"
 import { ControlEvent } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
-import { WorkingSets } from "../session/PgWorkingSet.js"
+import { type Companion, WorkingSets } from "../session/PgWorkingSet.js"
 import { applicationNameOf } from "./ClusterDatabase.js"
 
 export type LedgerStatus = "started" | "completed" | "failed" | "lost"
@@ -295,12 +294,13 @@ export const make = (options: TurnLedgerOptions) =>
       const sessionId = sessionOf.get(messageId)
       return Option.isNone(workingSets) || sessionId === undefined ? Effect.void : workingSets.value.stage(sessionId, messageId)
     }
-    /** the statement, with the session's staged records when its store stages them here, else alone */
-    const withStaged = (messageId: string, statement: Statement<object>) => {
+    /** the statement, with the session's staged records when its store stages them here (under its fence), else alone */
+    const withStaged = (messageId: string, statement: Companion) => {
       const sessionId = sessionOf.get(messageId)
+      const alone = Effect.suspend(() => Effect.asVoid(statement(sql.literal("TRUE"))))
       return Option.isNone(workingSets) || sessionId === undefined
-        ? Effect.asVoid(statement)
-        : workingSets.value.flushWith(sessionId, messageId, statement).pipe(Effect.flatMap((done) => (done ? Effect.void : Effect.asVoid(statement))))
+        ? alone
+        : workingSets.value.flushWith(sessionId, messageId, statement).pipe(Effect.flatMap((done) => (done ? Effect.void : alone)))
     }
 
     const service: TurnLedgerService = {
@@ -315,9 +315,9 @@ export const make = (options: TurnLedgerOptions) =>
           Effect.forkIn(scope)
         )), Effect.asVoid),
       finish: (messageId, events) =>
-        withStaged(messageId, sql`UPDATE harness_turn_messages SET status = ${statusOf(events)}, outcome = ${JSON.stringify(events)}::jsonb,
+        withStaged(messageId, (guard) => sql`UPDATE harness_turn_messages SET status = ${statusOf(events)}, outcome = ${JSON.stringify(events)}::jsonb,
             updated_at = now()
-          WHERE message_id = ${messageId} AND status = 'started' AND runner = ${runner} RETURNING message_id`).pipe(
+          WHERE message_id = ${messageId} AND status = 'started' AND runner = ${runner} AND ${guard} RETURNING message_id`).pipe(
           // a restart or a stall of the database on the way is waited out, within a bound
           Effect.retry(Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("2 seconds")), Schedule.upTo(finishBound))),
           Effect.catchAll((error) => Effect.logError(`turn ledger: the outcome of message ${messageId} was not recorded: ${error.message}`)),

@@ -4,10 +4,11 @@
 // Everything here runs under the session's gate (the store's per-session semaphore), as the store's own writes do.
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import type { Fragment, Statement } from "@effect/sql/Statement"
+import type { Fragment } from "@effect/sql/Statement"
 import { Duration, Effect, Schedule, type Scope } from "effect"
 import type { SessionRecord } from "../../schemas/session.js"
 import {
+  type Companion,
   contentsOf,
   insertBatch,
   lookupIds,
@@ -97,7 +98,7 @@ export const makeWrites = <L>(deps: WritesDeps<L>) => {
     sessionId: string,
     entry: HeldSession<L>,
     records: ReadonlyArray<SessionRecord>,
-    companion?: Statement<object>,
+    companion?: Companion,
     /** how many of the staged records go (the first ones): all of them unless said */
     take?: (staged: ReadonlyArray<SessionRecord>) => number
   ) => {
@@ -124,7 +125,7 @@ export const makeWrites = <L>(deps: WritesDeps<L>) => {
       const [row] = yield* insertBatch(sql, { sessionId, records: all, fence: deps.fence(sessionId, entry.lock), snapshot, companion }).pipe(
         Effect.mapError(storeError(sessionId))
       )
-      if (all.length > 0) {
+      if (all.length > 0 || row?.fenced === false) {
         if (row?.last_seq === null || row?.last_seq === undefined) {
           // not held by its connection any more: the lock of a connection that died is taken again, one taken away is lost
           if (!(yield* deps.confirmDead(entry.lock))) return yield* deps.lose(sessionId, entry)
@@ -247,7 +248,14 @@ export const makeWrites = <L>(deps: WritesDeps<L>) => {
       gated(sessionId, Effect.suspend(() => {
         const entry = held.get(sessionId)
         entry?.staging.delete(key)
-        if (entry === undefined || entry.lost !== undefined) return Effect.succeed(false)
+        if (entry === undefined) return Effect.succeed(false)
+        if (entry.lost !== undefined) {
+          // another process has the session now, but this turn ran here: its records and its outcome still go together
+          // (without the lock: the seqs come from the session's row, so they follow whatever the other one wrote)
+          const staged = entry.work.staged
+          entry.work.staged = []
+          return insertBatch(sql, { sessionId, records: staged, companion }).pipe(Effect.mapError(storeError(sessionId)), Effect.as(true))
+        }
         // a lock whose connection died (a restart) is taken again by the write: what is staged goes with the companion
         return Effect.as(writeHeld(sessionId, entry, [], companion), true)
       })),

@@ -77,9 +77,16 @@ export interface Batch {
   readonly fence?: Fragment | undefined
   /** a snapshot to move to in the same statement */
   readonly snapshot?: Snapshot | undefined
-  /** one more statement run as a CTE of this one (an UPDATE ... RETURNING, say); its rows are counted */
-  readonly companion?: Statement<object> | undefined
+  /**
+   * One more statement run as a CTE of this one (an UPDATE ... RETURNING, say); its rows are counted. It is given the
+   * fence as `guard` to put in its WHERE: a data-modifying CTE runs whatever the rest of the statement does, so without
+   * it a write the fence refused still ran its companion (an outcome recorded without the records it goes with).
+   */
+  readonly companion?: Companion | undefined
 }
+
+/** a statement to run with a batch, given the condition (the fence, or TRUE) it must hold under */
+export type Companion = (guard: Fragment) => Statement<object>
 
 /**
  * One statement: the records with the session's next seqs (handed out by its row, so concurrent writers anywhere get
@@ -89,16 +96,18 @@ export interface Batch {
 export const insertBatch = (sql: SqlClient.SqlClient, batch: Batch) => {
   const { records, sessionId } = batch
   const n = records.length
-  const companion = batch.companion === undefined ? sql.literal("") : sql`, companion AS (${batch.companion})`
+  const guard = batch.fence ?? sql.literal("TRUE")
+  const companion = batch.companion === undefined ? sql.literal("") : sql`, companion AS (${batch.companion(guard)})`
   const counted = sql.literal(batch.companion === undefined ? "0" : "(SELECT count(*) FROM companion)::integer")
   if (n === 0) {
-    return sql<{ last_seq: number | null; companion: number }>`WITH nothing AS (SELECT 1)${companion}
-      SELECT NULL::integer AS last_seq, ${counted} AS companion`
+    // no records to tell whether the fence held: said in `fenced`
+    return sql<{ last_seq: number | null; companion: number; fenced: boolean }>`WITH nothing AS (SELECT 1)${companion}
+      SELECT NULL::integer AS last_seq, ${counted} AS companion, ${guard} AS fenced`
   }
   const snapshot = batch.snapshot === undefined
     ? sql.literal("")
     : sql`, snapshot_seq = ${batch.snapshot.seq}::integer, snapshot_keep = ${batch.snapshot.keep.map((e) => e.seq)}::integer[]`
-  return sql<{ last_seq: number | null; companion: number }>`WITH next AS (
+  return sql<{ last_seq: number | null; companion: number; fenced?: boolean }>`WITH next AS (
       INSERT INTO harness_sessions AS s (id, last_seq) SELECT ${sessionId}, ${n}::integer
         ${batch.fence === undefined ? sql.literal("") : sql`WHERE ${batch.fence}`}
       ON CONFLICT (id) DO UPDATE SET last_seq = s.last_seq + ${n}::integer, updated_at = now()${snapshot} RETURNING last_seq
@@ -131,10 +140,11 @@ export interface WorkingSetsService {
   /** the turn that carries message `key` of the session started: stage its records until `flushWith(key)` */
   readonly stage: (sessionId: string, key: string) => Effect.Effect<void>
   /**
-   * The staged records and `companion` in one statement, and `key` no longer staged. `false`: the session is not held
-   * here, nothing was run (the caller runs its statement itself).
+   * The staged records and `companion` in one statement, and `key` no longer staged. A hold this process lost (another
+   * process has the session) still writes them together, without the lock: the turn ran here. `false`: the session is
+   * not held here, nothing was run (the caller runs its statement itself, with the guard TRUE).
    */
-  readonly flushWith: (sessionId: string, key: string, companion: Statement<object>) => Effect.Effect<boolean, SessionStoreError>
+  readonly flushWith: (sessionId: string, key: string, companion: Companion) => Effect.Effect<boolean, SessionStoreError>
   /**
    * Moves the snapshot of a session held here past the records older than `cutoff` (ms since the epoch) where it can
    * (the retention job, for a session nobody else holds); whether it moved.
