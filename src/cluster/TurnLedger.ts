@@ -295,12 +295,12 @@ export const make = (options: TurnLedgerOptions) =>
       return Option.isNone(workingSets) || sessionId === undefined ? Effect.void : workingSets.value.stage(sessionId, messageId)
     }
     /** the statement, with the session's staged records when its store stages them here (under its fence), else alone */
-    const withStaged = (messageId: string, statement: Companion) => {
+    const withStaged = (messageId: string, statement: Companion): Effect.Effect<number, unknown> => {
       const sessionId = sessionOf.get(messageId)
-      const alone = Effect.suspend(() => Effect.asVoid(statement(sql.literal("TRUE"))))
+      const alone = Effect.suspend(() => Effect.map(statement(sql.literal("TRUE")), (rows) => rows.length))
       return Option.isNone(workingSets) || sessionId === undefined
         ? alone
-        : workingSets.value.flushWith(sessionId, messageId, statement).pipe(Effect.flatMap((done) => (done ? Effect.void : alone)))
+        : workingSets.value.flushWith(sessionId, messageId, statement).pipe(Effect.flatMap((rows) => (rows === undefined ? alone : Effect.succeed(rows))))
     }
 
     const service: TurnLedgerService = {
@@ -320,7 +320,13 @@ export const make = (options: TurnLedgerOptions) =>
           WHERE message_id = ${messageId} AND status = 'started' AND runner = ${runner} AND ${guard} RETURNING message_id`).pipe(
           // a restart or a stall of the database on the way is waited out, within a bound
           Effect.retry(Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("2 seconds")), Schedule.upTo(finishBound))),
-          Effect.catchAll((error) => Effect.logError(`turn ledger: the outcome of message ${messageId} was not recorded: ${error.message}`)),
+          Effect.flatMap((rows) =>
+            rows === 0
+              ? Effect.logWarning(`turn ledger: the outcome of message ${messageId} found its record no longer started by this runner (reported lost or released meanwhile)`)
+              : Effect.logDebug(`turn ledger: message ${messageId} ${statusOf(events)}`)
+          ),
+          Effect.catchAll((error) => Effect.logError(`turn ledger: the outcome of message ${messageId} was not recorded: ${error instanceof Error ? error.message : String(error)}`)),
+          Effect.onInterrupt(() => Effect.logWarning(`turn ledger: recording the outcome of message ${messageId} was interrupted`)),
           Effect.ensuring(settle(messageId, events)),
           Effect.asVoid
         ),

@@ -117,7 +117,8 @@ export const makeWrites = <L>(deps: WritesDeps<L>) => {
           w.staged = w.staged.slice(taken)
           w.stale = true
           remember(sessionId)
-          return 0
+          // the companion went with them; how many rows it changed is not known
+          return -1
         }
       }
       if (deps.dead(entry.lock)) yield* deps.retake(sessionId, entry)
@@ -248,16 +249,19 @@ export const makeWrites = <L>(deps: WritesDeps<L>) => {
       gated(sessionId, Effect.suspend(() => {
         const entry = held.get(sessionId)
         entry?.staging.delete(key)
-        if (entry === undefined) return Effect.succeed(false)
+        if (entry === undefined) return Effect.succeed(undefined)
         if (entry.lost !== undefined) {
           // another process has the session now, but this turn ran here: its records and its outcome still go together
           // (without the lock: the seqs come from the session's row, so they follow whatever the other one wrote)
           const staged = entry.work.staged
           entry.work.staged = []
-          return insertBatch(sql, { sessionId, records: staged, companion }).pipe(Effect.mapError(storeError(sessionId)), Effect.as(true))
+          return insertBatch(sql, { sessionId, records: staged, companion }).pipe(
+            Effect.mapError(storeError(sessionId)),
+            Effect.map(([row]) => Number(row?.companion ?? 0))
+          )
         }
         // a lock whose connection died (a restart) is taken again by the write: what is staged goes with the companion
-        return Effect.as(writeHeld(sessionId, entry, [], companion), true)
+        return writeHeld(sessionId, entry, [], companion)
       })),
     moveSnapshot: (sessionId, cutoff) =>
       gated(sessionId, Effect.gen(function* () {

@@ -141,10 +141,11 @@ export interface WorkingSetsService {
   readonly stage: (sessionId: string, key: string) => Effect.Effect<void>
   /**
    * The staged records and `companion` in one statement, and `key` no longer staged. A hold this process lost (another
-   * process has the session) still writes them together, without the lock: the turn ran here. `false`: the session is
-   * not held here, nothing was run (the caller runs its statement itself, with the guard TRUE).
+   * process has the session) still writes them together, without the lock: the turn ran here. Returns the companion's
+   * row count (-1: not known, the statement had committed before its answer was lost); `undefined`: the session is not
+   * held here, nothing was run (the caller runs its statement itself, with the guard TRUE).
    */
-  readonly flushWith: (sessionId: string, key: string, companion: Companion) => Effect.Effect<boolean, SessionStoreError>
+  readonly flushWith: (sessionId: string, key: string, companion: Companion) => Effect.Effect<number | undefined, SessionStoreError>
   /**
    * Moves the snapshot of a session held here past the records older than `cutoff` (ms since the epoch) where it can
    * (the retention job, for a session nobody else holds); whether it moved.

@@ -101,7 +101,7 @@ describe("the PostgreSQL store's working sets", () => {
       // served from memory meanwhile, in order
       expect((yield* s.readRecent!("s1")).records).toEqual([binding, user, reply, end])
       const before = yield* statements(db)
-      expect(yield* s.workingSets.flushWith("s1", "m1", (guard) => sql`UPDATE outcome SET done = true WHERE id = 'm1' AND ${guard} RETURNING id`)).toBe(true)
+      expect(yield* s.workingSets.flushWith("s1", "m1", (guard) => sql`UPDATE outcome SET done = true WHERE id = 'm1' AND ${guard} RETURNING id`)).toBe(1)
       expect((yield* statements(db)) - before).toBe(1)
       expect(yield* count).toBe(4)
       expect(yield* psql(db, `SELECT done FROM outcome WHERE id = 'm1'`)).toBe("t\n")
@@ -123,14 +123,14 @@ describe("the PostgreSQL store's working sets", () => {
       yield* Effect.repeat(countOf("s2"), { until: (n) => n >= 3, schedule: Schedule.spaced("50 millis") }).pipe(Effect.timeout("60 seconds"))
       // one statement wrote the reasoning alone: the reply and the end were not in it
       expect(yield* countOf("s2")).toBe(3)
-      expect(yield* quick.workingSets.flushWith("s2", "m2", (guard) => sql`UPDATE outcome SET done = true WHERE id = 'm2' AND ${guard} RETURNING id`)).toBe(true)
+      expect(yield* quick.workingSets.flushWith("s2", "m2", (guard) => sql`UPDATE outcome SET done = true WHERE id = 'm2' AND ${guard} RETURNING id`)).toBe(1)
       expect(yield* countOf("s2")).toBe(5)
       expect(yield* psql(db, `SELECT done FROM outcome WHERE id = 'm2'`)).toBe("t\n")
       // no turn staged: a record is written at once
       yield* quick.append("s2", { _tag: "notice", at, text: "after" })
       expect(yield* countOf("s2")).toBe(6)
       // a session not held here: the caller runs its statement itself
-      expect(yield* s.workingSets.flushWith("other", "m3", () => sql`SELECT 1`)).toBe(false)
+      expect(yield* s.workingSets.flushWith("other", "m3", () => sql`SELECT 1`)).toBeUndefined()
     }))
 
   it.scopedLive("a lock taken again by one caller is not lost to the next who saw the same dead connection: the staged turn still goes with its outcome", () =>
@@ -153,7 +153,7 @@ describe("the PostgreSQL store's working sets", () => {
       // two callers see s1's lock on a dead connection before either takes the gate: the first takes it again
       yield* Effect.all([s.hold("s1"), s.hold("s1")], { concurrency: 2, discard: true })
       // the hold the turn's records wait in was kept: they go with the outcome
-      expect(yield* s.workingSets.flushWith("s1", "m1", (guard) => sql`UPDATE outcome SET done = true WHERE id = 'm1' AND ${guard} RETURNING id`)).toBe(true)
+      expect(yield* s.workingSets.flushWith("s1", "m1", (guard) => sql`UPDATE outcome SET done = true WHERE id = 'm1' AND ${guard} RETURNING id`)).toBe(1)
       expect(yield* psql(db, `SELECT string_agg(tag, ',' ORDER BY seq) FROM harness_records WHERE session_id = 's1'`)).toBe("binding,user,assistant,turn\n")
       expect(yield* psql(db, `SELECT done FROM outcome WHERE id = 'm1'`)).toBe("t\n")
     }))
@@ -181,7 +181,7 @@ describe("the PostgreSQL store's working sets", () => {
       expect(yield* outcome()).toBe("f\n")
       // told again (the ledger retries): the turn's records and its outcome go together, after what the session had
       // (b found the prompt without an end when it took the session, and settled it)
-      expect(yield* a.workingSets.flushWith("s1", "m1", (guard) => sql`UPDATE outcome SET done = true WHERE id = 'm1' AND ${guard} RETURNING id`)).toBe(true)
+      expect(yield* a.workingSets.flushWith("s1", "m1", (guard) => sql`UPDATE outcome SET done = true WHERE id = 'm1' AND ${guard} RETURNING id`)).toBe(1)
       expect(yield* outcome()).toBe("t\n")
       expect(yield* psql(db, `SELECT string_agg(tag, ',' ORDER BY seq) FROM harness_records WHERE session_id = 's1'`)).toBe("binding,user,settled,assistant,turn\n")
     }))
