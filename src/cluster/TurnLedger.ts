@@ -165,6 +165,8 @@ export const make = (options: TurnLedgerOptions) =>
     const running = new Map<string, Deferred.Deferred<ReadonlyArray<ControlEvent> | "released">>()
     // their sessions: the outcome is written with the session's staged records
     const sessionOf = new Map<string, string>()
+    // messages of this runner's a claim found unknown here and is waiting out (one warning each)
+    const unknownSeen = new Set<string>()
 
     const failed = (what: string) => (error: unknown) =>
       new LedgerError({ message: `turn ledger: ${what}: ${error instanceof Error ? error.message : String(error)}` })
@@ -244,6 +246,7 @@ export const make = (options: TurnLedgerOptions) =>
           if ((yield* insert(messageId, sessionId)).length > 0) {
             running.set(messageId, yield* Deferred.make<ReadonlyArray<ControlEvent> | "released">())
             sessionOf.set(messageId, sessionId)
+            yield* Effect.logDebug(`turn ledger: message ${messageId} of session ${sessionId} claimed`)
             return { _tag: "Fresh" } satisfies Claim
           }
           const row = yield* read(messageId)
@@ -253,6 +256,7 @@ export const make = (options: TurnLedgerOptions) =>
             return yield* new LedgerError({ message: `message id ${messageId} belongs to session ${row.session_id}, not ${sessionId}` })
           }
           if (row.status === "completed" || row.status === "failed" || row.status === "lost") {
+            unknownSeen.delete(messageId)
             return replay(messageId, sessionId, row.status, row.outcome)
           }
           const owner = row.runner ?? "(unknown runner)"
@@ -266,7 +270,19 @@ export const make = (options: TurnLedgerOptions) =>
               if (events === "released") continue
               if (events !== undefined) return { _tag: "Replay", status: statusOf(events), events } satisfies Claim
             }
-            // ours, but not running here (its outcome could not be written) or past the bound: report it
+            // ours but not known to be running here: its outcome may still be on its way (the chaos test saw a turn of
+            // this runner complete after a retry of its message had found it unknown here and reported it lost), so
+            // the record is read again until that outcome's bound has passed, then reported
+            if (turn === undefined && Date.now() - startedAt < Duration.toMillis(Duration.sum(finishBound, Duration.seconds(5)))) {
+              if (!unknownSeen.has(messageId)) {
+                unknownSeen.add(messageId)
+                yield* Effect.logWarning(`turn ledger: message ${messageId} was started by this runner, which does not know it as running; ` +
+                  "its record is read again until an outcome arrives or the bound passes")
+              }
+              yield* Effect.sleep("250 millis").pipe(Effect.interruptible)
+              continue
+            }
+            unknownSeen.delete(messageId)
             yield* Effect.logDebug(`turn ledger: message ${messageId} was started by this runner and ` +
               (turn === undefined ? "is not running here" : "was waited for past the bound"))
           } else if (addressOf(owner) !== options.address && Date.now() - startedAt < Duration.toMillis(ownerWait)) {
@@ -287,7 +303,9 @@ export const make = (options: TurnLedgerOptions) =>
       const turn = running.get(messageId)
       running.delete(messageId)
       sessionOf.delete(messageId)
-      return turn === undefined ? Effect.void : Deferred.succeed(turn, events).pipe(Effect.asVoid)
+      return turn === undefined
+        ? Effect.logDebug(`turn ledger: message ${messageId} settled, but was not running here`)
+        : Deferred.succeed(turn, events).pipe(Effect.asVoid)
     }
 
     const stage = (messageId: string) => {

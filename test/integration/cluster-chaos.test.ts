@@ -267,7 +267,7 @@ describe("chaos: kill -9 of runners, a PostgreSQL restart and stall, under stead
         const m = mirrored(mine, r.marker)
         const end = mirroredEnd(mine, r.marker)
         const views = `client ${r.outcome}, ledger ${row?.status ?? "none"}, model asked ${askedFor(r.marker)}, ` +
-          `mirror ${m.prompts} prompt(s) ${m.replies} reply(ies), turn ${end}`
+          `mirror ${m.prompts} prompt(s) ${m.replies} reply(ies), turn ${end}, ${r.attempts} attempt(s)`
         // a failed turn may have its reply in the mirror only beside the end that says how it stopped (a runner fenced
         // after the model answered: the turn was interrupted, and the mirror says so); never a reply without an end,
         // never a completed turn the client and the ledger call failed
