@@ -21,7 +21,7 @@ import * as ClusterError from "@effect/cluster/ClusterError"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Duration, Effect, ExecutionStrategy, Exit, Fiber, Layer, Scope } from "effect"
+import { Deferred, Duration, Effect, ExecutionStrategy, Exit, Fiber, Layer, Scope } from "effect"
 
 interface LockConnection {
   readonly conn: Connection
@@ -131,6 +131,35 @@ export const make = Effect.gen(function* () {
       return shards
     })
 
+  // ---- releases, batched
+  let releases: Array<{ readonly n: number; readonly done: Deferred.Deferred<void, ClusterError.PersistenceError> }> = []
+  let releasing = false
+  /** unlocks each lock until this connection holds it no more (at most five rounds, each one statement) */
+  const unlock = (lc: LockConnection, numbers: ReadonlyArray<number>) =>
+    Effect.gen(function* () {
+      let left = numbers
+      for (let round = 0; round < 5 && left.length > 0; round++) {
+        // CASE evaluates its condition first: the lock table is looked at after the unlock
+        const rows = yield* lc.conn.executeValues(`SELECT u.n FROM unnest(ARRAY[${left.join(",")}]::bigint[]) AS u(n)
+          WHERE CASE WHEN pg_advisory_unlock(u.n) THEN EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted
+            AND l.classid = 0 AND l.objid::bigint = u.n AND l.pid = ${lc.pid}) ELSE false END`, [])
+        left = rows.map((r) => Number(r[0]))
+      }
+    })
+  const drainReleases: Effect.Effect<void> = Effect.suspend(() => {
+    const batch = releases
+    releases = []
+    if (batch.length === 0) {
+      releasing = false
+      return Effect.void
+    }
+    return onLockConnection((lc) => unlock(lc, batch.map((r) => r.n))).pipe(
+      Effect.exit,
+      Effect.flatMap((exit) => Effect.forEach(batch, (r) => Deferred.done(r.done, exit), { discard: true })),
+      Effect.zipRight(drainReleases)
+    )
+  })
+
   const encoded: RunnerStorage.Encoded = {
     getRunners: sql`SELECT runner, healthy FROM cluster_runners WHERE last_heartbeat > ${expiresAt}`.values.pipe(
       Effect.map((rows) => rows.map(([runner, healthy]) => [String(runner), Boolean(healthy)] as const)),
@@ -155,26 +184,22 @@ export const make = Effect.gen(function* () {
           Effect.zipRight(take(lc, shardIds, true))
         )
       ),
+    // session-level advisory locks stack (though `take` never takes one twice): unlocked until this connection holds
+    // it no more. Releases asked for together go in one statement: the lock connection does one operation at a time,
+    // and a runner giving up half its shards at once (a runner joined or came back) made its refresh wait behind one
+    // operation per shard, long enough under load to fence it (cluster.test.ts [rebalance], the chaos test)
     release: (_address, shardId) =>
-      Effect.suspend(() => {
+      Effect.gen(function* () {
         const n = numbers.get(shardId)
         // nothing is held without a lock connection
-        if (n === undefined || current === undefined) return Effect.void
-        // session-level advisory locks stack (though `take` never takes one twice): unlocked until this connection holds
-        // it no more, one statement a round. One round trip, not three: the lock connection does one operation at a
-        // time, and when a runner gives up half its shards at once (a runner came back) its refresh waits behind them
-        const unlockOnce = (lc: LockConnection) =>
-          Effect.map(
-            // CASE evaluates its condition first: the lock table is looked at after the unlock
-            lc.conn.executeValues(`SELECT CASE WHEN pg_advisory_unlock(${n}) THEN EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory'
-              AND l.granted AND l.classid = 0 AND l.objid = ${n} AND l.pid = ${lc.pid}) ELSE false END`, []),
-            (rows) => rows[0]?.[0] === true
-          )
-        return onLockConnection((lc) =>
-          Effect.gen(function* () {
-            for (let i = 0; i < 5 && (yield* unlockOnce(lc)); i++);
-          })
-        )
+        if (n === undefined || current === undefined) return
+        const done = yield* Deferred.make<void, ClusterError.PersistenceError>()
+        releases.push({ n, done })
+        if (!releasing) {
+          releasing = true
+          yield* Effect.forkIn(drainReleases, layerScope)
+        }
+        return yield* Deferred.await(done)
       }),
     releaseAll: () =>
       Effect.suspend(() =>
