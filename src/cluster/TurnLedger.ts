@@ -63,6 +63,8 @@ export interface TurnLedgerOptions {
   readonly localWait?: Duration.DurationInput | undefined
   /** a runner whose heartbeat is older than this is gone (the cluster's shardLockExpiration) */
   readonly heartbeatExpiry?: Duration.DurationInput | undefined
+  /** how long a message this runner started but does not know as running is read again before it is reported lost */
+  readonly unknownWait?: Duration.DurationInput | undefined
 }
 
 const Outcome = Schema.Array(ControlEvent)
@@ -159,6 +161,7 @@ export const make = (options: TurnLedgerOptions) =>
     // longer than the entity termination timeout (15 s) a live owner may spend finishing a turn on a moved shard
     const ownerWait = Duration.decode(options.ownerWait ?? "30 seconds")
     const localWait = Duration.decode(options.localWait ?? "30 minutes")
+    const unknownWait = Duration.toMillis(options.unknownWait ?? Duration.sum(finishBound, Duration.seconds(5)))
     const expirySeconds = Math.max(1, Math.ceil(Duration.toSeconds(options.heartbeatExpiry ?? "4 seconds")))
     // the turns this process runs, by message id: a redelivery in this process waits on them
     // (`released`: the attempt was refused before it started, so the waiter records the message itself)
@@ -273,7 +276,7 @@ export const make = (options: TurnLedgerOptions) =>
             // ours but not known to be running here: its outcome may still be on its way (the chaos test saw a turn of
             // this runner complete after a retry of its message had found it unknown here and reported it lost), so
             // the record is read again until that outcome's bound has passed, then reported
-            if (turn === undefined && Date.now() - startedAt < Duration.toMillis(Duration.sum(finishBound, Duration.seconds(5)))) {
+            if (turn === undefined && Date.now() - startedAt < unknownWait) {
               if (!unknownSeen.has(messageId)) {
                 unknownSeen.add(messageId)
                 yield* Effect.logWarning(`turn ledger: message ${messageId} was started by this runner, which does not know it as running; ` +
@@ -299,14 +302,19 @@ export const make = (options: TurnLedgerOptions) =>
         }
       }).pipe(Effect.withSpan("TurnLedger.claim", { attributes: { messageId, sessionId } }))
 
-    const settle = (messageId: string, events: ReadonlyArray<ControlEvent> | "released") => {
-      const turn = running.get(messageId)
-      running.delete(messageId)
-      sessionOf.delete(messageId)
-      return turn === undefined
-        ? Effect.logDebug(`turn ledger: message ${messageId} settled, but was not running here`)
-        : Deferred.succeed(turn, events).pipe(Effect.asVoid)
-    }
+    // lazy: it runs when the outcome (or the release) is written, not when `finish` is called. Called eagerly inside
+    // `Effect.ensuring(settle(...))`, it forgot the turn before its outcome's write began, and a retry of the message
+    // arriving during that write (seconds under load, up to finishBound in a database stall) found the message started
+    // by this runner and not running here, and reported a turn that was completing lost (the chaos test)
+    const settle = (messageId: string, events: ReadonlyArray<ControlEvent> | "released") =>
+      Effect.suspend(() => {
+        const turn = running.get(messageId)
+        running.delete(messageId)
+        sessionOf.delete(messageId)
+        return turn === undefined
+          ? Effect.logDebug(`turn ledger: message ${messageId} settled, but was not running here`)
+          : Deferred.succeed(turn, events).pipe(Effect.asVoid)
+      })
 
     const stage = (messageId: string) => {
       const sessionId = sessionOf.get(messageId)
