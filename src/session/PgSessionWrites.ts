@@ -254,9 +254,10 @@ export const makeWrites = <L>(deps: WritesDeps<L>) => {
           // another process has the session now, but this turn ran here: its records and its outcome still go together
           // (without the lock: the seqs come from the session's row, so they follow whatever the other one wrote)
           const staged = entry.work.staged
-          entry.work.staged = []
           return insertBatch(sql, { sessionId, records: staged, companion }).pipe(
             Effect.mapError(storeError(sessionId)),
+            // forgotten once written: a write that failed keeps them for the caller's next try
+            Effect.tap(() => Effect.sync(() => (entry.work.staged = entry.work.staged.slice(staged.length)))),
             Effect.map(([row]) => Number(row?.companion ?? 0))
           )
         }
