@@ -43,6 +43,20 @@ const turn = (i: number): ReadonlyArray<SessionRecord> => [
   { _tag: "turn", at, threadId: "th1", turnId: `u${i}`, status: "completed" }
 ]
 
+/** a store in a fresh database holding s1, whose turn (message m1) is staged whole: its prompt written, its reply and end waiting */
+const stagedTurn = (options: PgSessionStore.PgStoreOptions) =>
+  Effect.gen(function* () {
+    const url = yield* freshDb()
+    const [s, sql] = yield* open(url, options)
+    yield* Effect.orDie(sql`CREATE TABLE outcome (id text PRIMARY KEY, done boolean NOT NULL DEFAULT false)`)
+    yield* Effect.orDie(sql`INSERT INTO outcome VALUES ('m1')`)
+    yield* s.hold("s1")
+    yield* s.append("s1", binding)
+    yield* s.workingSets.stage("s1", "m1")
+    for (const record of turn(1)) yield* s.append("s1", record)
+    return { url, db: dbOf(url), s, sql }
+  })
+
 describe("the PostgreSQL store's working sets", () => {
   it.scopedLive("a held session is read once, then from memory; a session taken over reads its snapshot's keep and tail", () =>
     Effect.gen(function* () {
@@ -135,18 +149,7 @@ describe("the PostgreSQL store's working sets", () => {
 
   it.scopedLive("a lock taken again by one caller is not lost to the next who saw the same dead connection: the staged turn still goes with its outcome", () =>
     Effect.gen(function* () {
-      const url = yield* freshDb()
-      const db = dbOf(url)
-      const [s, sql] = yield* open(url, { stageFor: "1 hour", lockPingInterval: "1 hour" })
-      yield* Effect.orDie(sql`CREATE TABLE outcome (id text PRIMARY KEY, done boolean NOT NULL DEFAULT false)`)
-      yield* Effect.orDie(sql`INSERT INTO outcome VALUES ('m1')`)
-      yield* s.hold("s1")
-      yield* s.append("s1", binding)
-      yield* s.workingSets.stage("s1", "m1")
-      const [user, reply, end] = turn(1)
-      yield* s.append("s1", user!)
-      yield* s.append("s1", reply!)
-      yield* s.append("s1", end!)
+      const { db, s, sql } = yield* stagedTurn({ stageFor: "1 hour", lockPingInterval: "1 hour" })
       // the lock connection dies (a restart, as far as this store can tell), and the store finds out on its next lock
       yield* psql(db, `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted`)
       yield* s.hold("s2")
@@ -160,16 +163,7 @@ describe("the PostgreSQL store's working sets", () => {
 
   it.scopedLive("an outcome goes only where its records go: not past a fence that failed; after the hold is lost, with the records, unfenced", () =>
     Effect.gen(function* () {
-      const url = yield* freshDb()
-      const db = dbOf(url)
-      const [a, sql] = yield* open(url, { stageFor: "1 hour", lockPingInterval: "1 hour", writeRetryBound: "1 second" })
-      yield* Effect.orDie(sql`CREATE TABLE outcome (id text PRIMARY KEY, done boolean NOT NULL DEFAULT false)`)
-      yield* Effect.orDie(sql`INSERT INTO outcome VALUES ('m1')`)
-      yield* a.hold("s1")
-      yield* a.append("s1", binding)
-      yield* a.workingSets.stage("s1", "m1")
-      const [user, reply, end] = turn(1)
-      for (const r of [user!, reply!, end!]) yield* a.append("s1", r)
+      const { db, s: a, sql, url } = yield* stagedTurn({ stageFor: "1 hour", lockPingInterval: "1 hour", writeRetryBound: "1 second" })
       // a's lock connection dies unnoticed, and another process takes the session
       yield* psql(db, `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted`)
       const [b] = yield* open(url)
