@@ -135,9 +135,9 @@ export const make = Effect.gen(function* () {
   let releases: Array<{ readonly n: number; readonly done: Deferred.Deferred<void, ClusterError.PersistenceError> }> = []
   let releasing = false
   /** unlocks each lock until this connection holds it no more (at most five rounds, each one statement) */
-  const unlock = (lc: LockConnection, numbers: ReadonlyArray<number>) =>
+  const unlock = (lc: LockConnection, locks: ReadonlyArray<number>) =>
     Effect.gen(function* () {
-      let left = numbers
+      let left = locks
       for (let round = 0; round < 5 && left.length > 0; round++) {
         // CASE evaluates its condition first: the lock table is looked at after the unlock
         const rows = yield* lc.conn.executeValues(`SELECT u.n FROM unnest(ARRAY[${left.join(",")}]::bigint[]) AS u(n)
