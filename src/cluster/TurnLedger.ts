@@ -168,8 +168,6 @@ export const make = (options: TurnLedgerOptions) =>
     const running = new Map<string, Deferred.Deferred<ReadonlyArray<ControlEvent> | "released">>()
     // their sessions: the outcome is written with the session's staged records
     const sessionOf = new Map<string, string>()
-    // messages of this runner's a claim found unknown here and is waiting out (one warning each)
-    const unknownSeen = new Set<string>()
 
     const failed = (what: string) => (error: unknown) =>
       new LedgerError({ message: `turn ledger: ${what}: ${error instanceof Error ? error.message : String(error)}` })
@@ -245,6 +243,8 @@ export const make = (options: TurnLedgerOptions) =>
     const claim = (messageId: string, sessionId: string): Effect.Effect<Claim, LedgerError> =>
       Effect.gen(function* () {
         const startedAt = Date.now()
+        // the warning for a message of this runner's it does not know as running, said once per claim
+        let warned = false
         while (true) {
           if ((yield* insert(messageId, sessionId)).length > 0) {
             running.set(messageId, yield* Deferred.make<ReadonlyArray<ControlEvent> | "released">())
@@ -259,7 +259,6 @@ export const make = (options: TurnLedgerOptions) =>
             return yield* new LedgerError({ message: `message id ${messageId} belongs to session ${row.session_id}, not ${sessionId}` })
           }
           if (row.status === "completed" || row.status === "failed" || row.status === "lost") {
-            unknownSeen.delete(messageId)
             return replay(messageId, sessionId, row.status, row.outcome)
           }
           const owner = row.runner ?? "(unknown runner)"
@@ -277,15 +276,14 @@ export const make = (options: TurnLedgerOptions) =>
             // this runner complete after a retry of its message had found it unknown here and reported it lost), so
             // the record is read again until that outcome's bound has passed, then reported
             if (turn === undefined && Date.now() - startedAt < unknownWait) {
-              if (!unknownSeen.has(messageId)) {
-                unknownSeen.add(messageId)
+              if (!warned) {
+                warned = true
                 yield* Effect.logWarning(`turn ledger: message ${messageId} was started by this runner, which does not know it as running; ` +
                   "its record is read again until an outcome arrives or the bound passes")
               }
               yield* Effect.sleep("250 millis").pipe(Effect.interruptible)
               continue
             }
-            unknownSeen.delete(messageId)
             yield* Effect.logDebug(`turn ledger: message ${messageId} was started by this runner and ` +
               (turn === undefined ? "is not running here" : "was waited for past the bound"))
           } else if (addressOf(owner) !== options.address && Date.now() - startedAt < Duration.toMillis(ownerWait)) {
