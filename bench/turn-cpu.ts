@@ -33,6 +33,7 @@ const program = Effect.gen(function* () {
     return run
   }
   const series = new Map<string, Array<number>>()
+  const system = new Map<string, Array<number>>()
   const wall = new Map<string, Array<number>>()
   const push = (m: Map<string, Array<number>>, k: string, v: number) => m.set(k, [...(m.get(k) ?? []), v])
   for (let r = 0; r < rounds; r++) {
@@ -41,6 +42,7 @@ const program = Effect.gen(function* () {
         const few = await chat(bin, 5)
         const many = await chat(bin, 25)
         push(series, bin, (many.cpuMs! - few.cpuMs!) / 20)
+        push(system, bin, (many.cpuSysMs! - few.cpuSysMs!) / 20)
         const gaps = many.lineTimes.slice(1).map((t, i) => t - many.lineTimes[i]!)
         push(wall, bin, median(gaps))
       }),
@@ -48,6 +50,7 @@ const program = Effect.gen(function* () {
         const few = await raw(5)
         const many = await raw(25)
         push(series, "raw floor", (many.cpuMs! - few.cpuMs!) / 20)
+        push(system, "raw floor", (many.cpuSysMs! - few.cpuSysMs!) / 20)
         push(wall, "raw floor", JSON.parse(many.stdout).turnMsMedian)
       }
     ]
@@ -55,7 +58,8 @@ const program = Effect.gen(function* () {
     process.stderr.write(`round ${r + 1}/${rounds}\n`)
   }
   for (const [k, v] of series) {
-    console.log(`${k}: CPU per warm turn ${median(v).toFixed(1)} ms [${v.map((x) => x.toFixed(1)).join(", ")}]; ` +
+    console.log(`${k}: CPU per warm turn ${median(v).toFixed(1)} ms [${v.map((x) => x.toFixed(1)).join(", ")}] ` +
+      `(of it system ${median(system.get(k)!).toFixed(1)} ms); ` +
       `turn wall in the 25-message run ${median(wall.get(k)!).toFixed(0)} ms`)
   }
 })

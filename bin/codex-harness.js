@@ -74,7 +74,20 @@ if (process.argv[2] === "hook-relay") {
   process.exitCode = await main(process.argv.slice(3))
 } else {
   const entry = pick("bundle/cli.cjs", "src/cli/main.js")
-  if (!(await printedHelp(entry)) && !(connects(process.argv.slice(2)) && (await ranConnected()))) await start(entry)
+  if (!(await printedHelp(entry)) && !(connects(process.argv.slice(2)) && (await ranConnected()))) {
+    if (process.argv[2] === "run" && process.env.CODEX_HARNESS_PRELAUNCH !== "0") await prelaunch()
+    await start(entry)
+  }
+}
+
+/**
+ * A cold `run` spends about half a second loading the CLI before it would spawn its app-server: the app-server a new
+ * session of this command line would get is spawned now instead, and the CLI's transport adopts it if it is exactly
+ * the one it wants (src/cli/prelaunch.ts). CODEX_HARNESS_PRELAUNCH=0 turns it off (to measure without it).
+ */
+async function prelaunch() {
+  const { prelaunch } = await import(new URL(pick("bundle/prelaunch.js", "src/cli/prelaunch.js"), dist).href)
+  prelaunch(process.argv.slice(3))
 }
 
 async function start(entry) {

@@ -12,6 +12,7 @@
 //   dist/bundle/help.json       every help page, rendered from the command tree, for a `--help` that loads nothing
 //   dist/bundle/hook-relay.js   `codex-harness hook-relay`, which Codex starts for every relayed hook: one file of
 //                               Node's own modules, built apart so it loads nothing of the CLI
+//   dist/bundle/prelaunch.js    a cold `run`'s early spawn of its app-server (src/cli/prelaunch.ts), before cli.cjs loads
 //   dist/bundle/connect.cjs     `run --connect` and `chat --connect` (src/cli/remote/entry.ts): the control API over
 //                               Node's http without Effect, and the event printer, which the bin runs instead of the CLI
 //   dist/bundle/control-ui.js   the Control UI's script (src/control/ui/app.ts) for the browser, and
@@ -106,7 +107,7 @@ const warnAboutConnectEntry = (metafile) => {
 // start empty: no stale file (an old code cache, chunks of an earlier layout) is shipped
 fs.rmSync(outdir, { recursive: true, force: true })
 
-const [cli, , connect, ui] = await Promise.all([
+const [cli, , , connect, ui] = await Promise.all([
   esbuild.build({
     ...common,
     format: "cjs",
@@ -120,6 +121,8 @@ const [cli, , connect, ui] = await Promise.all([
     banner: { js: 'const __codexHarnessScriptUrl = require("node:url").pathToFileURL(__filename).href;' }
   }),
   esbuild.build({ ...common, entryPoints: { "hook-relay": "src/cli/hookRelay.ts" } }),
+  // a cold `run`'s early spawn of its app-server (src/cli/prelaunch.ts), which the bin runs before loading cli.cjs
+  esbuild.build({ ...common, entryPoints: { prelaunch: "src/cli/prelaunch.ts" } }),
   // `run --connect` and `chat --connect` without the CLI (src/cli/remote/entry.ts): CommonJS, which the bin loads with
   // require; no Effect in it (a warning below says so if one comes in)
   esbuild.build({ ...common, format: "cjs", entryPoints: { connect: "src/cli/remote/entry.ts" }, outExtension: { ".js": ".cjs" }, metafile: true }),

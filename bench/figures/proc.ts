@@ -130,6 +130,8 @@ export interface Timed {
   readonly lineTimes: ReadonlyArray<number>
   /** process.cpuUsage() of the process as it exited (user + system, ms), when it ran with NodeRun.cpu */
   readonly cpuMs: number | undefined
+  /** the system (kernel) share of cpuMs: writes, fsyncs, pipes */
+  readonly cpuSysMs?: number | undefined
 }
 
 let preloadPath: string | undefined
@@ -239,15 +241,19 @@ export const timedNode = (run: NodeRun): Promise<Timed> =>
         } catch {}
       }
       let cpuMs: number | undefined
+      let cpuSysMs: number | undefined
       if (cpuFile !== undefined) {
         try {
           const [user, system] = fs.readFileSync(cpuFile, "utf8").split(" ").map(Number)
-          if (Number.isFinite(user) && Number.isFinite(system)) cpuMs = (user! + system!) / 1000
+          if (Number.isFinite(user) && Number.isFinite(system)) {
+            cpuMs = (user! + system!) / 1000
+            cpuSysMs = system! / 1000
+          }
         } catch {}
       }
       // the rest of its output, but never long: a grandchild that inherited a pipe may hold it open
       let open = 2
-      const done = () => resolve({ ms, code, signal, stdout, stderr, peakKb, lineTimes, cpuMs })
+      const done = () => resolve({ ms, code, signal, stdout, stderr, peakKb, lineTimes, cpuMs, cpuSysMs })
       const late = setTimeout(done, 1_500)
       const closed = () => {
         if (--open === 0) {

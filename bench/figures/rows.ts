@@ -88,7 +88,10 @@ export const coldRun = async (ctx: Context, runs: number): Promise<RowResult> =>
     notes: [
       `cold: the floor's codex answered \`initialize\` ${seconds(spread(rawInit).median)} after its node process started, ` +
       `its turn was done at ${seconds(spread(rawDone).median)}, the process gone at ${seconds(r.median)}`,
-      `cold: phases of one more (recorded) cold \`run\`, after its process was spawned: app-server spawned and \`initialize\` sent ` +
+      // the bin spawns the app-server and writes \`initialize\` before the CLI loads (src/cli/prelaunch.ts); the recording
+      // starts when the CLI's transport takes that process, so "taken" is when the CLI was ready for it
+      `cold: phases of one more (recorded) cold \`run\`, after its process was spawned (the bin started its app-server and ` +
+      `wrote \`initialize\` at once): the CLI took the app-server ` +
       `${phase(p.initializeSent)}, answered ${phase(p.initializeAnswered)}, thread ready ${phase(p.threadReady)}, first token ` +
       `${phase(p.firstToken)}, turn completed ${phase(p.turnCompleted)}, exit ${seconds(p.exited)}`
     ]

@@ -22,6 +22,7 @@ import {
   RequestTimedOut,
   RpcError
 } from "./errors.js"
+import { initializeParams } from "./InitializeRequest.js"
 import type { FramedLine } from "./LineFramer.js"
 import * as WireLog from "./WireLog.js"
 import * as Notifications from "./Notifications.js"
@@ -409,13 +410,7 @@ export const make = (
         )
       })
 
-    const initialize = yield* request("initialize", {
-      clientInfo: { name: options.clientName ?? "codex-harness", title: "codex-harness", version: options.clientVersion ?? "0.1.0" },
-      // `extensions["openai/form"]` (S30/S31): Codex passes the declared extensions on to every MCP server in the MCP
-      // `initialize`, and answers an MCP server's `openai/form` request (the form that may hold `openai/imagePicker`
-      // and other extended fields) only when it is there; without it the server gets -32601 and no form is asked.
-      capabilities: { experimentalApi: true, extensions: { "openai/form": {} } }
-    })
+    const initialize = yield* request("initialize", initializeParams(options))
     yield* notify("initialized")
 
     return {

@@ -1,5 +1,6 @@
-// Pure builders for the codex command-line overrides the harness passes to `codex app-server`.
-import { Config, Option } from "effect"
+// Pure builders for the codex command-line overrides the harness passes to `codex app-server`. Plain TypeScript with no
+// Effect import: the bin's early spawn of a cold `run`'s app-server (cli/prelaunch.ts) builds the same command line with
+// them before the CLI is loaded.
 
 /** Name of the model provider the harness defines when pointed at a Responses server with --provider-url. */
 export const providerId = "codex_harness"
@@ -99,15 +100,6 @@ export const providerKeyFrom = (lookup: (name: string) => string | undefined, ke
   return keyEnv !== undefined ? value(keyEnv) : value(providerKeyEnv) ?? value(legacyProviderKeyEnv)
 }
 
-/** The provider key as the harness reads it from its environment (see `providerKeyFrom`). */
-export const providerKeyConfig = (keyEnv?: string | undefined): Config.Config<string | undefined> => {
-  const read = (name: string) => Config.string(name).pipe(Config.option, Config.map(Option.getOrUndefined))
-  const names = keyEnv !== undefined ? [keyEnv] : [providerKeyEnv, legacyProviderKeyEnv]
-  return Config.all(names.map(read)).pipe(
-    Config.map((values) => providerKeyFrom((name) => values[names.indexOf(name)], keyEnv))
-  )
-}
-
 /**
  * The environment the app-server gets on top of the harness's own: the key in the variable `env_key` names. With no key
  * set, a placeholder, because a local server ignores the key but Codex refuses a provider whose variable is unset.
@@ -191,3 +183,16 @@ export const checkProviderUrl = (value: string): string | undefined => {
   return `${redactUrl(value)} carries a credential (${what}); leave it out of the URL and put the key in the environment ` +
     `instead ($${providerKeyEnv}, or the variable --provider-key-env names)`
 }
+
+/**
+ * The arguments `codex app-server` is spawned with (after the executable): the wrapper script's when codex runs through
+ * node, then the harness's `-c` overrides, the settings' (`args`: provider, MCP servers) and the shell policy's
+ * (`hidden`, excludeArgs). `thread_unload_delay_secs=0`: a thread this connection unsubscribes is unloaded at once, so
+ * reopening it with other thread config (an internal turn's project-doc switch, S8) takes effect: Codex ignores the
+ * config of a resume while the thread is loaded.
+ */
+export const appServerArgv = (
+  prefixArgs: ReadonlyArray<string>,
+  args: ReadonlyArray<string>,
+  hidden: ReadonlyArray<string>
+): ReadonlyArray<string> => [...prefixArgs, "-c", "thread_unload_delay_secs=0", ...args, ...hidden, "app-server"]

@@ -12,9 +12,12 @@ import * as CodexBinary from "./CodexBinary.js"
 import { effectiveCodexHome, readShellExcludes } from "./CodexConfigToml.js"
 import { type AppServerExited, type AppServerUnreachable, SpawnFailed } from "./errors.js"
 import { type FramedLine, LineFramer } from "./LineFramer.js"
+import { type ClientInfoOptions, initializeLine } from "./InitializeRequest.js"
 import * as LineInbox from "./LineInbox.js"
+import * as Prelaunch from "./Prelaunch.js"
 import { groupAlive, signalGroup } from "./ProcessGroup.js"
 import { WireRecorder } from "./WireRecorder.js"
+import * as HarnessLog from "../platform/HarnessLog.js"
 
 export interface TransportOptions {
   /**
@@ -109,12 +112,10 @@ const spawnProcess = (options: TransportOptions) =>
       )
       env.CODEX_HOME = home
     }
-    // a thread this connection unsubscribes is unloaded at once, so reopening it with other thread config (an internal
-    // turn's project-doc switch, S8) takes effect: Codex ignores the config of a resume while the thread is loaded
     const hidden = options.hiddenEnv === undefined
       ? []
       : CodexArgs.excludeArgs([...yield* readShellExcludes(effectiveCodexHome(options.codexHome, env)), ...options.hiddenEnv])
-    const argv = [...codex.prefixArgs, "-c", "thread_unload_delay_secs=0", ...(options.args ?? []), ...hidden, "app-server"]
+    const argv = CodexArgs.appServerArgv(codex.prefixArgs, options.args ?? [], hidden)
     const maxLineBytes = options.maxLineBytes ?? defaults.maxLineBytes
     const tailChars = options.stderrTailChars ?? defaults.stderrTailChars
     const exitGrace = options.exitGrace ?? defaults.exitGrace
@@ -123,31 +124,67 @@ const spawnProcess = (options: TransportOptions) =>
     const exitDeferred = yield* Deferred.make<ExitInfo>()
     let stderrTail = ""
 
+    // the app-server the bin spawned before the CLI loaded, when it is exactly this one (Prelaunch.ts)
+    const taken = Prelaunch.take({
+      command: codex.command,
+      argv,
+      env,
+      cwd: options.cwd,
+      initializeLine: initializeLine(options as ClientInfoOptions)
+    })
+    if (taken._tag === "Discarded") {
+      yield* HarnessLog.debug(`app-server: the one started before the CLI loaded differs in ${taken.difference}: stopped, starting another`)
+    }
+    const prelaunched = taken._tag === "Taken" ? taken.prelaunched : undefined
+    // its stdout so far, held back until the connection has (not) sent `initialize` again: the answer must not reach
+    // the reader before the request it answers is pending
+    let held: Array<Uint8Array> | undefined
+    let endHeld = false
+
     const child = yield* Effect.acquireRelease(
-      Effect.async<ChildProcessWithoutNullStreams, SpawnFailed>((resume) => {
-        const proc = spawn(codex.command, argv, {
-          stdio: ["pipe", "pipe", "pipe"],
-          // own process group: the commands the app-server starts can be signalled with it
-          detached: true,
-          env,
-          cwd: options.cwd
-        })
-        const onError = (error: Error) => resume(Effect.fail(new SpawnFailed({ command: codex.command, reason: describe(error) })))
-        proc.once("error", onError)
-        proc.once("spawn", () => {
-          proc.off("error", onError)
-          // later pipe errors (EPIPE after the peer died) surface as exit, never as an uncaught exception
+      prelaunched !== undefined
+        ? Effect.sync(() => {
+          // bridge: the bin's listeners go and these come in the same synchronous step, so no event falls between
+          const proc = prelaunched.child
+          const handed = prelaunched.handOver()
+          held = [...handed.chunks]
+          endHeld = handed.stdoutEnded
+          stderrTail = handed.stderr.slice(-tailChars)
+          if (handed.exit !== undefined) Deferred.unsafeDone(exitDeferred, Effect.succeed(handed.exit))
+          else proc.once("exit", (code, signal) => Deferred.unsafeDone(exitDeferred, Effect.succeed({ exitCode: code, signal })))
           proc.on("error", () => {})
           proc.stdin.on("error", () => {})
-          resume(Effect.succeed(proc))
-        })
-        // bridge: Node's exit callback runs outside any fiber; completing the Deferred is all it does
-        proc.once("exit", (code, signal) => Deferred.unsafeDone(exitDeferred, Effect.succeed({ exitCode: code, signal })))
-        proc.stderr.setEncoding("utf8")
-        proc.stderr.on("data", (text: string) => {
-          stderrTail = (stderrTail + text).slice(-tailChars)
-        })
-      }),
+          proc.stderr.setEncoding("utf8")
+          proc.stderr.on("data", (text: string) => {
+            stderrTail = (stderrTail + text).slice(-tailChars)
+          })
+          proc.stderr.resume()
+          return proc
+        }).pipe(Effect.tap((proc) => HarnessLog.debug(`app-server: took the one started before the CLI loaded (pid ${proc.pid})`)))
+        : Effect.async<ChildProcessWithoutNullStreams, SpawnFailed>((resume) => {
+          const proc = spawn(codex.command, [...argv], {
+            stdio: ["pipe", "pipe", "pipe"],
+            // own process group: the commands the app-server starts can be signalled with it
+            detached: true,
+            env,
+            cwd: options.cwd
+          })
+          const onError = (error: Error) => resume(Effect.fail(new SpawnFailed({ command: codex.command, reason: describe(error) })))
+          proc.once("error", onError)
+          proc.once("spawn", () => {
+            proc.off("error", onError)
+            // later pipe errors (EPIPE after the peer died) surface as exit, never as an uncaught exception
+            proc.on("error", () => {})
+            proc.stdin.on("error", () => {})
+            resume(Effect.succeed(proc))
+          })
+          // bridge: Node's exit callback runs outside any fiber; completing the Deferred is all it does
+          proc.once("exit", (code, signal) => Deferred.unsafeDone(exitDeferred, Effect.succeed({ exitCode: code, signal })))
+          proc.stderr.setEncoding("utf8")
+          proc.stderr.on("data", (text: string) => {
+            stderrTail = (stderrTail + text).slice(-tailChars)
+          })
+        }),
       (proc) =>
         Effect.gen(function* () {
           proc.stdin.end()
@@ -176,17 +213,42 @@ const spawnProcess = (options: TransportOptions) =>
     // stdout's chunks framed in its own callback and handed to the reader in batches (LineInbox: one wake per chunk)
     const framer = new LineFramer(maxLineBytes)
     const inbox = yield* LineInbox.make(child.stdout, receiveHighWater)
-    child.stdout.on("data", (chunk: Uint8Array) => inbox.offer(framer.push(chunk)))
+    child.stdout.on("data", (chunk: Uint8Array) => {
+      if (held !== undefined) held.push(chunk)
+      else inbox.offer(framer.push(chunk))
+    })
     // a read error (the peer died mid-chunk) ends the lines like a close does; the exit says why
-    child.stdout.once("error", inbox.end)
-    child.stdout.once("end", inbox.end)
-    child.stdout.once("close", inbox.end)
+    const ended = () => {
+      if (held !== undefined) endHeld = true
+      else inbox.end()
+    }
+    child.stdout.once("error", ended)
+    child.stdout.once("end", ended)
+    child.stdout.once("close", ended)
+    if (prelaunched !== undefined) child.stdout.resume()
+    // the prelaunched process has had `initialize`: the connection's own (the same line) is not written again, and what
+    // the process said so far goes to the reader only now that the request is pending
+    let initializePending = prelaunched !== undefined
+    const releaseHeld = () => {
+      const chunks = held ?? []
+      held = undefined
+      for (const chunk of chunks) inbox.offer(framer.push(chunk))
+      if (endHeld) inbox.end()
+    }
 
     const handle: TransportHandle = {
       pid: child.pid,
       incoming: inbox.stream,
       send: (line) =>
         Effect.async<boolean>((resume) => {
+          if (initializePending) {
+            initializePending = false
+            if (line === prelaunched!.initializeLine) {
+              releaseHeld()
+              return resume(Effect.succeed(true))
+            }
+            releaseHeld()
+          }
           const stdin = child.stdin
           if (!stdin.writable) return resume(Effect.succeed(false))
           stdin.write(line + "\n", (error) => resume(Effect.succeed(error == null)))

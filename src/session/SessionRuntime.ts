@@ -63,7 +63,13 @@ export interface SessionRuntimeService {
 export class SessionRuntime extends Context.Tag("codex-harness/SessionRuntime")<SessionRuntime, SessionRuntimeService>() {}
 
 /** The key a harness-defined provider gets, from the variable its settings name (see CodexArgs.providerKeyFrom). */
-export const providerKeyConfig = CodexArgs.providerKeyConfig
+export const providerKeyConfig = (keyEnv?: string | undefined): Config.Config<string | undefined> => {
+  const read = (name: string) => Config.string(name).pipe(Config.option, Config.map(Option.getOrUndefined))
+  const names = keyEnv !== undefined ? [keyEnv] : [CodexArgs.providerKeyEnv, CodexArgs.legacyProviderKeyEnv]
+  return Config.all(names.map(read)).pipe(
+    Config.map((values) => CodexArgs.providerKeyFrom((name) => values[names.indexOf(name)], keyEnv))
+  )
+}
 
 /** $CODEX_HOME as the codex CLI resolves it, else ~/.codex. */
 export const userCodexHomeConfig = Config.string("CODEX_HOME").pipe(

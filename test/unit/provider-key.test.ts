@@ -15,6 +15,7 @@ import { toSettings } from "../../src/cli/settings.js"
 import * as HarnessConfig from "../../src/config/HarnessConfig.js"
 import type { HarnessSettings } from "../../src/config/Settings.js"
 import * as Runtimes from "../../src/session/Runtimes.js"
+import { providerKeyConfig } from "../../src/session/SessionRuntime.js"
 import { tempDir } from "../support/harness.js"
 
 const key = "sk-test-0123456789abcdef"
@@ -44,7 +45,7 @@ describe("provider key variable", () => {
   it.effect("providerKeyConfig reads the same rule from the environment Effect is given", () =>
     Effect.gen(function* () {
       const read = (vars: Record<string, string>, keyEnv?: string) =>
-        Effect.withConfigProvider(CodexArgs.providerKeyConfig(keyEnv), ConfigProvider.fromMap(new Map(Object.entries(vars))))
+        Effect.withConfigProvider(providerKeyConfig(keyEnv), ConfigProvider.fromMap(new Map(Object.entries(vars))))
       expect(yield* read({ MY_KEY: "mine", OPENAI_API_KEY: "openai" }, "MY_KEY")).toBe("mine")
       expect(yield* read({ OPENAI_API_KEY: "openai" })).toBe("openai")
       expect(yield* read({ OPENAI_API_KEY: "", CODEX_HARNESS_PROVIDER_KEY: "legacy" })).toBe("legacy")
