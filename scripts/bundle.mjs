@@ -7,6 +7,7 @@
 //                               bundle runs on first use, so parsing a command runs no harness code.
 //   dist/bundle/cli.code-cache  V8's compiled code for cli.cjs, written by a first run (below): bin/codex-harness.js
 //                               compiles the script with it, which cut loading the CLI from 0.31 s to 0.08 s here.
+//                               The first `run` or `chat` writes it again with the turn's code (cli.turn-cached marks it).
 //                               Node 20 can use a code cache only for a script (vm.Script), not for an ES module,
 //                               which is why the CLI is one CommonJS file and not ES chunks.
 //   dist/bundle/help.json       every help page, rendered from the command tree, for a `--help` that loads nothing

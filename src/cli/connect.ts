@@ -7,12 +7,8 @@ import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { Effect, Option, Schema, type Scope } from "effect"
 import type { ControlFailure } from "../../schemas/control.js"
 import * as ControlClient from "../control/ControlClient.js"
-import { ServeFileUnusable } from "../control/ServeFileReads.js"
-import * as ServeFiles from "../control/ServeFiles.js"
 import { UsageError } from "./errors.js"
 import * as Failures from "./remote/failures.js"
-import * as Remote from "./remote/target.js"
-import { RemoteUsageError } from "./remote/usage.js"
 
 export class ServeUnreachable extends Schema.TaggedError<ServeUnreachable>()("ServeUnreachable", {
   url: Schema.String,
@@ -30,30 +26,8 @@ export class ServeRefusedToken extends Schema.TaggedError<ServeRefusedToken>()("
 }
 
 export { checkUrl, controlUrl, tokenEnv } from "./remote/target.js"
-
-export interface ConnectOptions {
-  readonly connect: Option.Option<string>
-  readonly stateDir: Option.Option<string>
-}
-
-/** The serve to use: `--connect`, else (when `find`) the state dir's running one; none: run locally (remote/target.ts). */
-export const target = (
-  options: ConnectOptions,
-  find: boolean
-): Effect.Effect<Option.Option<ControlClient.Target>, UsageError | ServeFiles.ServeFilesError> =>
-  Effect.try({
-    try: () => {
-      const stateDir = Option.getOrUndefined(options.stateDir)
-      if (Option.isSome(options.connect)) return Option.some(Remote.connectTarget(options.connect.value, stateDir))
-      return find ? Option.fromNullable(Remote.foundTarget(stateDir)) : Option.none()
-    },
-    catch: (e) =>
-      e instanceof RemoteUsageError
-        ? new UsageError({ line: e.line })
-        : e instanceof ServeFileUnusable
-        ? new ServeFiles.ServeFilesError({ path: e.path, reason: e.reason })
-        : new ServeFiles.ServeFilesError({ path: Option.getOrElse(options.stateDir, () => "state dir"), reason: String(e) })
-  })
+export { type ConnectOptions, runtimeFlagsGiven, target } from "./serveTarget.js"
+import { type ConnectOptions, runtimeFlagsGiven, target } from "./serveTarget.js"
 
 /** the innermost message of an error and its causes ("Error in socket" says less than "self-signed certificate") */
 const reasonOf = (error: unknown): string => {
@@ -96,33 +70,6 @@ export const withClient = <A, E, R>(
       (e) => Effect.fail(asCli(e, target.url))
     )
   ) as Effect.Effect<A, Exclude<E, ControlFailure | { readonly _tag: "RpcClientError" }> | ControlFailure | UsageError | ServeUnreachable | ServeRefusedToken, Exclude<R, Scope.Scope>>
-
-/** the flags that choose a runtime: a serve runs with its own, so a command that gives one runs locally */
-const runtimeFlags = [
-  ["cwd", "cwd"],
-  ["codexHome", "codex-home"],
-  ["userCodexHome", "user-codex-home"],
-  ["providerUrl", "provider-url"],
-  ["providerKeyEnv", "provider-key-env"],
-  ["approvalPolicy", "approval-policy"],
-  ["sandbox", "sandbox"],
-  ["config", "config"],
-  ["codexBin", "codex-bin"],
-  ["appServer", "app-server"],
-  ["supervisionHome", "supervision-home"],
-  ["timeout", "timeout"],
-  // the serve's app-servers are its own: only a turn in this process can be recorded
-  ["record", "record"]
-] as const
-
-/** the runtime flags `options` gives, as typed (`--provider-url`, ...) */
-export const runtimeFlagsGiven = (options: object): ReadonlyArray<string> =>
-  runtimeFlags
-    .filter(([key]) => {
-      const value = (options as Record<string, unknown>)[key]
-      return value === true || (Option.isOption(value) && Option.isSome(value))
-    })
-    .map(([, flag]) => `--${flag}`)
 
 /**
  * A command through the serve when there is one to use, else `local`: `--connect` always (refused next to a runtime

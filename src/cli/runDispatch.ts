@@ -4,7 +4,7 @@
 // its start-up for nothing (bench/connect-profile.ts).
 import { Effect, Option } from "effect"
 import type { RunOptions } from "./commands/run.js"
-import * as Connect from "./connect.js"
+import * as Connect from "./serveTarget.js"
 import { UsageError } from "./errors.js"
 import { readPrompt } from "./runPrompt.js"
 

@@ -11,6 +11,9 @@ import { describeFileError } from "../platform/fileErrors.js"
 import { checkPrivate } from "../platform/trust.js"
 import { hold } from "../session/SessionLock.js"
 import * as Reads from "./ServeFileReads.js"
+import { ServeFilesError } from "./ServeFilesError.js"
+
+export { ServeFilesError } from "./ServeFilesError.js"
 
 export class ServeRunning extends Schema.TaggedError<ServeRunning>()("ServeRunning", {
   stateDir: Schema.String,
@@ -20,15 +23,6 @@ export class ServeRunning extends Schema.TaggedError<ServeRunning>()("ServeRunni
   override get message() {
     return `codex-harness serve is already running for ${this.stateDir} (pid ${this.pid}, since ${this.since}); ` +
       "use it (commands find it by themselves) or stop it first"
-  }
-}
-
-export class ServeFilesError extends Schema.TaggedError<ServeFilesError>()("ServeFilesError", {
-  path: Schema.String,
-  reason: Schema.String
-}) {
-  override get message() {
-    return `${this.path}: ${this.reason}`
   }
 }
 

@@ -1,7 +1,8 @@
 // The bundled command line (dist/bundle/cli.cjs, which npm test builds first) and its V8 code cache, in a copy of the
 // package's layout: a run with no cache writes one; a cache V8 rejects is replaced; a run under other node flags than
 // the shebang's keeps a cache of its own (V8 rejects a cache written under other flags); a bundle directory that others
-// may write to gets no cache (a cache is code).
+// may write to gets no cache (a cache is code); the first turn command after the build writes the cache again, once,
+// with the turn's code in it.
 import { describe, expect, it } from "@effect/vitest"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
@@ -15,6 +16,7 @@ const copyPackage = () => {
   fs.copyFileSync(path.resolve("bin/codex-harness.js"), path.join(root, "bin", "codex-harness.js"))
   fs.cpSync(path.resolve("dist/bundle"), path.join(root, "dist", "bundle"), { recursive: true })
   fs.rmSync(path.join(root, "dist", "bundle", "cli.code-cache"), { force: true })
+  fs.rmSync(path.join(root, "dist", "bundle", "cli.turn-cached"), { force: true })
   return root
 }
 
@@ -23,6 +25,18 @@ const copyPackage = () => {
  * waited on asynchronously: a spawnSync held this worker's event loop for each whole run, and under load the five of
  * them outlasted vitest's 60 s bound on a worker's report to the runner ("Timeout calling onTaskUpdate")
  */
+/** an empty piped `chat` of the copy: a turn command that ends before any turn (no app-server is started: the copy has no codex, and the named one is never run) */
+const emptyChat = (root: string) =>
+  new Promise<void>((resolve, reject) => {
+    const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), "code-cache-state-"))
+    const child = execFile(process.execPath, [...shebangFlags, path.join(root, "bin", "codex-harness.js"), "chat", "--state-dir", stateDir, "--codex-bin", "/bin/false"], { encoding: "utf8", timeout: 120_000 }, (error) => {
+      fs.rmSync(stateDir, { recursive: true, force: true })
+      if (error === null) resolve()
+      else reject(error)
+    })
+    child.stdin?.end()
+  })
+
 const schemaOf = (root: string, flags: ReadonlyArray<string> = shebangFlags) =>
   new Promise<{ readonly $schema?: string }>((resolve, reject) => {
     execFile(process.execPath, [...flags, path.join(root, "bin", "codex-harness.js"), "config", "schema"], { encoding: "utf8", timeout: 120_000 }, (error, stdout, stderr) => {
@@ -68,6 +82,29 @@ describe("the bundled CLI's code cache", () => {
       fs.chmodSync(bundle, 0o777)
       expect(await schemaOf(root)).toEqual(expected)
       expect(fs.existsSync(cache)).toBe(false)
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true })
+    }
+  })
+
+  it("the first turn command after the build writes the cache again with its code, once", async () => {
+    const root = copyPackage()
+    const bundle = path.join(root, "dist", "bundle")
+    const cache = path.join(bundle, "cli.code-cache")
+    const marker = path.join(bundle, "cli.turn-cached")
+    try {
+      fs.chmodSync(bundle, 0o755)
+      await schemaOf(root)
+      const built = fs.readFileSync(cache)
+      expect(fs.existsSync(marker)).toBe(false)
+      await emptyChat(root)
+      const folded = fs.readFileSync(cache)
+      expect(fs.existsSync(marker)).toBe(true)
+      expect(folded.length).toBeGreaterThan(built.length)
+      // once: the next turn command reads it and leaves it as it is
+      await emptyChat(root)
+      expect(fs.readFileSync(cache).equals(folded)).toBe(true)
+      expect(fs.readdirSync(bundle).filter((f) => f.startsWith("cli.code-cache."))).toEqual([])
     } finally {
       fs.rmSync(root, { recursive: true, force: true })
     }
