@@ -85,7 +85,9 @@ export const plan = (args: ReadonlyArray<string>, env: Readonly<Record<string, s
     : nonEmpty(env.CODEX_HARNESS_HOME) !== undefined
     ? path.resolve(env.CODEX_HARNESS_HOME!)
     : path.join(os.homedir(), ".codex-harness")
+  // a state dir that is not there yet is the CLI's to make (it may refuse the command line first: nothing is left then);
   // a config file may change anything below, and a serve for the state dir takes the turn instead
+  if (stat(stateDir)?.isDirectory() !== true) return undefined
   if (stat(path.join(stateDir, "config.json")) !== undefined || stat(path.join(stateDir, "serve.json")) !== undefined) return undefined
   const providerUrl = flagValue(flags, "--provider-url")
   if (providerUrl !== undefined && CodexArgs.checkProviderUrl(providerUrl) !== undefined) return undefined

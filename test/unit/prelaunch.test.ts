@@ -55,7 +55,8 @@ describe("cli/prelaunch plan", () => {
       ["a provider URL with a credential", (state) => ["--state-dir", state, "--provider-url", "http://u:p@127.0.0.1/v1", "hi"]],
       ["a key variable that is not a name", (state) => [...base(state), "--provider-key-env", "sk-123"]],
       ["two CODEX_HOMEs", (state) => [...base(state), "--codex-home", state, "--user-codex-home"]],
-      ["a --codex-bin that does not exist", (state) => [...base(state), "--codex-bin", path.join(state, "nope")]]
+      ["a --codex-bin that does not exist", (state) => [...base(state), "--codex-bin", path.join(state, "nope")]],
+      ["a state dir that is not there yet", (state) => base(path.join(state, "new"))]
     ]
     for (const [what, args] of cases) {
       const { state } = freshDirs()
