@@ -141,7 +141,10 @@ describe("the session journal under faults", () => {
         const disk = yield* smallDisk(16 * 1024)
         const stateDir = path.join(disk, "state")
         fs.mkdirSync(stateDir, { mode: 0o700 })
-        const args = ["--state-dir", stateDir, "--cwd", f.workDir, "--provider-url", f.model.url, "--session", "full"]
+        // Codex's own files (its CODEX_HOME) on another disk: the small one holds only the harness's state, so what fills
+        // it is the prompt's record (a cold run's app-server starts before the CLI takes the session, bin/codex-harness.js)
+        const codexHome = yield* tempDir("codex-harness-codex-home-")
+        const args = ["--state-dir", stateDir, "--codex-home", codexHome, "--cwd", f.workDir, "--provider-url", f.model.url, "--session", "full"]
         expect(yield* runBin(["run", ...args, "hello"])).toMatchObject({ code: 0, stdout: "before the disk filled\n" })
         const before = fs.readFileSync(sessionFile(stateDir, "full"))
 
@@ -160,6 +163,7 @@ describe("the session journal under faults", () => {
         expect(after).toMatchObject({ code: 0, stdout: "after the disk emptied\n", stderr: "" })
         expect(threadsBound(stateDir, "full").size).toBe(1)
         expect(yield* leftBehind(stateDir)).toEqual([])
+        expect(yield* leftBehind(codexHome)).toEqual([])
       })
   )
 
