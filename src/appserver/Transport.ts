@@ -150,8 +150,13 @@ const spawnProcess = (options: TransportOptions) =>
           held = [...handed.chunks]
           endHeld = handed.stdoutEnded
           stderrTail = handed.stderr.slice(-tailChars)
-          if (handed.exit !== undefined) Deferred.unsafeDone(exitDeferred, Effect.succeed(handed.exit))
-          else proc.once("exit", (code, signal) => Deferred.unsafeDone(exitDeferred, Effect.succeed({ exitCode: code, signal })))
+          if (handed.exit !== undefined) {
+            // bridge: the exit the bin's callback saw before the hand-over
+            Deferred.unsafeDone(exitDeferred, Effect.succeed(handed.exit))
+          } else {
+            // bridge: Node's exit callback runs outside any fiber; completing the Deferred is all it does
+            proc.once("exit", (code, signal) => Deferred.unsafeDone(exitDeferred, Effect.succeed({ exitCode: code, signal })))
+          }
           proc.on("error", () => {})
           proc.stdin.on("error", () => {})
           proc.stderr.setEncoding("utf8")
