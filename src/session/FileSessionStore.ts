@@ -241,6 +241,28 @@ export const fileStore = (stateDir: string): Effect.Effect<SessionStoreService, 
               : read(locate(id))
           })
         ),
+      // A reference that is a whole id costs one stat, not a listing: a serve resolves its client's session on every
+      // message, and listing stats every session of the state dir. A prefix lists the names and stats those it starts.
+      lookup: (ref, limit) =>
+        Effect.gen(function* () {
+          if (held.has(ref)) return { ids: [ref], matches: 1 }
+          const fileOf = (id: string) => path.join(dir, `${id}.jsonl`)
+          const exact = yield* fs.stat(fileOf(ref)).pipe(Effect.map((info) => info.type === "File"), Effect.orElseSucceed(() => false))
+          if (exact) return { ids: [ref], matches: 1 }
+          const names = yield* fs.readDirectory(dir).pipe(Effect.catchIf(isNotFound, () => Effect.succeed([] as Array<string>)))
+          const candidates = names.filter((name) => name.endsWith(".jsonl") && name.startsWith(ref)).map((name) => name.slice(0, -".jsonl".length))
+          const dated = yield* Effect.forEach(
+            candidates,
+            (id) =>
+              fs.stat(fileOf(id)).pipe(
+                Effect.map((info) => (info.type === "File" ? [{ id, at: Option.getOrElse(info.mtime, () => new Date(0)).getTime() }] : [])),
+                Effect.orElseSucceed(() => [])
+              ),
+            { concurrency: 8 }
+          )
+          const ids = dated.flat().sort((a, b) => b.at - a.at).map((c) => c.id)
+          return { ids: ids.slice(0, limit), matches: ids.length }
+        }).pipe(Effect.mapError(fail(dir))),
       list: Effect.gen(function* () {
         const names = yield* fs.readDirectory(dir).pipe(Effect.catchIf(isNotFound, () => Effect.succeed([] as Array<string>)))
         // one entry that cannot be read (a dangling link, a directory) is skipped with a warning, never the whole list

@@ -1,9 +1,10 @@
 // Which session a typed reference names: a whole id, a unique prefix of at least 4 characters, or the most recent one;
 // an ambiguous prefix and no match are typed errors with one readable line.
+import { FileSystem as FileSystemTag } from "@effect/platform"
 import type { FileSystem } from "@effect/platform"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import {
@@ -15,6 +16,8 @@ import {
   resolveSessionRef,
   SessionNotFound
 } from "../../src/cli/sessionRef.js"
+import { fileStore } from "../../src/session/FileSessionStore.js"
+import { matchLookup } from "../../src/session/SessionRef.js"
 import { memoryStore, type SessionStoreService } from "../../src/session/SessionStore.js"
 import { tempDir } from "../support/harness.js"
 
@@ -103,4 +106,36 @@ describe("against a state dir", () => {
       const none = yield* failureOf(run(mostRecentSession(empty)))
       expect((none as { _tag: string })._tag).toBe("NoSessions")
     }))
+
+  it.scoped("the file store's lookup names what matching over its listing names, and a whole id costs no listing", () =>
+    Effect.gen(function* () {
+      const stateDir = yield* tempDir("codex-session-lookup-")
+      const dir = path.join(stateDir, "sessions")
+      fs.mkdirSync(dir)
+      for (const [i, id] of ["0a1b2c3d-old", "0a1b9999-new", "ffee0000-mid", "notes", "notes-2"].entries()) {
+        const file = path.join(dir, `${id}.jsonl`)
+        fs.writeFileSync(file, `${JSON.stringify({ _tag: "user", at: "t", text: id })}\n`)
+        const when = new Date(Date.now() - (10 + i * 50) * 1000)
+        fs.utimesSync(file, when, when)
+      }
+      fs.mkdirSync(path.join(dir, "0a1bdir.jsonl"))
+      // the platform file system, counting the directory listings asked of it
+      let listings = 0
+      const counting = Layer.effect(
+        FileSystemTag.FileSystem,
+        Effect.map(FileSystemTag.FileSystem, (real) => ({
+          ...real,
+          readDirectory: (p: string, o?: FileSystem.ReadDirectoryOptions) => Effect.suspend(() => (listings++, real.readDirectory(p, o)))
+        }))
+      ).pipe(Layer.provide(NodeFileSystem.layer))
+      const store = yield* Effect.provide(fileStore(stateDir), counting)
+      const listed = (yield* store.list).map((x) => x.sessionId)
+      for (const ref of ["notes", "0a1b9999-new", "ffee", "0a1b", "note", "zzzz", "0a1", "0a1bdir"]) {
+        const before = listings
+        const { matches: _count, ...viaLookup } = matchLookup(ref)(yield* store.lookup!(ref, 5)) as { matches?: number }
+        expect(viaLookup, ref).toEqual(matchSessionRef(listed, ref))
+        if (listed.includes(ref)) expect(listings, ref).toBe(before)
+      }
+    }))
 })
+
