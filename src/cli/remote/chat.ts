@@ -6,13 +6,18 @@
 // running turn and ends the chat, as do /quit and the end of input (what was sent is still answered then). Slash
 // commands that need this process's own harness (/exec, /model, /new, /queue) are refused in one line: they belong to
 // a local chat. Plain (no Effect): the --connect client runs it without loading the CLI (entry.ts).
-import * as crypto from "node:crypto"
 import * as readline from "node:readline"
 import type { ControlEvent } from "../../../schemas/control.js"
 import * as ControlWire from "../../control/ControlWire.js"
 import { type CliFailure, ofWire } from "./failures.js"
 import { interruptTurn } from "./run.js"
 import { type Output, show } from "./show.js"
+
+/**
+ * A fresh session's id. Web Crypto's, read when a chat starts: this module is loaded by every `run --connect` too, and
+ * an import of node:crypto cost each of those processes about 5 ms of loading for an id only a chat makes.
+ */
+const newSessionId = (): string => globalThis.crypto.randomUUID()
 
 export interface RemoteChat {
   readonly session: string | undefined
@@ -38,7 +43,7 @@ export const chatRemote = async (
 ): Promise<CliFailure | undefined> => {
   const atTerminal = process.stdin.isTTY === true
   // a new session gets its id here, so every message of the chat names the same one
-  let sessionId: string | undefined = chat.session ?? (chat.last ? undefined : crypto.randomUUID())
+  let sessionId: string | undefined = chat.session ?? (chat.last ? undefined : newSessionId())
   if (sessionId !== undefined) output.err(`session: ${sessionId}`)
   if (atTerminal) output.err("chat through the serve: /help for commands, Ctrl-C interrupts a turn and ends the chat")
   const following = new Set<Promise<void>>()
