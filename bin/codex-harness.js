@@ -86,8 +86,12 @@ if (process.argv[2] === "hook-relay") {
  * the one it wants (src/cli/prelaunch.ts). CODEX_HARNESS_PRELAUNCH=0 turns it off (to measure without it).
  */
 async function prelaunch() {
-  const { prelaunch } = await import(new URL(pick("bundle/prelaunch.js", "src/cli/prelaunch.js"), dist).href)
-  prelaunch(process.argv.slice(3))
+  try {
+    const { prelaunch } = await import(new URL(pick("bundle/prelaunch.js", "src/cli/prelaunch.js"), dist).href)
+    prelaunch(process.argv.slice(3))
+  } catch {
+    // an optimisation: without it the CLI spawns its own
+  }
 }
 
 async function start(entry) {

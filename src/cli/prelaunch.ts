@@ -119,6 +119,8 @@ export const plan = (args: ReadonlyArray<string>, env: Readonly<Record<string, s
 }
 
 const stderrTailChars = 2_000
+/** what is held of Codex's stdout before the hand-over (its answer to `initialize` and a few notifications) */
+const heldBytesBound = 1024 * 1024
 
 /** Spawns the planned app-server, writes `initialize`, and offers it to the transport. Never throws. */
 export const prelaunch = (args: ReadonlyArray<string>): void => {
@@ -129,7 +131,12 @@ export const prelaunch = (args: ReadonlyArray<string>): void => {
     const chunks: Array<Uint8Array> = []
     let stderr = ""
     let exit: Prelaunch.PrelaunchedExit | undefined
-    const onData = (chunk: Uint8Array) => void chunks.push(chunk)
+    let bytes = 0
+    const onData = (chunk: Uint8Array) => {
+      chunks.push(chunk)
+      // bounded: past it the pipe holds the rest on Codex's side until the transport takes over and reads on
+      if ((bytes += chunk.length) >= heldBytesBound) child.stdout.pause()
+    }
     const onStderr = (text: string) => void (stderr = (stderr + text).slice(-stderrTailChars))
     const onExit = (exitCode: number | null, signal: NodeJS.Signals | null) => void (exit = { exitCode, signal })
     const ignore = () => {}
