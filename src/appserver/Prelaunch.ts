@@ -2,8 +2,8 @@
 // and building the harness before it spawned its app-server, whose own start-up (about 0.4 s to answer `initialize`)
 // then came on top. The bin now spawns the app-server it expects the CLI to ask for, and writes `initialize` to it,
 // first thing (cli/prelaunch.ts), and leaves it here. The transport's first spawn takes it only when the process it was
-// about to start is exactly this one (executable, arguments, environment, directory); anything else and it is stopped
-// and forgotten, so a wrong guess costs a process start and never changes what runs.
+// about to start is exactly this one (executable, arguments, environment, directory, initialize line); anything else and
+// it is stopped and forgotten, so a wrong guess costs a process start and never changes what runs.
 //
 // The handover is a process-wide slot (a global symbol, not module state: the bin and the bundled CLI each have their
 // own copy of this module). Plain TypeScript with no Effect import, like everything the bin loads before the CLI.
