@@ -19,7 +19,12 @@ import { groupAlive, signalGroup } from "./ProcessGroup.js"
 import { WireRecorder } from "./WireRecorder.js"
 import * as HarnessLog from "../platform/HarnessLog.js"
 
-export interface TransportOptions {
+/**
+ * `clientName`/`clientVersion` (ClientInfoOptions): what the connection over this transport introduces itself as. Only
+ * an app-server the bin started before the CLI loaded looks at them: it has had an `initialize` already, and it is
+ * taken only for a connection that would send the very same one (Prelaunch.ts).
+ */
+export interface TransportOptions extends ClientInfoOptions {
   /**
    * a running app-server to connect to (`ws://` on loopback, or `wss://`) instead of spawning one; the options below
    * that describe a process (binary, CODEX_HOME, args, env, cwd) then do not apply: that app-server has its own
@@ -130,7 +135,7 @@ const spawnProcess = (options: TransportOptions) =>
       argv,
       env,
       cwd: options.cwd,
-      initializeLine: initializeLine(options as ClientInfoOptions)
+      initializeLine: initializeLine(options)
     })
     if (taken._tag === "Discarded") {
       yield* HarnessLog.debug(`app-server: the one started before the CLI loaded differs in ${taken.difference}: stopped, starting another`)

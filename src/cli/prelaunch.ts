@@ -20,13 +20,12 @@ import * as Prelaunch from "../appserver/Prelaunch.js"
 /** flags whose meaning this file does not work out: with any of them the CLI spawns its own */
 const unsupported = new Set(["--config", "--app-server", "--connect", "--help", "-h"])
 
-/** `--name value` or `--name=value` before any `--`; the last one wins, as in the CLI's parser */
-const flagValue = (args: ReadonlyArray<string>, name: string): string | undefined => {
+/** `--name value` or `--name=value` among `flags`; the last one wins, as in the CLI's parser */
+const flagValue = (flags: ReadonlyArray<string>, name: string): string | undefined => {
   let value: string | undefined
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!
-    if (arg === "--") break
-    if (arg === name) value = args[i + 1]
+  for (let i = 0; i < flags.length; i++) {
+    const arg = flags[i]!
+    if (arg === name) value = flags[i + 1]
     else if (arg.startsWith(`${name}=`)) value = arg.slice(name.length + 1)
   }
   return value
@@ -77,6 +76,7 @@ export interface PlannedSpawn {
  * file), or undefined when this file cannot be sure. Reads the file system, spawns nothing.
  */
 export const plan = (args: ReadonlyArray<string>, env: Readonly<Record<string, string | undefined>>): PlannedSpawn | undefined => {
+  // flags before any `--` (after it everything is the prompt's)
   const flags = args.slice(0, args.includes("--") ? args.indexOf("--") : args.length)
   if (flags.some((a) => unsupported.has(a) || [...unsupported].some((u) => a.startsWith(`${u}=`)))) return undefined
   const stateFlag = flagValue(flags, "--state-dir")

@@ -82,7 +82,7 @@ export const open = (options: AttemptOptions): Effect.Effect<NodeAttempt, NodeUn
     const relay = yield* NodeRelay.make({ node: options.node, url: options.url, token: options.token, ...options.relay })
     const transport = yield* Transport
     const { url: _ignored, ...spawnOptions } = options.appServer
-    const handle = yield* transport.spawn(spawnOptions).pipe(
+    const handle = yield* transport.spawn({ clientName: "codex-harness-node", ...spawnOptions }).pipe(
       Effect.mapError((e) => new NodeUnreachable({ node: options.node, reason: `the attempt's app-server did not start: ${e.message}` }))
     )
     const connection = yield* Connection.make(handle, { clientName: "codex-harness-node", ...options.appServer })

@@ -49,7 +49,7 @@ export const appServerHandshake = (settings: HarnessSettings): Effect.Effect<Pas
     const started = Date.now()
     const transport = yield* Transport
     // a short grace: the handshake is done, there is no turn to let finish
-    const handle = yield* transport.spawn({ ...spec, exitGrace: Duration.seconds(2) })
+    const handle = yield* transport.spawn({ ...spec, exitGrace: Duration.seconds(2), clientName: "codex-harness-doctor", clientVersion: packageVersion() })
     const connection = yield* Connection.make(handle, {
       clientName: "codex-harness-doctor",
       clientVersion: packageVersion(),
