@@ -12,19 +12,21 @@ import * as CodexBinary from "./CodexBinary.js"
 import { effectiveCodexHome, readShellExcludes } from "./CodexConfigToml.js"
 import { type AppServerExited, type AppServerUnreachable, SpawnFailed } from "./errors.js"
 import { type FramedLine, LineFramer } from "./LineFramer.js"
-import { type ClientInfoOptions, initializeLine } from "./InitializeRequest.js"
+import { initializeLine } from "./InitializeRequest.js"
 import * as LineInbox from "./LineInbox.js"
 import * as Prelaunch from "./Prelaunch.js"
 import { groupAlive, signalGroup } from "./ProcessGroup.js"
 import { WireRecorder } from "./WireRecorder.js"
 import * as HarnessLog from "../platform/HarnessLog.js"
 
-/**
- * `clientName`/`clientVersion` (ClientInfoOptions): what the connection over this transport introduces itself as. Only
- * an app-server the bin started before the CLI loaded looks at them: it has had an `initialize` already, and it is
- * taken only for a connection that would send the very same one (Prelaunch.ts).
- */
-export interface TransportOptions extends ClientInfoOptions {
+export interface TransportOptions {
+  /**
+   * What the connection over this transport introduces itself as (ConnectionOptions has the same two). Only an
+   * app-server the bin started before the CLI loaded looks at them: it has had an `initialize` already, and it is taken
+   * only for a connection that would send the very same one (Prelaunch.ts).
+   */
+  readonly clientName?: string | undefined
+  readonly clientVersion?: string | undefined
   /**
    * a running app-server to connect to (`ws://` on loopback, or `wss://`) instead of spawning one; the options below
    * that describe a process (binary, CODEX_HOME, args, env, cwd) then do not apply: that app-server has its own
