@@ -8,8 +8,13 @@
 // Where only tsc has run since the last bundle (a checkout after `npx tsc`: dist/src newer than dist/bundle, or no
 // bundle yet), the tsc output runs instead, so a stale bundle is never what a test or a person runs. An installed
 // package has both, with equal times (npm pack fixes them), and runs the bundle.
-import { readFileSync, statSync } from "node:fs"
-import { fileURLToPath } from "node:url"
+//
+// A CommonJS script (bin/package.json says so), not an ES module: Node starts a CommonJS main without its ES module
+// loader, about 7 ms sooner, and every command pays that, a `run --connect` on every turn.
+"use strict"
+const { readFileSync, statSync } = require("node:fs")
+const path = require("node:path")
+const { pathToFileURL } = require("node:url")
 
 // The shebang's V8 flag caps the young generation's semi-spaces at 2 MB (V8 lets them grow to 16 MB): a turn's garbage
 // is short-lived, and the room V8 grew for it was most of the difference between the harness's peak RSS over a 20-turn
@@ -17,8 +22,13 @@ import { fileURLToPath } from "node:url"
 // as Node starts, hence the shebang (`env -S`), which is how the command runs when installed; `node bin/...` runs
 // without it and gets a code cache of its own (below). Tools that start the bin with `node` read the flags from line 1.
 
-const dist = new URL("../dist/", import.meta.url)
-const modified = (file) => statSync(new URL(file, dist), { throwIfNoEntry: false })?.mtimeMs ?? -1
+const dist = path.join(__dirname, "..", "dist")
+const distPath = (file) => path.join(dist, file)
+/** an ES module of dist/ (the tsc output), for import() */
+const distUrl = (file) => pathToFileURL(distPath(file)).href
+/** a file of dist/: a bundled script (.cjs) is required, the tsc output (ES modules) imported */
+const load = (file) => (file.endsWith(".cjs") ? require(distPath(file)) : import(distUrl(file)))
+const modified = (file) => statSync(distPath(file), { throwIfNoEntry: false })?.mtimeMs ?? -1
 const pick = (bundled, compiled) => (modified(bundled) >= modified(compiled) ? bundled : compiled)
 
 /**
@@ -30,13 +40,12 @@ const printedHelp = async (entry) => {
   const version = args.length === 1 && args[0] === "--version"
   if (!version && !args.includes("--help") && !args.includes("-h")) return false
   if (modified("bundle/help.json") < modified(entry) || modified("src/cli/helpRequest.js") < 0) return false
-  const { readFileSync } = await import("node:fs")
-  const rendered = JSON.parse(readFileSync(new URL("bundle/help.json", dist), "utf8"))
+  const rendered = JSON.parse(readFileSync(distPath("bundle/help.json"), "utf8"))
   if (version) {
     process.stdout.write(`${rendered.version}\n`)
     return true
   }
-  const { requestedPage, unknownCommandLine } = await import(new URL("src/cli/helpRequest.js", dist).href)
+  const { requestedPage, unknownCommandLine } = await import(distUrl("src/cli/helpRequest.js"))
   const request = requestedPage(args, rendered.pages)
   if (request === undefined) return false
   if (request._tag === "Page") process.stdout.write(request.text)
@@ -60,25 +69,28 @@ const connects = (args) => {
 
 const ranConnected = async () => {
   const entry = pick("bundle/connect.cjs", "src/cli/remote/entry.js")
-  const { main } = entry === "bundle/connect.cjs"
-    ? (await import("node:module")).createRequire(import.meta.url)(fileURLToPath(new URL(entry, dist)))
-    : await import(new URL(entry, dist).href)
+  const { main } = await load(entry)
   const code = await main(process.argv.slice(2))
   if (code === undefined) return false
   process.exitCode = code
   return true
 }
 
-if (process.argv[2] === "hook-relay") {
-  const { main } = await import(new URL(pick("bundle/hook-relay.js", "src/cli/hookRelay.js"), dist).href)
-  process.exitCode = await main(process.argv.slice(3))
-} else {
+const main = async () => {
+  if (process.argv[2] === "hook-relay") {
+    const { main } = await load(pick("bundle/hook-relay.cjs", "src/cli/hookRelay.js"))
+    process.exitCode = await main(process.argv.slice(3))
+    return
+  }
   const entry = pick("bundle/cli.cjs", "src/cli/main.js")
   if (!(await printedHelp(entry)) && !(connects(process.argv.slice(2)) && (await ranConnected()))) {
     if (process.argv[2] === "run" && process.env.CODEX_HARNESS_PRELAUNCH !== "0") await prelaunch()
     await start(entry)
   }
 }
+
+// a failure here is one the CLI could not print itself: Node prints it and exits 1, as for any unhandled rejection
+void main()
 
 /**
  * A cold `run` spends about half a second loading the CLI before it would spawn its app-server: the app-server a new
@@ -87,7 +99,7 @@ if (process.argv[2] === "hook-relay") {
  */
 async function prelaunch() {
   try {
-    const { prelaunch } = await import(new URL(pick("bundle/prelaunch.js", "src/cli/prelaunch.js"), dist).href)
+    const { prelaunch } = await load(pick("bundle/prelaunch.cjs", "src/cli/prelaunch.js"))
     prelaunch(process.argv.slice(3))
   } catch {
     // an optimisation: without it the CLI spawns its own
@@ -96,8 +108,8 @@ async function prelaunch() {
 
 async function start(entry) {
   try {
-    if (entry === "bundle/cli.cjs") await runScript(fileURLToPath(new URL(entry, dist)))
-    else await import(new URL(entry, dist).href)
+    if (entry === "bundle/cli.cjs") await runScript(distPath(entry))
+    else await import(distUrl(entry))
   } catch (error) {
     // the CLI prints its own failures as one line; this is one it could not: the bundle did not even load, and its
     // stack names minified chunks unless Node reads the source maps (off by default: they slow every start)
@@ -115,17 +127,16 @@ async function start(entry) {
  * is this user's alone (a cache is code: it is never read from or written to a place others can change).
  */
 async function runScript(file) {
-  const { createRequire } = await import("node:module")
-  const require = createRequire(file)
+  const { createRequire } = require("node:module")
+  const requireFromBundle = createRequire(file)
   // Node reads source maps only for what it loads itself
-  if (process.sourceMapsEnabled) return void require(file)
-  const fs = await import("node:fs")
-  const vm = await import("node:vm")
-  const path = await import("node:path")
+  if (process.sourceMapsEnabled) return void requireFromBundle(file)
+  const fs = require("node:fs")
+  const vm = require("node:vm")
   const dir = path.dirname(file)
   // V8 rejects a cache written under other flags: one cache per set of flags, the shebang's being the one the build writes
   const flags = v8Flags(process.execArgv)
-  const cacheFile = path.join(dir, flags === shebangFlags() ? "cli.code-cache" : `cli.code-cache-${(await import("node:crypto")).createHash("sha256").update(flags).digest("hex").slice(0, 8)}`)
+  const cacheFile = path.join(dir, flags === shebangFlags() ? "cli.code-cache" : `cli.code-cache-${require("node:crypto").createHash("sha256").update(flags).digest("hex").slice(0, 8)}`)
   const owned = (stat) => stat !== undefined && stat.uid === process.getuid?.() && (stat.mode & 0o022) === 0
   const trusted = owned(fs.statSync(dir, { throwIfNoEntry: false }))
   const cacheStat = trusted ? fs.statSync(cacheFile, { throwIfNoEntry: false }) : undefined
@@ -154,7 +165,7 @@ async function runScript(file) {
     })
   }
   const module = { exports: {} }
-  script.runInThisContext()(module.exports, require, module, file, dir)
+  script.runInThisContext()(module.exports, requireFromBundle, module, file, dir)
 }
 
 /** the node flags of this file's shebang (line 1), as one string */
@@ -163,7 +174,7 @@ function shebangFlags() {
 }
 
 function readHead() {
-  return readFileSync(fileURLToPath(import.meta.url), "utf8").slice(0, 200).split("\n")[0]
+  return readFileSync(__filename, "utf8").slice(0, 200).split("\n")[0]
 }
 
 /** node's options that change how V8 compiles (what a code cache depends on): every one but the preloads */

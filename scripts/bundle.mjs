@@ -11,9 +11,9 @@
 //                               Node 20 can use a code cache only for a script (vm.Script), not for an ES module,
 //                               which is why the CLI is one CommonJS file and not ES chunks.
 //   dist/bundle/help.json       every help page, rendered from the command tree, for a `--help` that loads nothing
-//   dist/bundle/hook-relay.js   `codex-harness hook-relay`, which Codex starts for every relayed hook: one file of
+//   dist/bundle/hook-relay.cjs  `codex-harness hook-relay`, which Codex starts for every relayed hook: one file of
 //                               Node's own modules, built apart so it loads nothing of the CLI
-//   dist/bundle/prelaunch.js    a cold `run`'s early spawn of its app-server (src/cli/prelaunch.ts), before cli.cjs loads
+//   dist/bundle/prelaunch.cjs   a cold `run`'s early spawn of its app-server (src/cli/prelaunch.ts), before cli.cjs loads
 //   dist/bundle/connect.cjs     `run --connect` and `chat --connect` (src/cli/remote/entry.ts): the control API over
 //                               Node's http without Effect, and the event printer, which the bin runs instead of the CLI
 //   dist/bundle/control-ui.js   the Control UI's script (src/control/ui/app.ts) for the browser, and
@@ -108,22 +108,25 @@ const warnAboutConnectEntry = (metafile) => {
 // start empty: no stale file (an old code cache, chunks of an earlier layout) is shipped
 fs.rmSync(outdir, { recursive: true, force: true })
 
+/**
+ * The scripts the bin loads are CommonJS: the bin is, and requiring a script spares a process Node's ES module loader
+ * (about 7 ms here, paid by every hook Codex starts and every cold `run`). Modules that find files next to themselves
+ * (the package's bin, its package.json, @openai/codex) read import.meta.url, which a CommonJS script does not have: it
+ * becomes the script's own URL, which is where those modules now are.
+ */
+const script = {
+  ...common,
+  format: "cjs",
+  outExtension: { ".js": ".cjs" },
+  define: { "import.meta.url": "__codexHarnessScriptUrl" },
+  banner: { js: 'const __codexHarnessScriptUrl = require("node:url").pathToFileURL(__filename).href;' }
+}
+
 const [cli, , , connect, ui] = await Promise.all([
-  esbuild.build({
-    ...common,
-    format: "cjs",
-    entryPoints: { cli: "src/cli/main.ts" },
-    outExtension: { ".js": ".cjs" },
-    metafile: true,
-    plugins: [withoutCliFileParsers],
-    // modules that find files next to themselves (the package's bin, its package.json) read import.meta.url, which a
-    // CommonJS script does not have: the script's own URL, which is where those modules now are
-    define: { "import.meta.url": "__codexHarnessScriptUrl" },
-    banner: { js: 'const __codexHarnessScriptUrl = require("node:url").pathToFileURL(__filename).href;' }
-  }),
-  esbuild.build({ ...common, entryPoints: { "hook-relay": "src/cli/hookRelay.ts" } }),
+  esbuild.build({ ...script, entryPoints: { cli: "src/cli/main.ts" }, metafile: true, plugins: [withoutCliFileParsers] }),
+  esbuild.build({ ...script, entryPoints: { "hook-relay": "src/cli/hookRelay.ts" } }),
   // a cold `run`'s early spawn of its app-server (src/cli/prelaunch.ts), which the bin runs before loading cli.cjs
-  esbuild.build({ ...common, entryPoints: { prelaunch: "src/cli/prelaunch.ts" } }),
+  esbuild.build({ ...script, entryPoints: { prelaunch: "src/cli/prelaunch.ts" } }),
   // `run --connect` and `chat --connect` without the CLI (src/cli/remote/entry.ts): CommonJS, which the bin loads with
   // require; no Effect in it (a warning below says so if one comes in)
   esbuild.build({ ...common, format: "cjs", entryPoints: { connect: "src/cli/remote/entry.ts" }, outExtension: { ".js": ".cjs" }, metafile: true }),

@@ -12,8 +12,8 @@ import { shebangFlags } from "../support/cli.js"
 
 const copyPackage = () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "code-cache-"))
-  fs.mkdirSync(path.join(root, "bin"))
-  fs.copyFileSync(path.resolve("bin/codex-harness.js"), path.join(root, "bin", "codex-harness.js"))
+  // the bin with its package.json (it is a CommonJS script in an ES module package)
+  fs.cpSync(path.resolve("bin"), path.join(root, "bin"), { recursive: true })
   fs.cpSync(path.resolve("dist/bundle"), path.join(root, "dist", "bundle"), { recursive: true })
   fs.rmSync(path.join(root, "dist", "bundle", "cli.code-cache"), { force: true })
   fs.rmSync(path.join(root, "dist", "bundle", "cli.turn-cached"), { force: true })

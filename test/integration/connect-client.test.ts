@@ -19,8 +19,8 @@ const packageWithoutCli = () =>
   Effect.acquireRelease(
     Effect.sync(() => {
       const root = fs.mkdtempSync(path.join(os.tmpdir(), "connect-entry-"))
-      fs.mkdirSync(path.join(root, "bin"))
-      fs.copyFileSync(path.resolve("bin/codex-harness.js"), path.join(root, "bin", "codex-harness.js"))
+      // the bin with its package.json (it is a CommonJS script in an ES module package)
+      fs.cpSync(path.resolve("bin"), path.join(root, "bin"), { recursive: true })
       fs.cpSync(path.resolve("dist/bundle"), path.join(root, "dist", "bundle"), { recursive: true })
       for (const file of ["cli.cjs", "cli.cjs.map", "cli.code-cache"]) fs.rmSync(path.join(root, "dist", "bundle", file), { force: true })
       return root
