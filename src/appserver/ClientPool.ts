@@ -5,7 +5,7 @@ import { Context, Duration, Effect, Layer, Option, RcMap, Scope } from "effect"
 import * as Connection from "./AppServerConnection.js"
 import type { CodexBinaryNotFound } from "./CodexBinary.js"
 import type { AppServerUnreachable, RequestError, SpawnFailed } from "./errors.js"
-import { Transport, type TransportOptions } from "./Transport.js"
+import { Transport, type TransportHandle, type TransportOptions } from "./Transport.js"
 
 export interface ClientSpec extends TransportOptions, Connection.ConnectionOptions {}
 
@@ -27,6 +27,13 @@ export interface ClientPoolService {
   /** Fails everything on the current client for `key` with ConnectionRetired; the next lease spawns afresh. */
   readonly retire: (key: string, reason: string) => Effect.Effect<void>
   readonly keys: Effect.Effect<ReadonlyArray<string>>
+  /**
+   * Closes the input of every app-server process this pool started, failing nothing: each exits by itself soon after.
+   * For a one-shot command whose work is done (`run` after its turn): the processes' exits then overlap the rest of the
+   * teardown instead of following it. A request made after this fails once its process has exited. Connections to
+   * app-servers this process did not start (WebSocket) are left to the teardown.
+   */
+  readonly windDown: Effect.Effect<void>
 }
 
 export class ClientPool extends Context.Tag("codex-harness/ClientPool")<ClientPool, ClientPoolService>() {}
@@ -36,11 +43,17 @@ export const make = (options: ClientPoolOptions = {}): Effect.Effect<ClientPoolS
     const transport = yield* Transport
     // the spec a key was last leased with; RcMap lookups only see the key
     const specs = new Map<string, ClientSpec>()
+    // the handles of the processes alive under this pool (windDown), while their clients are
+    const processes = new Set<TransportHandle>()
     const clients = yield* RcMap.make({
       lookup: (key: string) =>
         Effect.gen(function* () {
           const spec = specs.get(key)!
           const handle = yield* transport.spawn(spec)
+          if (handle.pid !== undefined) {
+            processes.add(handle)
+            yield* Effect.addFinalizer(() => Effect.sync(() => processes.delete(handle)))
+          }
           return yield* Connection.make(handle, spec)
         }),
       idleTimeToLive: options.idleTimeToLive ?? defaults.idleTimeToLive
@@ -74,7 +87,9 @@ export const make = (options: ClientPoolOptions = {}): Effect.Effect<ClientPoolS
         ).pipe(Effect.ignore)
       })
 
-    return { lease, retire, keys: RcMap.keys(clients) }
+    const windDown = Effect.suspend(() => Effect.forEach([...processes], (handle) => handle.endInput, { discard: true }))
+
+    return { lease, retire, keys: RcMap.keys(clients), windDown }
   })
 
 export const layer = (options: ClientPoolOptions = {}): Layer.Layer<ClientPool, never, Transport> =>

@@ -15,11 +15,23 @@ export const signalGroup = (pgid: number | undefined, signal: NodeJS.Signals): v
   }
 }
 
-/** State letter, parent and group of one process from /proc/PID/stat; undefined when it is gone or unreadable. */
+/** one buffer for every stat read: a /proc stat line is a short name and 50-odd numbers, far under 4 KB */
+const statBuffer = Buffer.allocUnsafe(4096)
+
+/**
+ * State letter, parent and group of one process from /proc/PID/stat; undefined when it is gone or unreadable. One
+ * open, read and close into a buffer kept for it: readFileSync reads a /proc file (size 0 to stat) in a growing loop,
+ * which made a scan of 70 processes take 8 ms here against 1-2.
+ */
 const readStat = (pid: string): { readonly state: string; readonly pgrp: number } | undefined => {
   let text: string
   try {
-    text = fs.readFileSync(`/proc/${pid}/stat`, "latin1")
+    const fd = fs.openSync(`/proc/${pid}/stat`, "r")
+    try {
+      text = statBuffer.toString("latin1", 0, fs.readSync(fd, statBuffer, 0, statBuffer.length, 0))
+    } finally {
+      fs.closeSync(fd)
+    }
   } catch {
     return undefined
   }
@@ -59,12 +71,13 @@ export const liveMembers = (pgid: number): ReadonlyArray<number> | undefined => 
 /** True while some process of the group is still running; zombies waiting for a late reaper do not count. */
 export const groupAlive = (pgid: number | undefined): boolean => {
   if (pgid === undefined) return false
-  const members = liveMembers(pgid)
-  if (members !== undefined) return members.length > 0
+  // the signal probe first: a group with no member at all (the usual end: the app-server exited and was reaped, and
+  // had no children left) is known empty without reading /proc, which takes a stat of every process on the machine
   try {
     process.kill(-pgid, 0)
-    return true
   } catch {
     return false
   }
+  const members = liveMembers(pgid)
+  return members === undefined || members.length > 0
 }

@@ -4,6 +4,7 @@ import { Console, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as Live from "../../layers/internal/Live.js"
 import type { HarnessEvent } from "../../schemas/events.js"
+import { ClientPool } from "../appserver/ClientPool.js"
 import * as WireRecorder from "../appserver/WireRecorder.js"
 import { CodexHarness } from "../harness/CodexHarness.js"
 import * as ApprovalPromptsCli from "./approvalPrompts.js"
@@ -57,7 +58,11 @@ export const runLocal = (options: RunOptions, prompt: string, approvals: "deny" 
         onEvent: options.json
           ? (event) => Effect.forEach(encoder.turnEvent(event), print, { discard: true })
           : progress?.onEvent
-      })
+      }).pipe(
+        // the turn has ended (and is recorded) however it went: the app-server is told to exit now, so its exit
+        // overlaps the harness's teardown instead of following it (a cold run's last tens of milliseconds)
+        Effect.ensuring(Effect.flatMap(ClientPool, (pool) => pool.windDown))
+      )
     ).pipe(
       // the layer is provided first, so a harness that cannot start (its build fails with a typed error) still ends
       // the --json stream with turn.failed

@@ -49,6 +49,27 @@ describe("app-server process lifetime", () => {
     })
   )
 
+  it.scopedLive("windDown after a turn: the app-server exits by itself (exit 0, nothing failed) while the pool is open; the next lease is a fresh process", () =>
+    Effect.gen(function* () {
+      const f = yield* fixture({ replies: [reply.text("done"), reply.text("again")] })
+      const { harness, pool, scope } = yield* openHarness(f.settings)
+      yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+      yield* harness.runTurn({ sessionId: "s", prompt: "hi" })
+      const connection = yield* Effect.scoped(leaseSessionClient(pool, f.settings))
+      expect(isAlive(connection.pid)).toBe(true)
+      yield* pool.windDown
+      // the receipt: the connection ends because its process exited (not retired, not killed), with the scope still open
+      const ended = yield* connection.terminated.pipe(Effect.timeout("10 seconds"))
+      expect(ended).toBeInstanceOf(AppServerExited)
+      expect(ended).toMatchObject({ exitCode: 0, signal: null })
+      expect(yield* awaitGone(connection.pid)).toBe(true)
+      // the session goes on, on a fresh process
+      const next = yield* harness.runTurn({ sessionId: "s", prompt: "again" })
+      expect(next.finalText).toBe("again")
+      expect(yield* pooledPid(pool, f.settings)).not.toBe(connection.pid)
+    })
+  )
+
   it.scopedLive("interrupting a turn mid-stream closes everything and leaves no codex process", () =>
     Effect.gen(function* () {
       const f = yield* fixture({ replies: [hangingTurn] })
