@@ -24,6 +24,8 @@ export interface EventHubService {
   readonly subscribe: Effect.Effect<Queue.Dequeue<Published>, never, Scope.Scope>
   /** a message's stream to a client, counted while it is read (see `delivered`) */
   readonly track: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.Stream<A, E, R>
+  /** `track` for what is read within a scope (a mailbox the RPC server reads): counted until the scope closes */
+  readonly reading: Effect.Effect<void, never, Scope.Scope>
   /** done once no tracked stream is being read: serve waits for it (bounded) after draining its turns, so the
    * interrupted turns' last events reach their clients before the listener closes their connections */
   readonly delivered: Effect.Effect<void>
@@ -37,19 +39,16 @@ export const layer = Layer.scoped(
   EventHub,
   Effect.gen(function* () {
     const hub = yield* Effect.acquireRelease(PubSub.sliding<Published>(capacity), PubSub.shutdown)
-    const reading = yield* SubscriptionRef.make(0)
+    const readers = yield* SubscriptionRef.make(0)
+    const reading = Effect.acquireRelease(SubscriptionRef.update(readers, (n) => n + 1), () => SubscriptionRef.update(readers, (n) => n - 1))
     return {
       publish: (sessionId, event, runId) => PubSub.publish(hub, { _tag: "Event", sessionId, event, runId }).pipe(Effect.asVoid),
       start: (sessionId, runId) => PubSub.publish(hub, { _tag: "Start", sessionId, runId }).pipe(Effect.asVoid),
       end: (sessionId, runId) => PubSub.publish(hub, { _tag: "End", sessionId, runId }).pipe(Effect.asVoid),
       subscribe: PubSub.subscribe(hub),
-      track: (stream) =>
-        Stream.unwrapScoped(
-          Effect.acquireRelease(SubscriptionRef.update(reading, (n) => n + 1), () => SubscriptionRef.update(reading, (n) => n - 1)).pipe(
-            Effect.as(stream)
-          )
-        ),
-      delivered: reading.changes.pipe(Stream.takeUntil((n) => n === 0), Stream.runDrain)
+      track: (stream) => Stream.unwrapScoped(Effect.as(reading, stream)),
+      reading,
+      delivered: readers.changes.pipe(Stream.takeUntil((n) => n === 0), Stream.runDrain)
     }
   })
 )

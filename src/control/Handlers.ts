@@ -63,23 +63,20 @@ export const layer = (info: ServeInfo) =>
           Effect.catchTag("SessionNotFound", () => Effect.map(checkSessionId(ref.session!), (id) => ({ sessionId: id, created: true })))
         )
 
-    const turnStream = (payload: StartTurnPayload) =>
-      Stream.unwrapScoped(
-        Effect.gen(function* () {
-          const { sessionId, created } = yield* reported(sessionForTurn(payload))
-          const events = yield* TurnStream.start({
-            sessionId,
-            prompt: payload.prompt,
-            model: payload.model,
-            kind: payload.turn_kind,
-            approvals: payload.approvals
-          })
-          return Stream.concat(
-            Stream.make<Array<ControlEvent>>({ type: "session.selected", version: eventsVersion, session_id: sessionId, created }),
-            events
-          )
+    /** the message's events, in the mailbox the RPC server reads them from (TurnStream.open), counted while read */
+    const turnEvents = (payload: StartTurnPayload) =>
+      Effect.gen(function* () {
+        yield* hub.reading
+        const { sessionId, created } = yield* reported(sessionForTurn(payload))
+        return yield* TurnStream.open({
+          sessionId,
+          prompt: payload.prompt,
+          model: payload.model,
+          kind: payload.turn_kind,
+          approvals: payload.approvals,
+          announce: { type: "session.selected", version: eventsVersion, session_id: sessionId, created }
         })
-      )
+      })
 
     return {
       Health: () =>
@@ -97,12 +94,12 @@ export const layer = (info: ServeInfo) =>
           }
         }),
       StartTurn: (payload) =>
-        hub.track(router === undefined
+        router === undefined
           ? payload.message_id === undefined
-            ? turnStream(payload)
+            ? turnEvents(payload)
             // a single serve keeps no ledger: a message sent again would run again, so no key is taken as a promise
-            : Stream.fail(new ControlFailure({ code: "usage", message: "message_id needs a cluster serve (serve --cluster): a single serve keeps no record of message ids" }))
-          : Stream.unwrap(Effect.map(reported(sessionForTurn(payload)), ({ created, sessionId }) =>
+            : Effect.fail(new ControlFailure({ code: "usage", message: "message_id needs a cluster serve (serve --cluster): a single serve keeps no record of message ids" }))
+          : hub.track(Stream.unwrap(Effect.map(reported(sessionForTurn(payload)), ({ created, sessionId }) =>
             router.startTurn({
               sessionId,
               created,
