@@ -6,10 +6,10 @@
 // --insecure-remote, a half-given TLS pair. Shutdown (SIGTERM, SIGINT): new turns are refused, running ones get
 // --shutdown-grace seconds to finish and are then interrupted (Codex is told), the listener closes, every app-server
 // exits with the pool's scope.
-import { Headers, HttpServer } from "@effect/platform"
+import { Headers, HttpMiddleware, HttpServer } from "@effect/platform"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Console, Duration, Effect, Layer, Option } from "effect"
+import { Console, Duration, Effect, identity, Layer, Option } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as https from "node:https"
@@ -207,10 +207,15 @@ export const serve = (options: ServeOptions) =>
         ui: loadUi(),
         hosts,
         onClient: (delta) => void (clients += delta),
-        maxRequestBytes
+        maxRequestBytes,
+        tracing: telemetry !== undefined
       }).pipe(Effect.provide(context))
       yield* WebSocketFrameBound.bound(maxRequestBytes)
-      yield* HttpServer.serveEffect()(app).pipe(Effect.provide(context))
+      // the platform's span per HTTP request likewise, only for a tracer that exports it
+      yield* HttpServer.serveEffect()(app).pipe(
+        Effect.provide(context),
+        telemetry === undefined ? HttpMiddleware.withTracerDisabledWhenEffect(() => true) : identity
+      )
       const scheme = tls === undefined ? "" : "s"
       const url = hostPort === undefined ? `ws+unix:${listen._tag === "Unix" ? listen.path : ""}:/rpc` : `ws${scheme}://${hostPort}/rpc`
       const ui = hostPort === undefined ? undefined : `http${scheme}://${hostPort}/`

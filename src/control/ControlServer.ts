@@ -33,6 +33,11 @@ export interface ControlAppOptions {
   readonly onClient: (delta: 1 | -1) => void
   /** the largest request body `POST /rpc` reads; default `defaultMaxRequestBytes` */
   readonly maxRequestBytes?: number | undefined
+  /**
+   * a span for each control call (`Control.StartTurn`, ...); false when no tracer exports them (serve without
+   * --otlp), where they were work on every call for nobody
+   */
+  readonly tracing: boolean
 }
 
 /**
@@ -82,12 +87,13 @@ const refuseAndClose = (status: number, text: string) =>
 /** The server's one HttpApp; the RPC handlers come from the context. */
 export const makeApp = (options: ControlAppOptions) =>
   Effect.gen(function* () {
-    const overWebSocket = yield* RpcServer.toHttpAppWebsocket(ControlRpcs, { spanPrefix: "Control" })
+    const rpcOptions = { spanPrefix: "Control", disableTracing: !options.tracing }
+    const overWebSocket = yield* RpcServer.toHttpAppWebsocket(ControlRpcs, rpcOptions)
     const maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes
     const tooLarge = () => refuseAndClose(413, `the request body is larger than ${maxRequestBytes} bytes`)
     // a body is read only when its Content-Length is within the bound (Node's parser reads no more than that); the
     // read's own bound is the second line
-    const overHttp = (yield* RpcServer.toHttpApp(ControlRpcs, { spanPrefix: "Control" })).pipe(
+    const overHttp = (yield* RpcServer.toHttpApp(ControlRpcs, rpcOptions)).pipe(
       HttpIncomingMessage.withMaxBodySize(Option.some(maxRequestBytes))
     )
     const app: HttpApp.Default<never, Scope.Scope> = Effect.gen(function* () {

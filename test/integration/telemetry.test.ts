@@ -265,6 +265,26 @@ describe("telemetry at exit: bounded, and a loss is said once", () => {
 })
 
 describe("serve --otlp at exit", () => {
+  it.scopedLive("with a collector listening, a turn through serve reaches it as the HTTP request's span, the control call's and the turn's", () =>
+    Effect.gen(function* () {
+      const c = yield* collector()
+      const f = yield* fixture({ replies: [reply.text("traced")] })
+      const s = yield* startServe(f, ["--otlp", c.endpoint])
+      const a = yield* client(s.url, s.token)
+      const events = yield* a.StartTurn({ session: "otlp-served", prompt: "hi" }).pipe(Stream.runCollect)
+      expect([...events].find((e) => e.type === "turn.completed")).toMatchObject({ final_text: "traced" })
+      // serve exports at its exit (the last flush): the receipt is the posts that arrive after SIGTERM
+      s.serve.child.kill("SIGTERM")
+      expect(yield* s.serve.exited.pipe(Effect.timeout("30 seconds"))).toEqual({ code: 143, signal: null })
+      yield* c.waitFor(() => c.spans().some((span) => span.name === "Control.StartTurn"))
+      const names = new Set(c.spans().map((span) => span.name))
+      // the WebSocket's upgrade request, the call on it, and the turn it started
+      expect(names).toContain("http.server GET")
+      expect(names).toContain("Control.StartTurn")
+      expect(names).toContain("CodexHarness.runTurn")
+      expect(yield* leftBehind(f.stateDir)).toEqual([])
+    }))
+
   it.scopedLive("with a collector that is not listening, serve at --log-level info says once on stderr that spans were dropped, and exits", () =>
     Effect.gen(function* () {
       const port = yield* closedPort
