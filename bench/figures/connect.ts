@@ -5,9 +5,9 @@
 // pays Node's start whatever it loads, and the rest of it may cost half a turn.
 //
 // Each run: one `serve --state-dir DIR --cwd WORK --listen 127.0.0.1:0 --provider-url MODEL` (ready when it prints its
-// "listening on URL" line, checked against DIR/serve.json and its pid), one warm-up `run --connect` (the service's
-// app-server and thread start there), then CONNECT_TURNS sequential `run --connect` processes on one session, each timed
-// alone; the token goes in $CODEX_HARNESS_TOKEN (read from DIR/serve.token), never on argv. Then, for a note, as many
+// "listening on URL" line, checked against DIR/serve.json and its pid), WARM_UP_TURNS warm-up `run --connect`s (the
+// service's app-server and thread start in the first), then CONNECT_TURNS sequential `run --connect` processes on one
+// session, each timed alone; the token goes in $CODEX_HARNESS_TOKEN (read from DIR/serve.token), never on argv. Then, for a note, as many
 // turns with this process as the client on one open WebSocket: the turn through the serve without a process around it.
 // After each turn every marked process not below the serve must be gone (proc.ts settle, the serve spared); at the end
 // the serve gets SIGTERM, must exit by itself, and then the usual leftover check runs with nothing spared, so its
@@ -29,6 +29,12 @@ import { median, millis, millisBare, seconds, show, signed, spread, times } from
 
 /** measured `run --connect` turns per run (after the warm-up) */
 export const CONNECT_TURNS = 10
+/**
+ * `run --connect` turns before the measured ones, as many as the comparison's chat has before its slope (WARM_FEW):
+ * the serve then runs code V8 has compiled for it, as the chat does by its sixth message. (With one warm-up turn the
+ * next ten ran at 330-380 ms here against 240-280 ms from the twelfth on: a serve that has just started is not warm.)
+ */
+const WARM_UP_TURNS = WARM_FEW
 /** the goal: a whole `run --connect` process within `node -e 0` plus this many warm chat turns */
 const CHAT_TURNS = 1.5
 
@@ -170,9 +176,10 @@ const connectRun = async (ctx: Context): Promise<ConnectRun> => {
       return run
     }
     const warmUpMs = (await turn(0)).ms
+    for (let i = 1; i < WARM_UP_TURNS; i++) await turn(i)
     const turns: Array<number> = []
     const replies: Array<number> = []
-    for (let i = 1; i <= CONNECT_TURNS; i++) {
+    for (let i = WARM_UP_TURNS; i < WARM_UP_TURNS + CONNECT_TURNS; i++) {
       const run = await turn(i)
       turns.push(run.ms)
       replies.push(run.lineTimes[0] ?? NaN)
