@@ -1,7 +1,7 @@
 // The JSON-RPC connection against the in-memory app-server: handshake, correlation, timeouts, server-request routes,
 // bad input, notifications and termination. Time is the TestClock's.
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, FiberId, Option, Scope, Stream, TestClock } from "effect"
+import { Deferred, Effect, Exit, Fiber, FiberId, Logger, Option, Queue, Scope, Stream, TestClock } from "effect"
 import * as Connection from "../../src/appserver/AppServerConnection.js"
 import { AppServerExited, ConnectionRetired, ProtocolDecodeError, RequestTimedOut, RpcError } from "../../src/appserver/errors.js"
 import { Transport, type TransportOptions } from "../../src/appserver/Transport.js"
@@ -404,6 +404,38 @@ describe("AppServerConnection", () => {
         "thread/started"
       ])
     }).pipe(withMock()))
+
+  it.scoped("observers run on the reader in their order, before a subscriber gets the notification; one that fails is logged and the others go on", () => {
+    const logged: Array<string> = []
+    // the reader logs in the connection's own fibers: the logger is the whole test's
+    const logger = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => void logged.push(String(message))))
+    return Effect.gen(function* () {
+      const connection = yield* connect()
+      const peer = yield* (yield* MockAppServer).latest
+      const seen: Array<string> = []
+      // answers Effect.void to all but turn/started: the reader then has nothing of it to run
+      yield* connection.forEachNotification({ threadId: "t1" }, (n) =>
+        n._tag === "TurnStarted" ? Effect.sync(() => void seen.push(`first ${n.method}`)) : Effect.void)
+      yield* connection.forEachNotification({ threadId: "t1" }, (n) =>
+        n._tag === "TurnStarted" ? Effect.dieMessage("an observer's bug") : Effect.void)
+      yield* connection.forEachNotification({ threadId: "t1" }, (n) => Effect.sync(() => void seen.push(`third ${n.method}`)))
+      // one of no thread sees what belongs to none
+      yield* connection.forEachNotification(undefined, (n) =>
+        n._tag === "TurnStarted" ? Effect.void : Effect.sync(() => void seen.push(`any ${n.method}`)))
+      const all = yield* connection.subscribeQueueFor()
+      yield* peer.notify("turn/started", { threadId: "t1", turn: { id: "u1", status: "inProgress", items: [] } })
+      yield* peer.notify("configWarning", { summary: "heads up" })
+      // the subscriber's receipt: by the time it has a notification, every observer has seen it (the reader may
+      // have gone on to the next one meanwhile)
+      const first = yield* Queue.take(all)
+      expect(first.method).toBe("turn/started")
+      expect(seen.slice(0, 2)).toEqual(["first turn/started", "third turn/started"])
+      const second = yield* Queue.take(all)
+      expect(second.method).toBe("configWarning")
+      expect(seen).toEqual(["first turn/started", "third turn/started", "any configWarning"])
+      expect(logged.filter((line) => line.includes("a notification observer failed on turn/started"))).toHaveLength(1)
+    }).pipe(withMock(), Effect.provide(logger))
+  })
 
   it.scoped("[appserver] a notification of a known method that does not decode arrives as Unknown with the raw params and a reason, and is counted", () =>
     Effect.gen(function* () {
