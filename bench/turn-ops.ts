@@ -8,17 +8,28 @@
 // counts are written as the process exits; a chat of 5 and one of N messages give the figure per warm turn as their
 // difference over N - 5. The process's CPU (process.cpuUsage() at exit) is printed too, with the hook's own cost in it.
 //
-// Build and run: npx tsc -p tsconfig.json && node dist/bench/turn-ops.js [--rounds N] (2) [--messages N] (25)
+// With --serve, the same for a turn through `serve`: a counted serve (the tsc output, the same hook) takes SERVE_WARMUP
+// turns and then 5 or N more from this process on one held WebSocket (ControlClient.StartTurn, as the `hot` row's serve
+// figure), and exits on SIGTERM; the figure is the difference of the two serves over N - 5. Comparing it with the chat
+// figure shows what serve adds to a turn.
+//
+// Build and run: npx tsc -p tsconfig.json && node dist/bench/turn-ops.js [--rounds N] (2) [--messages N] (25) [--by-span] [--serve]
 import { NodeRuntime } from "@effect/platform-node"
-import { Effect } from "effect"
+import * as NodeSocket from "@effect/platform-node/NodeSocket"
+import { Effect, Stream } from "effect"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
+import * as ControlClient from "../src/control/ControlClient.js"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 import * as Ctx from "./figures/context.js"
 import { check, cleanUp, freshDir, freshPrefix, message, REPLY } from "./figures/context.js"
 import { timedNode } from "./figures/proc.js"
 import { median } from "./figures/stats.js"
+
+/** turns a counted serve takes before the counted ones (its app-server and thread start in the first) */
+const SERVE_WARMUP = 2
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(name)
@@ -92,12 +103,54 @@ const program = Effect.gen(function* () {
     await cleanUp(ctx)
     return JSON.parse(fs.readFileSync(out, "utf8")) as Counts
   }
+  /** a counted serve: SERVE_WARMUP + n held-connection turns, then SIGTERM; its counts as it exits */
+  const served = async (n: number): Promise<Counts> => {
+    const out = path.join(ctx.root, `ops-${runs++}.json`)
+    const dir = freshDir(ctx, "serve-state")
+    const args = ["--import", preload, main, "serve", "--state-dir", dir, "--cwd", ctx.work, "--listen", "127.0.0.1:0", "--provider-url", model.url]
+    const child = spawn(process.execPath, args, {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, ...ctx.env, TURN_OPS_FILE: out, ...(bySpan ? { TURN_OPS_BY_SPAN: "1" } : {}) }
+    })
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let stderr = ""
+        const timer = setTimeout(() => reject(new Error(`serve: no "listening on" line within 60 s: ${stderr.slice(-500)}`)), 60_000)
+        child.stderr!.setEncoding("utf8")
+        child.stderr!.on("data", (text: string) => {
+          stderr = (stderr + text).slice(-4000)
+          const listening = /listening on (\S+) for /.exec(stderr)
+          if (listening === null) return
+          clearTimeout(timer)
+          resolve(listening[1]!)
+        })
+        void exited.then((code) => reject(new Error(`serve exited (${code}) before it listened: ${stderr.slice(-500)}`)))
+      })
+      const token = fs.readFileSync(path.join(dir, "serve.token"), "utf8").trim()
+      const prefix = freshPrefix()
+      await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+        const client = yield* ControlClient.make({ url, token })
+        for (let i = 0; i < SERVE_WARMUP + n; i++) {
+          const events = yield* client.StartTurn({ session: "counted", prompt: message(prefix, 0, i), approvals: "deny" }).pipe(Stream.runCollect)
+          const end = [...events].find((e) => e.type === "turn.completed")
+          if (end === undefined || end.final_text !== REPLY) return yield* Effect.dieMessage(`serve turn ${i} did not complete with the reply`)
+        }
+      })).pipe(Effect.provide(NodeSocket.layerWebSocketConstructor)))
+    } finally {
+      child.kill("SIGTERM")
+      await exited
+      await cleanUp(ctx)
+    }
+    return JSON.parse(fs.readFileSync(out, "utf8")) as Counts
+  }
+  const measure = process.argv.includes("--serve") ? served : chat
   type Figure = Exclude<keyof Counts, "bySpan">
   const per: Record<Figure, Array<number>> = { ops: [], fibers: [], spans: [], cpuUs: [] }
   const spanOps = new Map<string, Array<number>>()
   for (let r = 0; r < rounds; r++) {
-    const a = yield* Effect.promise(() => chat(few))
-    const b = yield* Effect.promise(() => chat(many))
+    const a = yield* Effect.promise(() => measure(few))
+    const b = yield* Effect.promise(() => measure(many))
     for (const k of Object.keys(per) as Array<Figure>) per[k].push((b[k] - a[k]) / (many - few))
     for (const name of new Set([...Object.keys(a.bySpan ?? {}), ...Object.keys(b.bySpan ?? {})])) {
       spanOps.set(name, [...(spanOps.get(name) ?? []), ((b.bySpan?.[name] ?? 0) - (a.bySpan?.[name] ?? 0)) / (many - few)])
@@ -106,7 +159,7 @@ const program = Effect.gen(function* () {
   }
   const show = (k: Figure, scale = 1, digits = 0) =>
     `${(median(per[k]) * scale).toFixed(digits)} [${per[k].map((x) => (x * scale).toFixed(digits)).join(", ")}]`
-  console.log(`per warm turn (chat of ${few} -> ${many} messages, ${rounds} rounds):`)
+  console.log(`per warm turn (${measure === chat ? "chat" : `serve, after ${SERVE_WARMUP} turns,`} of ${few} -> ${many} messages, ${rounds} rounds):`)
   console.log(`  run-loop ops ${show("ops")}`)
   console.log(`  fibers       ${show("fibers", 1, 1)}`)
   console.log(`  spans        ${show("spans", 1, 1)}`)
