@@ -75,8 +75,9 @@ export const groupAlive = (pgid: number | undefined): boolean => {
   // had no children left) is known empty without reading /proc, which takes a stat of every process on the machine
   try {
     process.kill(-pgid, 0)
-  } catch {
-    return false
+  } catch (error) {
+    // ESRCH: no such group. EPERM: members this process may not signal (another user's), which /proc still shows
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false
   }
   const members = liveMembers(pgid)
   return members === undefined || members.length > 0
