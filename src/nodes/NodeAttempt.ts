@@ -81,11 +81,11 @@ export const open = (options: AttemptOptions): Effect.Effect<NodeAttempt, NodeUn
     // acquired first, so it closes last: the app-server is gone before the relay ends what it left on the node
     const relay = yield* NodeRelay.make({ node: options.node, url: options.url, token: options.token, ...options.relay })
     const transport = yield* Transport
-    const { url: _ignored, ...spawnOptions } = options.appServer
-    const handle = yield* transport.spawn({ clientName: "codex-harness-node", ...spawnOptions }).pipe(
+    const { url: _ignored, ...spawnOptions } = { clientName: "codex-harness-node", ...options.appServer }
+    const handle = yield* transport.spawn(spawnOptions).pipe(
       Effect.mapError((e) => new NodeUnreachable({ node: options.node, reason: `the attempt's app-server did not start: ${e.message}` }))
     )
-    const connection = yield* Connection.make(handle, { clientName: "codex-harness-node", ...options.appServer })
+    const connection = yield* Connection.make(handle, spawnOptions)
 
     const fail = (message: string) => Effect.fail({ code: -32001, message })
     yield* connection.handle("item/tool/requestUserInput", { handle: () => fail(sideQuestion) })

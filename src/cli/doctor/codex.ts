@@ -48,13 +48,11 @@ export const appServerHandshake = (settings: HarnessSettings): Effect.Effect<Pas
     const { spec } = yield* freshRuntime(settings)
     const started = Date.now()
     const transport = yield* Transport
+    // the transport and the connection are told the same client (an early app-server is taken only for its initialize)
+    const client = { clientName: "codex-harness-doctor", clientVersion: packageVersion() }
     // a short grace: the handshake is done, there is no turn to let finish
-    const handle = yield* transport.spawn({ ...spec, exitGrace: Duration.seconds(2), clientName: "codex-harness-doctor", clientVersion: packageVersion() })
-    const connection = yield* Connection.make(handle, {
-      clientName: "codex-harness-doctor",
-      clientVersion: packageVersion(),
-      requestTimeout: initializeTimeout
-    })
+    const handle = yield* transport.spawn({ ...spec, exitGrace: Duration.seconds(2), ...client })
+    const connection = yield* Connection.make(handle, { ...client, requestTimeout: initializeTimeout })
     const seconds = ((Date.now() - started) / 1000).toFixed(1)
     // the user agent's first word names the server's version; the rest repeats the platform and our own client info
     const agent = connection.initialize.userAgent.split(" ")[0] ?? ""
