@@ -35,7 +35,7 @@
 //
 // Build and run: npm run build && node dist/bench/cluster.js [--sessions 24] [--turns 5] [--concurrency 4,8]
 //                [--runners 1,2,3] [--warmup 1] [--no-single] [--parts setups,overhead,retention,scale] [--quick]
-//                [--overhead-turns 80] [--retention-turns 1000,10000] [--scale 20,400] [--scale-turns 2]
+//                [--overhead-turns 80] [--retention-turns 1000,10000] [--scale 20,400] [--scale-turns 2] [--scale-connections N]
 import { NodeFileSystem, NodeRuntime } from "@effect/platform-node"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import { Effect } from "effect"
@@ -58,7 +58,7 @@ const FLUSH_MS = 11_000
 const IDLE_MS = 5_000
 
 const usage = (message: string): never => {
-  console.error(`cluster bench: ${message}\nusage: node dist/bench/cluster.js [--sessions N] [--turns N] [--concurrency A,B] [--runners 1,2,3] [--warmup N] [--no-single] [--parts ${Issue33.parts.join(",")}] [--quick] [--overhead-turns N] [--retention-turns REAL,TOTAL] [--scale RUNNERS,SESSIONS] [--scale-turns N]`)
+  console.error(`cluster bench: ${message}\nusage: node dist/bench/cluster.js [--sessions N] [--turns N] [--concurrency A,B] [--runners 1,2,3] [--warmup N] [--no-single] [--parts ${Issue33.parts.join(",")}] [--quick] [--overhead-turns N] [--retention-turns FIRST,TOTAL] [--scale RUNNERS,SESSIONS] [--scale-turns N] [--scale-connections N]`)
   process.exit(2)
 }
 
@@ -84,13 +84,14 @@ const options = () => {
     else if (flag === "--overhead-turns") o.sizes = { ...o.sizes, overheadTurns: ints(value(), flag)[0]! }
     else if (flag === "--retention-turns") {
       const [real, total] = ints(value(), flag)
-      if (total === undefined || total <= real!) usage(`--retention-turns wants REAL,TOTAL with TOTAL above REAL`)
+      if (total === undefined || total <= real!) usage(`--retention-turns wants FIRST,TOTAL with TOTAL above FIRST`)
       o.sizes = { ...o.sizes, retention: [real!, total!] }
     } else if (flag === "--scale") {
       const [runners, sessions] = ints(value(), flag)
       if (sessions === undefined || runners! < 2) usage(`--scale wants RUNNERS,SESSIONS with at least 2 runners`)
       o.sizes = { ...o.sizes, scale: [runners!, sessions!] }
     } else if (flag === "--scale-turns") o.sizes = { ...o.sizes, scaleTurns: ints(value(), flag)[0]! }
+    else if (flag === "--scale-connections") o.sizes = { ...o.sizes, scaleConnections: ints(value(), flag)[0]! }
     else usage(`unknown option ${argv[i]}`)
   }
   return o

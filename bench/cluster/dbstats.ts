@@ -9,18 +9,18 @@ export const SHARDS = 300
 
 export interface StatementSnap {
   readonly at: number
-  readonly byQuery: ReadonlyMap<string, { readonly calls: number; readonly rows: number; readonly query: string }>
+  readonly byQuery: ReadonlyMap<string, { readonly calls: number; readonly rows: number; readonly ms: number; readonly query: string }>
 }
 
 export const statementSnap = async (pg: Postgres, db: string): Promise<StatementSnap> => {
   const at = performance.now()
-  const out = await pg.psql(`SELECT coalesce(json_agg(json_build_array(s.queryid::text, s.calls, s.rows,
+  const out = await pg.psql(`SELECT coalesce(json_agg(json_build_array(s.queryid::text, s.calls, s.rows, s.total_exec_time,
       left(regexp_replace(s.query, '\\s+', ' ', 'g'), 400))), '[]') FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
       WHERE d.datname = '${db}' AND s.userid = (SELECT oid FROM pg_roles WHERE rolname = '${pg.user}')`)
-  const byQuery = new Map<string, { calls: number; rows: number; query: string }>()
-  for (const [id, calls, rows, query] of JSON.parse(out) as Array<[string, number, number, string]>) {
+  const byQuery = new Map<string, { calls: number; rows: number; ms: number; query: string }>()
+  for (const [id, calls, rows, ms, query] of JSON.parse(out) as Array<[string, number, number, number, string]>) {
     const seen = byQuery.get(id)
-    byQuery.set(id, { calls: Number(calls) + (seen?.calls ?? 0), rows: Number(rows) + (seen?.rows ?? 0), query })
+    byQuery.set(id, { calls: Number(calls) + (seen?.calls ?? 0), rows: Number(rows) + (seen?.rows ?? 0), ms: Number(ms) + (seen?.ms ?? 0), query })
   }
   return { at, byQuery }
 }
@@ -29,13 +29,16 @@ export interface StatementDelta {
   readonly query: string
   readonly calls: number
   readonly rows: number
+  /** the server's execution time per call (pg_stat_statements), ms */
+  readonly msPerCall: number
 }
 
 /** calls per unit between two snapshots: divided by `per` (turns, or seconds) */
 export const statementDelta = (before: StatementSnap, after: StatementSnap, per: number): ReadonlyArray<StatementDelta> =>
   [...after.byQuery.entries()].map(([id, a]) => {
-    const b = before.byQuery.get(id) ?? { calls: 0, rows: 0 }
-    return { query: a.query, calls: (a.calls - b.calls) / per, rows: (a.rows - b.rows) / per }
+    const b = before.byQuery.get(id) ?? { calls: 0, rows: 0, ms: 0 }
+    const calls = a.calls - b.calls
+    return { query: a.query, calls: calls / per, rows: (a.rows - b.rows) / per, msPerCall: calls > 0 ? (a.ms - b.ms) / calls : 0 }
   }).filter((d) => d.calls > 0).sort((x, y) => y.calls - x.calls)
 
 /** the total of a delta, less a background rate (per second) over `seconds`, divided by `per` */

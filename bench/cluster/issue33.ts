@@ -2,7 +2,7 @@
 // section of the output (markdown tables and notes), in this order:
 //   overhead   a turn through one runner against a plain serve, side by side, quiet and with two busy loops; the
 //              statements of a turn, by text (overhead.ts)
-//   retention  table rows and sizes and per-turn time after 1,000 and after 10,000 turns (retention.ts)
+//   retention  table rows and sizes and per-turn time after 1,000 and after 10,000 cluster turns (retention.ts)
 //   scale      20 runners on the mock app-server with 400 sessions (scale.ts)
 // `--quick`: smaller numbers everywhere, to try the bench out; Sizes (the flags --overhead-turns, --retention-turns,
 // --scale, --scale-turns) set one part's numbers. A part that fails is reported and the rest still run.
@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import type * as Ctx from "../figures/context.js"
 import { measureOverhead, type OverheadPhase } from "./overhead.js"
 import type { Postgres } from "./postgres.js"
-import { measureRetention, tables } from "./retention.js"
+import { defaultRetention, measureRetention, tables } from "./retention.js"
 import { defaultScale, measureScale } from "./scale.js"
 
 export const parts = ["overhead", "retention", "scale"] as const
@@ -19,9 +19,10 @@ export const parts = ["overhead", "retention", "scale"] as const
 /** the numbers a run's flags set, over the defaults (or --quick's) */
 export interface Sizes {
   readonly overheadTurns?: number
-  readonly retention?: readonly [real: number, total: number]
+  readonly retention?: readonly [first: number, total: number]
   readonly scale?: readonly [runners: number, sessions: number]
   readonly scaleTurns?: number
+  readonly scaleConnections?: number
 }
 
 export const parseParts = (raw: string, usage: (message: string) => never): Set<string> => {
@@ -66,7 +67,7 @@ const overheadLines = (phases: ReadonlyArray<OverheadPhase>, turns: number): Rea
   ),
   "",
   `- the statements of a cluster turn (quiet phase, per turn, background subtracted):`,
-  ...(phases[0]?.statements ?? []).map((s) => `    ${fmt(s.calls, 2)} x (${fmt(s.rows, 1)} rows) ${s.query.slice(0, 230)}`),
+  ...(phases[0]?.statements ?? []).map((s) => `    ${fmt(s.calls, 2)} x (${fmt(s.rows, 1)} rows, ${fmt(s.msPerCall, 2)} ms in the server) ${s.query.slice(0, 230)}`),
   ""
 ]
 
@@ -100,30 +101,31 @@ export const run = (
     yield* part("overhead", Effect.scoped(measureOverhead(ctx, pg, overhead)), (phases) => overheadLines(phases, overhead.turns))
 
     const retention = {
-      ...(quick ? { real: 100, total: 1_000, sample: 20, sessions: 10, concurrency: 4 } : { real: 1_000, total: 10_000, sample: 100, sessions: 40, concurrency: 8 }),
-      ...(sizes.retention === undefined ? {} : { real: sizes.retention[0], total: sizes.retention[1] })
+      ...(quick ? { ...defaultRetention, first: 200, total: 1_000, sample: 20, sessions: 10, concurrency: 8, rate: 40, runners: 1, retentionS: 2, everyS: 1 } : defaultRetention),
+      ...(sizes.retention === undefined ? {} : { first: sizes.retention[0], total: sizes.retention[1] })
     }
     yield* part("retention", Effect.scoped(measureRetention(ctx, pg, retention)), (r) => {
       const [a, b] = r.points
       return [
         `### retention: tables and per-turn time after ${a.turns} and after ${b.turns} turns`,
         "",
-        `${a.turns} real turns (${fmt(r.realTurnsPerS, 1)} turns/s), then ${r.old} turns of history two days old written straight into the database ` +
-          `(${r.oldSessions} sessions' transcripts, ledger rows, processed cluster messages and replies; ${fmt(r.insertedS, 1)} s), removed by the ` +
-          `runner's retention job ${fmt(r.waitedS, 0)} s later (${r.passLine}). Sizes: rows, the table's heap, and with its indexes.`,
+        `${b.turns + a.ok} turns through the cluster in ${fmt(r.seconds, 0)} s (${retention.runners} runner(s) on the mock app-server, ${retention.sessions} sessions, ` +
+          `up to ${retention.concurrency} at once, paced at ${retention.rate} turns/s: ${fmt(a.rate, 1)} and ${fmt(b.rate, 1)} turns/s ran; ${b.failed} failed), ` +
+          `the runners keeping ${retention.retentionS} s of what turns write (their job every ${retention.everyS} s). Sizes: rows, the table's heap, and with ` +
+          `its indexes; deleted: rows the retention job had removed by then.`,
         "",
         ...markdown(
-          ["table", `rows @${a.turns}`, `heap @${a.turns}`, `total @${a.turns}`, "total before the job", `rows @${b.turns}`, `heap @${b.turns}`, `total @${b.turns}`],
+          ["table", `rows @${a.turns}`, `heap @${a.turns}`, `total @${a.turns}`, `deleted @${a.turns}`, `rows @${b.turns}`, `heap @${b.turns}`, `total @${b.turns}`, `deleted @${b.turns}`],
           tables.map((t) => {
             const x = a.sizes[t]!
             const y = b.sizes[t]!
-            return [t, String(x.rows), kb(x.heap), kb(x.total), kb(r.grown[t]!.total), String(y.rows), kb(y.heap), kb(y.total)]
+            return [t, String(x.rows), kb(x.heap), kb(x.total), String(a.deleted[t] ?? 0), String(y.rows), kb(y.heap), kb(y.total), String(b.deleted[t] ?? 0)]
           })
         ),
         "",
         ...markdown(["per-turn time (the next turns, one at a time)", `after ${a.turns}`, `after ${b.turns}`], [
-          ["p50", `${fmt(a.p50)} ms`, `${fmt(b.p50)} ms`],
-          ["p99", `${fmt(a.p99)} ms`, `${fmt(b.p99)} ms`],
+          ["p50", `${fmt(a.p50, 1)} ms`, `${fmt(b.p50, 1)} ms`],
+          ["p99", `${fmt(a.p99, 1)} ms`, `${fmt(b.p99, 1)} ms`],
           ["turns ok", String(a.ok), String(b.ok)]
         ]),
         ""
@@ -133,7 +135,8 @@ export const run = (
     const scale = {
       ...(quick ? { runners: 5, sessions: 50, turns: 2, concurrency: 8 } : defaultScale),
       ...(sizes.scale === undefined ? {} : { runners: sizes.scale[0], sessions: sizes.scale[1] }),
-      ...(sizes.scaleTurns === undefined ? {} : { turns: sizes.scaleTurns })
+      ...(sizes.scaleTurns === undefined ? {} : { turns: sizes.scaleTurns }),
+      ...(sizes.scaleConnections === undefined ? {} : { connections: sizes.scaleConnections })
     }
     yield* part("scale", Effect.scoped(measureScale(ctx, pg, scale)), (lines) => [
       `### scale: ${scale.runners} runners on the mock app-server, ${scale.sessions} sessions`,

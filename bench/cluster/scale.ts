@@ -27,6 +27,8 @@ export interface ScaleOptions {
   readonly sessions: number
   readonly turns: number
   readonly concurrency: number
+  /** each runner's pool bound (`--database-connections`); default the runner's own (12) */
+  readonly connections?: number | undefined
 }
 
 export const defaultScale: ScaleOptions = { runners: 20, sessions: 400, turns: 2, concurrency: 16 }
@@ -38,7 +40,7 @@ const mockRunnerModule = path.join(path.dirname(fileURLToPath(import.meta.url)),
  * module graph file by file took 70-80 s each to join on the loaded machine, 3-4 times what loading one script takes,
  * and a runner started by `serve --cluster` loads the bundle too. The compiled module when bundling fails.
  */
-const bundleMockRunner = async (dir: string): Promise<string> => {
+export const bundleMockRunner = async (dir: string): Promise<string> => {
   const out = path.join(dir, "mock-runner.mjs")
   try {
     const esbuild = await import("esbuild")
@@ -62,7 +64,7 @@ const bundleMockRunner = async (dir: string): Promise<string> => {
   }
 }
 
-interface Runner {
+export interface Runner {
   readonly address: string
   readonly child: ChildProcess
   readonly joined: Promise<number>
@@ -70,10 +72,17 @@ interface Runner {
   readonly stderr: () => string
 }
 
-const startRunner = (ctx: Ctx.Context, pg: Postgres, url: string, address: string, mockRunner: string): Runner => {
+export const startRunner = (
+  ctx: Ctx.Context,
+  pg: Postgres,
+  url: string,
+  address: string,
+  mockRunner: string,
+  extra: Readonly<Record<string, number>> = {}
+): Runner => {
   const stateDir = path.join(ctx.root, `mock-runner-${address.replace(/[:.]/g, "-")}`)
   const t0 = performance.now()
-  const child = spawn(process.execPath, [mockRunner, JSON.stringify({ databaseUrl: url, listen: address, stateDir })], {
+  const child = spawn(process.execPath, [mockRunner, JSON.stringify({ databaseUrl: url, listen: address, stateDir, ...extra })], {
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, ...ctx.env, PGPASSWORD: pg.password }
   })
@@ -109,7 +118,7 @@ const pgCpu = (pg: Postgres) => {
 const fmt = (x: number, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) : "-")
 
 /** one turn through the cluster: startTurn to its terminal event; ok when it completed */
-const clusterTurn = (client: ClusterClient.ClusterClientService, sessionId: string, created: boolean) =>
+export const clusterTurn = (client: ClusterClient.ClusterClientService, sessionId: string, created: boolean) =>
   Effect.gen(function* () {
     const t0 = performance.now()
     let ms: number | undefined
@@ -150,10 +159,11 @@ export const measureScale = (ctx: Ctx.Context, pg: Postgres, o: ScaleOptions) =>
       })
     )
     const addressOf = async () => `127.0.0.1:${await freePort()}`
+    const extra = o.connections === undefined ? {} : { databaseConnections: o.connections }
     const script = yield* promise(() => bundleMockRunner(ctx.root))
 
     // ---- start: runner 1 creates the tables, then the others together
-    const first = startRunner(ctx, pg, bare, yield* promise(addressOf), script)
+    const first = startRunner(ctx, pg, bare, yield* promise(addressOf), script, extra)
     runners.push(first)
     const firstMs = yield* promise(() => first.joined)
     yield* promise(() => waitShards(pg, db, [first.address], { all: true }))
@@ -162,12 +172,13 @@ export const measureScale = (ctx: Ctx.Context, pg: Postgres, o: ScaleOptions) =>
     const joinedMs: Array<number> = []
     for (let k = 1; k < o.runners; k += 5) {
       const wave: Array<Runner> = []
-      for (let j = k; j < Math.min(o.runners, k + 5); j++) wave.push(startRunner(ctx, pg, bare, yield* promise(addressOf), script))
+      for (let j = k; j < Math.min(o.runners, k + 5); j++) wave.push(startRunner(ctx, pg, bare, yield* promise(addressOf), script, extra))
       runners.push(...wave)
       joinedMs.push(...(yield* promise(() => Promise.all(wave.map((r) => r.joined)))))
     }
     const allJoined = performance.now() - t0
     const settled = yield* promise(() => waitShards(pg, db, runners.map((r) => r.address), { all: true, timeoutMs: 180_000 }))
+    if (o.connections !== undefined) note(`each runner's database pool bound: ${o.connections} connections (--database-connections)`)
     note(`${o.runners} runners: runner 1 joined ${fmt(firstMs / 1000, 1)} s after spawn; runners 2-${o.runners} spawned in waves of 5 joined ` +
       `${fmt(Math.min(...joinedMs) / 1000, 1)}-${fmt(Math.max(...joinedMs) / 1000, 1)} s after spawn (all ${fmt(allJoined / 1000, 1)} s), ` +
       `the ${SHARDS} shards settled over all ${o.runners} ${fmt(settled.ms / 1000, 1)} s after the last joined (${settled.split} shards each)`)
@@ -254,7 +265,7 @@ export const measureScale = (ctx: Ctx.Context, pg: Postgres, o: ScaleOptions) =>
       `PostgreSQL ${fmt((pgCpu(pg) - pgB0) / busyS / 10, 0)}% of a core; most connections seen: ${conns(peak).total} (${fmt(conns(peak).runners / o.runners, 1)} per runner)`)
 
     // ---- a runner joins, one leaves (SIGTERM), one dies (SIGKILL)
-    const joiner = startRunner(ctx, pg, bare, yield* promise(addressOf), script)
+    const joiner = startRunner(ctx, pg, bare, yield* promise(addressOf), script, extra)
     runners.push(joiner)
     yield* promise(() => joiner.joined)
     const join = yield* promise(() => waitShards(pg, db, runners.map((r) => r.address), { all: true }))

@@ -17,7 +17,9 @@ const warningLine = /level=(WARN|ERROR|FATAL)|Error\b|Warning\b/
 export const spawnServe = (ctx: Ctx.Context, extra: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}): Promise<Served> =>
   new Promise((resolve, reject) => {
     const dir = Ctx.freshDir(ctx, "serve-state")
-    const args = [...Ctx.cliNode(), "serve", "--state-dir", dir, "--cwd", ctx.work, "--listen", "127.0.0.1:0", "--provider-url", ctx.model.url, ...extra]
+    // BENCH_SERVE_NODE_FLAGS: Node flags for the serves only (a diagnostic: `--cpu-prof --cpu-prof-dir=DIR`)
+    const nodeFlags = (process.env.BENCH_SERVE_NODE_FLAGS ?? "").split(" ").filter((f) => f !== "")
+    const args = [...nodeFlags, ...Ctx.cliNode(), "serve", "--state-dir", dir, "--cwd", ctx.work, "--listen", "127.0.0.1:0", "--provider-url", ctx.model.url, ...extra]
     const t0 = performance.now()
     const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...ctx.env, ...env } })
     let stderr = ""

@@ -126,6 +126,9 @@ const program = help(args).pipe(
   ),
   Effect.provide(platform),
   Effect.provide(logging),
+  // a span is only worth making for an exporter, and only `serve --otlp` has one (it turns them back on): without this
+  // every withSpan of a turn (the harness's, @effect/sql's, @effect/cluster's) made and ended a span nobody read
+  Effect.withTracerEnabled(false),
   Effect.as(0),
   Effect.catchAllCause((cause) =>
     Effect.sync(() => {

@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url"
 import * as Live from "../../layers/internal/Live.js"
 import * as ConfigSchema from "../../schemas/config.js"
 import { isLoopbackHost } from "../appserver/AppServerUrl.js"
+import * as ClusterDatabase from "../cluster/ClusterDatabase.js"
 import * as ClusterRouter from "../cluster/ClusterRouter.js"
 import * as ClusterRunner from "../cluster/ClusterRunner.js"
 import * as HubObserver from "../control/HubObserver.js"
@@ -76,8 +77,11 @@ const clusterOptions = (options: ServeOptions) =>
   Effect.gen(function* () {
     const given = Option.getOrUndefined(options.cluster)
     if (given === undefined) {
-      if (Option.isSome(options.runnerListen) || Option.isSome(options.runnerAdvertise) || Option.isSome(options.retention)) {
-        return yield* new UsageError({ line: "--runner-listen, --runner-advertise and --retention go with --cluster" })
+      if (
+        Option.isSome(options.runnerListen) || Option.isSome(options.runnerAdvertise) || Option.isSome(options.retention) ||
+        Option.isSome(options.databaseConnections)
+      ) {
+        return yield* new UsageError({ line: "--runner-listen, --runner-advertise, --retention and --database-connections go with --cluster" })
       }
       return undefined
     }
@@ -94,7 +98,19 @@ const clusterOptions = (options: ServeOptions) =>
     if (hours !== undefined && !(hours > 0 && hours <= 24 * 3650)) {
       return yield* new UsageError({ line: `--retention must be a number of hours above 0, got ${hours}` })
     }
-    return { databaseUrl, listen, advertise, ...(hours === undefined ? {} : { retention: Duration.millis(Math.round(hours * 3_600_000)) }) }
+    const connections = Option.getOrUndefined(options.databaseConnections)
+    if (connections !== undefined && !(connections >= ClusterDatabase.minimumRunnerConnections && connections <= 1_000)) {
+      return yield* new UsageError({
+        line: `--database-connections must be a whole number from ${ClusterDatabase.minimumRunnerConnections} to 1000 (two connections hold a runner's locks), got ${connections}`
+      })
+    }
+    return {
+      databaseUrl,
+      listen,
+      advertise,
+      ...(hours === undefined ? {} : { retention: Duration.millis(Math.round(hours * 3_600_000)) }),
+      ...(connections === undefined ? {} : { databaseConnections: connections })
+    }
   })
 
 /**
@@ -245,8 +261,10 @@ export const serve = (options: ServeOptions) =>
       }
       return yield* Effect.never
     })).pipe(
-      // outermost, so every fiber of the service (the listener's, each call's, each turn's) reports to the collector
+      // outermost, so every fiber of the service (the listener's, each call's, each turn's) reports to the collector;
+      // the CLI makes no spans otherwise (main.ts), so they are turned back on for it
       Effect.provide(telemetry === undefined ? Layer.empty : Telemetry.layer({ ...telemetry, serviceVersion: version })),
+      telemetry === undefined ? identity : Effect.withTracerEnabled(true),
       // @effect/platform puts every request header on the request's span; the WebSocket subprotocol carries the bearer
       // token (ControlClient), so it is redacted like Authorization, for every fiber the listener forks
       Effect.locallyWith(Headers.currentRedactedNames, (names) => [...names, "sec-websocket-protocol"])

@@ -82,16 +82,26 @@ export const applicationNameOf = (runner: string | undefined) =>
 
 export class ClusterDatabaseError extends Data.TaggedError("ClusterDatabaseError")<{ readonly message: string }> {}
 
+/**
+ * The most connections a process of the cluster opens (`serve --cluster --database-connections N`): the first limit a
+ * growing cluster meets is PostgreSQL's `max_connections` (bench/README.md, issue 33), and the pool bound is what sets
+ * it. Two of a runner's connections are held for good (its shard locks, its sessions' locks), the retention job borrows
+ * one for its pass, and the rest carry statements (measured: 6-8 open at most under a busy cluster's load, 2-3 idle).
+ */
+export const defaultConnections = 12
+/** a runner's two lock connections, one the retention job borrows, and one for statements */
+export const minimumRunnerConnections = 4
+
 /** the pool of a cluster process: the settings above on every connection, TCP keepalive on its side too */
-const makePool = (url: string, runner: string | undefined) => {
+const makePool = (url: string, runner: string | undefined, max: number) => {
   const pool = new pg.Pool({
     connectionString: url,
     application_name: applicationNameOf(runner),
     options: Object.entries(connectionSettings).map(([name, value]) => `-c ${name}=${value}`).join(" "),
     keepAlive: true,
     keepAliveInitialDelayMillis: 6_000,
-    // the shard-lock connection is reserved for good; the rest serve turns' ledger writes and the session store
-    max: 12,
+    // the lock connections are reserved for good; the rest serve turns' ledger writes and the session store
+    max,
     connectionTimeoutMillis: 10_000,
     // ended here before the server's idle_session_timeout ends them
     idleTimeoutMillis: 8_000
@@ -103,14 +113,15 @@ const makePool = (url: string, runner: string | undefined) => {
 
 /**
  * The process's PgClient (and SqlClient). `runner` is the runner's address (HOST:PORT), or undefined for a process that
- * only sends messages (`cluster status`, a client-only serve). Fails when PostgreSQL does not answer within 10 s.
+ * only sends messages (`cluster status`, a client-only serve); `connections` bounds its pool. Fails when PostgreSQL does
+ * not answer within 10 s.
  */
-export const pgLayer = (url: string, runner?: string) =>
+export const pgLayer = (url: string, runner?: string, connections: number = defaultConnections) =>
   PgClient.layerFromPool({
     applicationName: applicationNameOf(runner),
     acquire: Effect.gen(function* () {
       const pool = yield* Effect.acquireRelease(
-        Effect.sync(() => makePool(url, runner)),
+        Effect.sync(() => makePool(url, runner, connections)),
         (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption("1 second"))
       )
       yield* Effect.tryPromise({
@@ -204,3 +215,44 @@ export const recordOwner = (sessionId: string, runner: string): Effect.Effect<vo
 export const releaseOwner = (sessionId: string, runner: string): Effect.Effect<void, SqlError, SqlClient.SqlClient> =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql`DELETE FROM harness_session_owners WHERE session_id = ${sessionId} AND runner = ${runner}`).pipe(Effect.asVoid)
+
+/** How many more connections PostgreSQL takes from a role like ours: `max_connections` less the reserved slots, less
+ * the connections open now (every database's, as the server counts them). */
+export interface ConnectionRoom {
+  readonly max: number
+  readonly reserved: number
+  readonly open: number
+  readonly room: number
+}
+
+export const connectionRoom: Effect.Effect<ConnectionRoom, SqlError, SqlClient.SqlClient> = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ max: number; reserved: number; open: number }>`SELECT current_setting('max_connections')::integer AS max,
+    current_setting('superuser_reserved_connections')::integer
+      + coalesce(nullif(current_setting('reserved_connections', true), '')::integer, 0) AS reserved,
+    (SELECT count(*)::integer FROM pg_stat_activity WHERE backend_type = 'client backend') AS open`).pipe(
+  Effect.map(([row]) => {
+    const max = Number(row?.max ?? 0)
+    const reserved = Number(row?.reserved ?? 0)
+    const open = Number(row?.open ?? 0)
+    return { max, reserved, open, room: Math.max(0, max - reserved - open) }
+  })
+)
+
+/**
+ * Said once as a runner joins when the database cannot give it the connections it may open: past that PostgreSQL
+ * refuses a connection ("too many clients already") in the middle of a turn, which the turn's client sees as the
+ * database not answering. The runner still joins (a runner being replaced frees its connections a moment later).
+ */
+export const warnWhenShort = (connections: number): Effect.Effect<void, never, SqlClient.SqlClient> =>
+  connectionRoom.pipe(
+    Effect.flatMap((r) =>
+      r.room >= connections
+        ? Effect.void
+        : Effect.logWarning(
+          `PostgreSQL has room for ${r.room} more connection(s) (max_connections ${r.max}, ${r.reserved} reserved, ${r.open} open) ` +
+            `and this runner may open ${connections} (--database-connections): raise max_connections on the database ` +
+            `(at least ${connections} x runners + clients + ${r.reserved + 10}) or lower --database-connections`
+        )
+    ),
+    Effect.catchAll((error) => Effect.logDebug(`the database's connection room was not read: ${error.message}`))
+  )

@@ -85,6 +85,8 @@ export interface ClusterOptions {
   /** over the FAST timings; the same on every runner and client */
   readonly timings?: Partial<ShardingConfig.ShardingConfig["Type"]> | undefined
   readonly client?: ClusterClient.ClusterClientOptions | undefined
+  /** the most database connections this process opens (`--database-connections`); default 12 */
+  readonly databaseConnections?: number | undefined
 }
 
 export interface RunnerOptions extends ClusterOptions {
@@ -196,10 +198,14 @@ export const harnessLayer = (settings: HarnessSettings, pool?: ClientPoolOptions
   )
 
 /** The process's PgClient, with every table in place: the bootstrap runs under its lock before anything else uses it. */
-export const databaseLayer = (options: ClusterOptions, config: ShardingConfig.ShardingConfig["Type"], runner: string | undefined) =>
-  Layer.effectDiscard(ClusterDatabase.bootstrap(config, runner === undefined ? Effect.void : Effect.asVoid(Layer.build(PgSessionStore.pgStoreLayer())))).pipe(
-    Layer.provideMerge(ClusterDatabase.pgLayer(options.databaseUrl, runner))
-  )
+export const databaseLayer = (options: ClusterOptions, config: ShardingConfig.ShardingConfig["Type"], runner: string | undefined) => {
+  const connections = options.databaseConnections ?? ClusterDatabase.defaultConnections
+  return Layer.effectDiscard(
+    ClusterDatabase.bootstrap(config, runner === undefined ? Effect.void : Effect.asVoid(Layer.build(PgSessionStore.pgStoreLayer()))).pipe(
+      Effect.zipRight(runner === undefined ? Effect.void : ClusterDatabase.warnWhenShort(connections))
+    )
+  ).pipe(Layer.provideMerge(ClusterDatabase.pgLayer(options.databaseUrl, runner, connections)))
+}
 
 /**
  * Everything a `serve --cluster` process needs, in one layer: the services serve's control handlers use (CodexHarness,

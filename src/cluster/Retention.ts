@@ -113,8 +113,11 @@ export const pass = (options: RetentionOptions = {}) =>
 
     // the space of what went is reused at once (VACUUM runs outside a transaction: one table at a time)
     const deleted = { harness_turn_messages: ledger, cluster_messages: messages, cluster_replies: replies, harness_records: records }
-    for (const table of tables) {
-      if (deleted[table] > 0) yield* sql.unsafe(`VACUUM ${table}`).pipe(Effect.catchAll((e) => Effect.logDebug(`retention: VACUUM ${table}: ${e.message}`)))
+    // and the sessions' rows, which every turn updates in place (a dead row version each): a pass that found turns to
+    // delete found that many turns' updates there too, which autovacuum would only get to later
+    const vacuumed = [...tables.filter((table) => deleted[table] > 0), ...(ledger + records > 0 ? ["harness_sessions"] : [])]
+    for (const table of vacuumed) {
+      yield* sql.unsafe(`VACUUM ${table}`).pipe(Effect.catchAll((e) => Effect.logDebug(`retention: VACUUM ${table}: ${e.message}`)))
     }
     return { ledger, messages, replies, records, snapshots, owners, ms: Date.now() - started } satisfies PassResult
   }).pipe(Effect.withSpan("Retention.pass"))

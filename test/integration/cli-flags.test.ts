@@ -23,6 +23,10 @@ describe("flags valid only where they apply", () => {
   it.live("threads show --approvals is refused", () => refused(["threads", "show", "--approvals", "allow", "x"], "--approvals"))
   it.live("compact --model is refused", () => refused(["compact", "--model", "m", "--session", "s"], "--model"))
   it.live("doctor --sandbox is refused", () => refused(["doctor", "--sandbox", "read-only"], "--sandbox"))
+  it.live("serve --database-connections without --cluster is refused", () => refused(["serve", "--database-connections", "8"], "--database-connections"))
+  // checked before the database is asked for anything (nothing listens at port 1)
+  it.live("serve --cluster --database-connections below a runner's 4 is refused", () =>
+    refused(["serve", "--cluster", "postgres://u@127.0.0.1:1/db", "--runner-listen", "127.0.0.1:1", "--database-connections", "3"], "--database-connections"))
 })
 
 describe("--log-level LEVEL, the form the README gives", () => {

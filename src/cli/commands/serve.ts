@@ -54,6 +54,12 @@ const config = {
     ),
     Options.optional
   ),
+  databaseConnections: Options.integer("database-connections").pipe(
+    Options.withDescription(
+      "with --cluster: the most PostgreSQL connections this process opens (a runner needs at least 4: two hold its locks); default 12. The database's max_connections must cover every runner's"
+    ),
+    Options.optional
+  ),
   otlp: Options.text("otlp").pipe(
     Options.withDescription("export traces to this OTLP/HTTP collector (default: $OTEL_EXPORTER_OTLP_ENDPOINT when set)"),
     Options.optional
