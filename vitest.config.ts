@@ -14,11 +14,14 @@ export default defineConfig({
     exclude: ["dist/**", "node_modules/**"],
     // Integration tests spawn the real app-server and mostly wait on it: three files at a time on two cores (with two
     // busy loops beside the suite: 1,083 s with two workers, 609 s with three and modules shared between files).
-    // Each file keeps its own module graph (isolate, the default): with `isolate: false` unit and service tests took
-    // 52 s instead of 205 s, but Vitest 3.2's pool once ended a whole run with "Terminating worker thread" while a file
-    // was still running (a known Vitest issue with shared workers).
+    // Files share their worker's modules (`isolate: false`): each file loaded Effect and the harness afresh, 490-540 s
+    // of the workers' time in a run (62 s shared; unit and service tests alone 151 s -> 57 s). Vitest 3.2's pool ended
+    // such a run with "Terminating worker thread" when it stopped a worker above `minWorkers` at the end (vitest#8564),
+    // so the three workers are kept (minWorkers = maxWorkers). No test file sets a global another reads: state a
+    // file makes lives in its own scope.
     maxWorkers: 3,
-    minWorkers: 1,
+    minWorkers: 3,
+    isolate: false,
     // generous: CI runs on a developer's machine, often loaded (two busy loops beside the suite are part of its checks);
     // a test waits on receipts, and these bounds only end one that would otherwise hang
     testTimeout: 180_000,

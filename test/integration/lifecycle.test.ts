@@ -84,7 +84,7 @@ describe("app-server process lifetime", () => {
     })
   )
 
-  it.scopedLive("SIGKILL mid-turn fails the turn with AppServerExited within a second; the next lease is a fresh process", () =>
+  it.scopedLive("SIGKILL mid-turn fails the turn with AppServerExited, not a hang; the next lease is a fresh process", () =>
     Effect.gen(function* () {
       const f = yield* fixture({ replies: [hangingTurn, reply.text("after the crash")] })
       const { harness, pool, scope } = yield* openHarness(f.settings)
@@ -92,10 +92,10 @@ describe("app-server process lifetime", () => {
       const turn = yield* harness.runTurn({ sessionId: "s", prompt: "hang please" }).pipe(Effect.flip, Effect.fork)
       yield* f.model.waitForRequests(1)
       const pid = yield* pooledPid(pool, f.settings)
-      const killedAt = Date.now()
       process.kill(pid!, "SIGKILL")
-      const error = yield* Fiber.join(turn).pipe(Effect.timeout(Duration.seconds(1)))
-      expect(Date.now() - killedAt).toBeLessThan(1_000)
+      // the turn hangs for good otherwise (its model request never answers): the bound only ends such a run, and is
+      // generous for a loaded machine (it was 1 s, which two busy loops can take from the exit's notice alone)
+      const error = yield* Fiber.join(turn).pipe(Effect.timeout(Duration.seconds(30)))
       expect(error).toBeInstanceOf(AppServerExited)
       expect((error as AppServerExited).signal).toBe("SIGKILL")
       const outcome = yield* harness.runTurn({ sessionId: "s", prompt: "again" })

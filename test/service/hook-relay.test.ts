@@ -2,7 +2,7 @@
 // private file the command line names; the socket (and its private directory) are gone once the scope closes.
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Deferred, Effect, Exit, Layer, Scope } from "effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -65,14 +65,18 @@ describe("hook relay server", () => {
   it.live("closing the scope does not wait for a hook still waiting on a decision", () =>
     Effect.gen(function* () {
       const scope = yield* Scope.make()
-      const server = yield* HookRelayServer.make({ handle: () => Effect.never }).pipe(Scope.extend(scope))
+      // the receipt that the hook is waiting on its decision: the server has called the handler
+      const waiting = yield* Deferred.make<void>()
+      const server = yield* HookRelayServer.make({ handle: () => Effect.zipRight(Deferred.succeed(waiting, undefined), Effect.never) }).pipe(
+        Scope.extend(scope)
+      )
       const token = tokenOf(yield* server.tokenFileFor("s"))
       const request = JSON.stringify({ token, nonce: nonce(), event: "Stop", payload: {} })
       const pending = yield* Effect.fork(Effect.either(roundTrip(server.socketPath, request)))
-      yield* Effect.sleep("100 millis")
-      const started = Date.now()
-      yield* Scope.close(scope, Exit.void)
-      expect(Date.now() - started).toBeLessThan(1500)
+      yield* Deferred.await(waiting)
+      // a close that waited for the decision would never end (the handler never answers): the bound tells that apart
+      const closed = yield* Scope.close(scope, Exit.void).pipe(Effect.timeoutOption("20 seconds"))
+      expect(closed._tag).toBe("Some")
       yield* pending.await
       expect(fs.existsSync(server.socketPath)).toBe(false)
     }).pipe(Effect.provide(NodeFileSystem.layer))
