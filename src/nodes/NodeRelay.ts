@@ -196,6 +196,11 @@ export const make = (options: RelayOptions): Effect.Effect<NodeRelay, NodeUnreac
       res.writeHead(426, { "content-type": "text/plain" }).end("WebSocket only")
     })
     server.on("upgrade", (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
+      // Node's HTTP server takes its own error listener off a socket it hands to `upgrade`, and ws puts one on only
+      // when the fiber below reaches handleUpgrade (or never, for a refused upgrade): a peer that reset the connection
+      // in between raised an uncaught ECONNRESET (seen in nodes.test.ts, the app-server reconnecting as a link was
+      // cut). Such a socket is destroyed by its error; nothing else is to be done about it.
+      socket.on("error", () => {})
       // bridge: Node's upgrade callback; the fiber it starts is owned by the relay's scope (FiberSet runtime)
       runFork(onUpgrade(req, socket, head))
     })

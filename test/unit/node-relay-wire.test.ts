@@ -4,6 +4,7 @@
 // scripted WebSocket peer on loopback (no binary): it is what lets the test make a node misbehave.
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Option, Schedule } from "effect"
+import * as net from "node:net"
 // @ts-expect-error `ws` ships no type declarations
 import { WebSocket, WebSocketServer } from "ws"
 import * as NodeRelay from "../../src/nodes/NodeRelay.js"
@@ -101,4 +102,43 @@ describe("[S26] the node relay on a malformed exec-server wire", () => {
       expect(report!.detail).toMatch(/unexpected initialize from the node's exec-server/)
       expect(node.received[1]![0]).toMatchObject({ method: "initialize", params: { resumeSessionId: "s-1" } })
     }), 30_000)
+})
+
+describe("the node relay's upgrades", () => {
+  it.scopedLive("a client that resets its connection while the relay handles its upgrade raises no uncaught error", () =>
+    Effect.gen(function* () {
+      const node = yield* fakeNode
+      const relay = yield* NodeRelay.make({ node: "n1", url: node.url, token: Option.none() })
+      const { port } = new URL(relay.url)
+      const uncaught: Array<unknown> = []
+      const onUncaught = (error: unknown) => void uncaught.push(error)
+      yield* Effect.acquireRelease(
+        Effect.sync(() => process.on("uncaughtException", onUncaught)),
+        () => Effect.sync(() => process.off("uncaughtException", onUncaught))
+      )
+      const request = (path: string) =>
+        `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+      // each writes an upgrade request (to no attempt: refused with a 404 by the relay's fiber) and resets at once, so
+      // the reset reaches the relay's socket between Node's `upgrade` event and the relay's answer
+      for (let i = 0; i < 20; i++) {
+        yield* Effect.async<void>((resume) => {
+          const socket = net.connect(Number(port), "127.0.0.1", () => {
+            socket.write(request("/nobody"), () => socket.resetAndDestroy())
+          })
+          socket.on("error", () => {})
+          socket.on("close", () => resume(Effect.void))
+        })
+      }
+      // the receipt that the relay has handled what came before: a later refused upgrade is answered
+      const answered = yield* Effect.async<string>((resume) => {
+        const socket = net.connect(Number(port), "127.0.0.1", () => socket.write(request("/nobody")))
+        let text = ""
+        socket.on("data", (chunk: Buffer) => (text += chunk.toString()))
+        socket.on("error", () => {})
+        socket.on("close", () => resume(Effect.succeed(text)))
+      })
+      expect(answered).toContain("404")
+      expect(uncaught).toEqual([])
+    }))
 })
