@@ -109,7 +109,7 @@ export const run = (
       return [
         `### retention: tables and per-turn time after ${a.turns} and after ${b.turns} turns`,
         "",
-        `${b.turns + a.ok} turns through the cluster in ${fmt(r.seconds, 0)} s (${retention.runners} runner(s) on the mock app-server, ${retention.sessions} sessions, ` +
+        `${b.turns + b.ok + b.failed} turns through the cluster in ${fmt(r.seconds, 0)} s (${retention.runners} runner(s) on the mock app-server, ${retention.sessions} sessions, ` +
           `up to ${retention.concurrency} at once, paced at ${retention.rate} turns/s: ${fmt(a.rate, 1)} and ${fmt(b.rate, 1)} turns/s ran; ${b.failed} failed), ` +
           `the runners keeping ${retention.retentionS} s of what turns write (their job every ${retention.everyS} s). Sizes: rows, the table's heap, and with ` +
           `its indexes; deleted: rows the retention job had removed by then.`,
