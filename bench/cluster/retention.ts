@@ -18,8 +18,7 @@ import type * as Ctx from "../figures/context.js"
 import { type TableSize, tableSizes, waitShards } from "./dbstats.js"
 import { percentile } from "./load.js"
 import { freePort, type Postgres } from "./postgres.js"
-import { bundleMockRunner, clusterTurn, type Runner, startRunner } from "./scale.js"
-import { sleep } from "./serves.js"
+import { bundleMockRunner, clusterTurn, mockCluster, startRunner } from "./scale.js"
 
 export interface RetentionOptions {
   readonly first: number
@@ -66,17 +65,7 @@ export const measureRetention = (ctx: Ctx.Context, pg: Postgres, o: RetentionOpt
   Effect.gen(function* () {
     const promise = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (e) => (e instanceof Error ? e : new Error(String(e))) })
     const db = "retention"
-    const bare = yield* promise(() => pg.createDatabase(db))
-    const full = new URL(bare)
-    full.password = pg.password
-    const runners: Array<Runner> = []
-    yield* Effect.addFinalizer(() =>
-      Effect.promise(async () => {
-        for (const r of runners) r.child.kill("SIGTERM")
-        await Promise.race([Promise.all(runners.map((r) => r.exited)), sleep(30_000)])
-        for (const r of runners) r.child.kill("SIGKILL")
-      })
-    )
+    const { bare, full, runners } = yield* mockCluster(pg, db)
     const script = yield* promise(() => bundleMockRunner(ctx.root))
     const extra = { retentionMs: o.retentionS * 1000, retentionEveryMs: o.everyS * 1000 }
     // runner 1 makes the tables; the others join after it

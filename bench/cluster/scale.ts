@@ -138,16 +138,13 @@ export const clusterTurn = (client: ClusterClient.ClusterClientService, sessionI
     return { ms: ms ?? NaN, ok }
   })
 
-export const measureScale = (ctx: Ctx.Context, pg: Postgres, o: ScaleOptions) =>
+/**
+ * A database of its own for a part's mock runners (its bare URL, and with the password for this process's client), and
+ * the list its runners go in: SIGTERMed when the scope closes (a drain), SIGKILLed after 30 s if still there.
+ */
+export const mockCluster = (pg: Postgres, db: string) =>
   Effect.gen(function* () {
-    const lines: Array<string> = []
-    const note = (line: string) => {
-      lines.push(line)
-      process.stderr.write(`cluster bench: scale: ${line}\n`)
-    }
-    const promise = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (e) => (e instanceof Error ? e : new Error(String(e))) })
-    const db = `scale_n${o.runners}`
-    const bare = yield* promise(() => pg.createDatabase(db))
+    const bare = yield* Effect.tryPromise({ try: () => pg.createDatabase(db), catch: (e) => (e instanceof Error ? e : new Error(String(e))) })
     const full = new URL(bare)
     full.password = pg.password
     const runners: Array<Runner> = []
@@ -158,6 +155,19 @@ export const measureScale = (ctx: Ctx.Context, pg: Postgres, o: ScaleOptions) =>
         for (const r of runners) r.child.kill("SIGKILL")
       })
     )
+    return { bare, full, runners }
+  })
+
+export const measureScale = (ctx: Ctx.Context, pg: Postgres, o: ScaleOptions) =>
+  Effect.gen(function* () {
+    const lines: Array<string> = []
+    const note = (line: string) => {
+      lines.push(line)
+      process.stderr.write(`cluster bench: scale: ${line}\n`)
+    }
+    const promise = <A>(f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: (e) => (e instanceof Error ? e : new Error(String(e))) })
+    const db = `scale_n${o.runners}`
+    const { bare, full, runners } = yield* mockCluster(pg, db)
     const addressOf = async () => `127.0.0.1:${await freePort()}`
     const extra = o.connections === undefined ? {} : { databaseConnections: o.connections }
     const script = yield* promise(() => bundleMockRunner(ctx.root))
