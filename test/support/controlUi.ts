@@ -3,7 +3,7 @@
 // (test/support/chromium.ts finds it), a tab per client with what the page threw recorded, and the end every test
 // checks: the browser closes and its processes with it, serve stops on SIGTERM, nothing is left behind.
 import { expect } from "@effect/vitest"
-import { Effect, type Scope } from "effect"
+import { type Duration, Effect, Schedule, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { type Browser, chromium, type Page } from "playwright-core"
@@ -46,6 +46,14 @@ export const stillAlive = (pids: ReadonlyArray<number>) => pids.filter((pid) => 
     return false
   }
 })
+/** waits until none of `pids` is alive or the bound passes; the caller checks which are left */
+const goneWithin = (pids: ReadonlyArray<number>, bound: Duration.DurationInput) =>
+  Effect.sync(() => stillAlive(pids).length).pipe(
+    // /proc is the only receipt of a process that is not our child: look again every 50 ms
+    Effect.repeat({ until: (left) => left === 0, schedule: Schedule.spaced("50 millis") }),
+    Effect.timeout(bound),
+    Effect.ignore
+  )
 const cmdline = (pid: number) => {
   try {
     return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8")
@@ -133,6 +141,9 @@ export const shutDown = (f: Fixture, s: ServeWithUi) =>
     const chromiums = descendants(process.pid).filter((pid) => cmdline(pid).includes("chromium"))
     expect(chromiums.length).toBeGreaterThan(0)
     yield* step(() => s.browser.close())
+    // close() returns once the browser's main process is gone; its helpers (zygote, renderer, GPU) exit on their own
+    // right after, which on a loaded machine can take a moment: wait for each to go, within a bound for a leftover
+    yield* goneWithin(chromiums, "30 seconds")
     expect(stillAlive(chromiums)).toEqual([])
     s.serve.child.kill("SIGTERM")
     const exit = yield* s.serve.exited.pipe(Effect.timeout("90 seconds"))
