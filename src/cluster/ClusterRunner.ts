@@ -52,6 +52,7 @@ import * as Supervision from "../supervision/layer.js"
 import * as ClusterClient from "./ClusterClient.js"
 import * as ClusterDatabase from "./ClusterDatabase.js"
 import * as ClusterViews from "./ClusterViews.js"
+import * as Deliveries from "./Deliveries.js"
 import * as Fencing from "./Fencing.js"
 import * as LockRenewal from "./LockRenewal.js"
 import * as PgShardLocks from "./PgShardLocks.js"
@@ -221,7 +222,7 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
     listen: options.advertise === undefined ? undefined : options.listen
   })
   const interactions = Interactions.layer({ answerTimeout: options.answerTimeout ?? Duration.seconds(300) })
-  const shared = Layer.mergeAll(EventHub.layer, TurnStream.followScopeLayer, SessionEntity.deliveriesLayer)
+  const shared = Layer.mergeAll(EventHub.layer, TurnStream.followScopeLayer, Deliveries.layer())
   const ports = Layer.mergeAll(EventHub.deliveryLayer, Interactions.portsLayer, HubObserver.layer).pipe(Layer.provide(interactions))
   const retention = options.retention ?? Retention.defaultRetention
   const harness = Supervision.layer.pipe(Layer.provideMerge(harnessLayer(settings, pool, { retention }, transport).pipe(Layer.provide(ports))))
@@ -248,12 +249,12 @@ export const layer = (settings: HarnessSettings, options: RunnerOptions, pool?: 
   // the cluster shuts down. Not a layer of the composition below: Layer.merge and provideMerge release their parts in
   // parallel, so a drain among them ran beside the cluster's own shutdown (which unregisters the runner at once), and a
   // drained turn's last events had no runner left to carry them (its client waited out its bound, seen under load)
-  const drain = (context: Context.Context<SessionWork | SessionEntity.Deliveries>) =>
+  const drain = (context: Context.Context<SessionWork | Deliveries.Deliveries>) =>
     Context.get(context, SessionWork).drain(options.drainGrace ?? Duration.seconds(30), Duration.seconds(10)).pipe(
       Effect.flatMap(({ interrupted }) =>
         interrupted > 0 ? Effect.logWarning(`cluster runner ${runner}: drained; ${interrupted} running turn(s) interrupted`) : Effect.void
       ),
-      Effect.zipRight(Context.get(context, SessionEntity.Deliveries).settled(Duration.seconds(10)))
+      Effect.zipRight(Context.get(context, Deliveries.Deliveries).settled(Duration.seconds(10)))
     )
   const parts = fencing.pipe(
     Layer.provideMerge(SessionEntity.layer),

@@ -16,7 +16,7 @@
 // tells the ledger its outcome when it ends, which a retry of the message then replays.
 import * as Entity from "@effect/cluster/Entity"
 import { Rpc } from "@effect/rpc"
-import { Context, Deferred, Duration, Effect, Layer, Schedule, Schema, Stream, SubscriptionRef } from "effect"
+import { Deferred, Duration, Effect, Schedule, Schema, Stream } from "effect"
 import {
   ApprovalAnswer,
   ControlEvent,
@@ -34,6 +34,7 @@ import { SessionWork } from "../harness/SessionWork.js"
 import { SessionStore } from "../session/SessionStore.js"
 import { TranscriptMirror } from "../session/TranscriptMirror.js"
 import { recordOwner, releaseOwner } from "./ClusterDatabase.js"
+import { Deliveries } from "./Deliveries.js"
 import * as SessionWatch from "./SessionWatch.js"
 import { finishBound, TurnLedger } from "./TurnLedger.js"
 
@@ -98,26 +99,6 @@ export const Session = Entity.make("Session", [Turn, Steer, Interrupt, Answer, C
 
 export type TurnPayload = typeof Turn.payloadSchema.Type
 
-/** The Turn streams this runner is still sending: a drain lets them reach their clients before the cluster shuts down. */
-export class Deliveries extends Context.Tag("codex-harness/cluster/Deliveries")<Deliveries, {
-  readonly track: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.Stream<A, E, R>
-  /** until no Turn stream is being sent, or `bound` passed (interruptible where it runs, a finalizer included) */
-  readonly settled: (bound: Duration.DurationInput) => Effect.Effect<void>
-}>() {}
-
-export const deliveriesLayer = Layer.effect(
-  Deliveries,
-  Effect.map(SubscriptionRef.make(0), (sending) => ({
-    track: <A, E, R>(stream: Stream.Stream<A, E, R>) =>
-      Stream.unwrapScoped(Effect.acquireRelease(
-        SubscriptionRef.update(sending, (n) => n + 1),
-        () => SubscriptionRef.update(sending, (n) => n - 1)
-      ).pipe(Effect.as(stream))),
-    settled: (bound: Duration.DurationInput) =>
-      sending.changes.pipe(Stream.takeUntil((n) => n === 0), Stream.runDrain, Effect.interruptible, Effect.timeoutOption(bound), Effect.asVoid)
-  }))
-)
-
 /** how long a session's entity stays on its runner without a message */
 export const entityIdleTime = Duration.minutes(10)
 
@@ -157,13 +138,14 @@ export const layer = Session.toLayer(
         )
 
     // `session.selected` comes first, before the ledger is asked: a redelivery that waits for its turn still answers at once
-    const turnStream = (payload: TurnPayload) =>
+    const turnStream = (payload: TurnPayload, ended: Deferred.Deferred<void>) =>
       Stream.concat(
         Stream.make<Array<ControlEvent>>({ type: "session.selected", version: eventsVersion, session_id: sessionId, created: payload.created ?? false }),
-        claimedTurn(payload)
+        claimedTurn(payload, ended)
       )
 
-    const claimedTurn = (payload: TurnPayload) =>
+    /** `ended` is done once the turn's outcome is recorded, or at once when the message runs no turn here */
+    const claimedTurn = (payload: TurnPayload, ended: Deferred.Deferred<void>) =>
       Stream.unwrapScoped(
         Effect.gen(function* () {
           // the key is ours when Fresh: from here the message ends in `finish` (its turn ran) or `release` (it never
@@ -176,7 +158,10 @@ export const layer = Session.toLayer(
             (claim) => claim._tag === "Fresh" && !handedOver ? ledger.release(payload.messageId) : Effect.void
           )
           if (claimed._tag === "Lost") yield* noteLost(claimed.events)
-          if (claimed._tag !== "Fresh") return Stream.fromIterable<ControlEvent>(claimed.events)
+          if (claimed._tag !== "Fresh") {
+            yield* Deferred.succeed(ended, undefined)
+            return Stream.fromIterable<ControlEvent>(claimed.events)
+          }
 
           // a session that just moved here may still be held by the runner it left, for as long as that one takes to
           // let go (its finalizer unloads the thread, then releases the lock): taken here first, within a bound
@@ -195,7 +180,8 @@ export const layer = Session.toLayer(
             onSubmitted: Effect.sync(() => void (handedOver = true)),
             onStarted: (threadId, turnId) => ledger.started(payload.messageId, threadId, turnId),
             // recorded before the stream ends, so a redelivery after this stream replays it
-            onFinished: (outcome) => ledger.finish(payload.messageId, outcome).pipe(Effect.ensuring(Deferred.succeed(recorded, undefined))),
+            onFinished: (outcome) =>
+              ledger.finish(payload.messageId, outcome).pipe(Effect.ensuring(Effect.zipRight(Deferred.succeed(recorded, undefined), Deferred.succeed(ended, undefined)))),
             followIn
           })
           // the client is told how the turn ended once the ledger says the same (or its bound passed): a runner that dies
@@ -209,7 +195,8 @@ export const layer = Session.toLayer(
       )
 
     return Session.of({
-      Turn: (envelope) => deliveries.track(turnStream(envelope.payload)),
+      Turn: (envelope) =>
+        Stream.unwrap(Effect.map(Deferred.make<void>(), (ended) => deliveries.track(turnStream(envelope.payload, ended), ended))),
       Steer: (envelope) =>
         reported(Effect.gen(function* () {
           return TurnStream.steerResult(yield* work.steer(sessionId, envelope.payload.texts))

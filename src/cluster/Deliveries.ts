@@ -1,0 +1,78 @@
+// The Turn streams a runner is sending to their clients, for two reasons.
+//
+// A drain lets them reach their clients before the cluster shuts down (ClusterRunner's drain waits for `settled`).
+//
+// And a stream whose client is gone is cut. A Turn reply is streamed chunk by chunk, and the entity's RPC server waits
+// for the client's acknowledgement of each chunk before it takes the next. When the client's process dies (a serve
+// killed mid-turn), @effect/cluster 0.60 does not tell the entity (the leak Effect-TS/effect#8214 describes, fixed only
+// in the Effect 4 line): the handler waits for an acknowledgement that never comes, for the life of the runner. Its
+// session's entity then never goes idle, and a SIGTERM waited for it twice: the drain's bound (10 s) and the cluster's
+// entity termination timeout (15 s). A living client acknowledges within milliseconds, so a stream still open well
+// after its turn ended is cut here: the request's fiber is interrupted, which ends the request on the entity. A client
+// that is in fact alive (only very slow) sees its stream end interrupted and retries the message, which replays the
+// turn's recorded outcome from the ledger.
+import { Context, Deferred, Duration, Effect, Fiber, Layer, Stream, SubscriptionRef } from "effect"
+
+/** how long after its turn ended a Turn stream may stay open before it is taken for one whose client is gone */
+export const deliveryGrace = Duration.seconds(30)
+/** the same once the runner is draining: it waits for its open streams, and a stuck one would hold its exit */
+export const drainingGrace = Duration.seconds(5)
+
+export class Deliveries extends Context.Tag("codex-harness/cluster/Deliveries")<Deliveries, {
+  /** `stream` as it is sent, counted; `ended` is done when its turn has ended (or at once for a reply without one) */
+  readonly track: <A, E, R>(stream: Stream.Stream<A, E, R>, ended: Deferred.Deferred<void>) => Stream.Stream<A, E, R>
+  /**
+   * until no Turn stream is being sent, or `bound` passed; then the ones still open are cut (a drain has already let
+   * every turn end, so what is left after the bound waits for a client that is gone). From its call a stream whose
+   * turn has ended gets `drainingGrace` instead of the whole grace. Interruptible where it runs.
+   */
+  readonly settled: (bound: Duration.DurationInput) => Effect.Effect<void>
+}>() {}
+
+/** Deliveries with their watchdog: a stream still open `grace` after its turn ended is cut */
+export const make = (grace: Duration.DurationInput = deliveryGrace) =>
+  Effect.gen(function* () {
+    const sending = yield* SubscriptionRef.make(0)
+    const draining = yield* Deferred.make<void>()
+    // the fibers sending the open streams: the entity's RPC server runs each request's stream in a fiber of its own
+    const senders = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
+    const cut = (sender: Fiber.RuntimeFiber<unknown, unknown>, why: string) =>
+      Effect.logWarning(`cluster runner: a Turn stream ${why}; it is cut (its client is taken for gone)`).pipe(
+        Effect.zipRight(Fiber.interruptFork(sender))
+      )
+    return Deliveries.of({
+      track: <A, E, R>(stream: Stream.Stream<A, E, R>, ended: Deferred.Deferred<void>) =>
+        Stream.unwrapScoped(Effect.gen(function* () {
+          // this runs in the fiber that pulls the stream, the request's own
+          const sender = yield* Effect.withFiberRuntime<Fiber.RuntimeFiber<unknown, unknown>>((fiber) => Effect.succeed(fiber))
+          yield* Effect.acquireRelease(
+            Effect.zipRight(Effect.sync(() => senders.add(sender)), SubscriptionRef.update(sending, (n) => n + 1)),
+            () => Effect.zipRight(Effect.sync(() => senders.delete(sender)), SubscriptionRef.update(sending, (n) => n - 1))
+          )
+          // ended with the stream's scope when the stream completes first
+          yield* Deferred.await(ended).pipe(
+            Effect.zipRight(Effect.race(
+              Effect.as(Effect.sleep(grace), grace),
+              Effect.as(Effect.zipRight(Deferred.await(draining), Effect.sleep(drainingGrace)), drainingGrace)
+            )),
+            Effect.flatMap((waited) => cut(sender, `was still open ${Duration.format(Duration.decode(waited))} after its turn ended`)),
+            Effect.forkScoped
+          )
+          return stream
+        })),
+      settled: (bound: Duration.DurationInput) =>
+        Deferred.succeed(draining, undefined).pipe(Effect.zipRight(sending.changes.pipe(
+          Stream.takeUntil((n) => n === 0),
+          Stream.runDrain,
+          Effect.interruptible,
+          Effect.timeoutOption(bound),
+          Effect.flatMap((done) =>
+            done._tag === "Some" || senders.size === 0
+              ? Effect.void
+              : Effect.forEach([...senders], (sender) => cut(sender, `was still open when the drain's ${Duration.format(Duration.decode(bound))} passed`), { discard: true })
+          )
+        )))
+    })
+  })
+
+export const layer = (grace?: Duration.DurationInput): Layer.Layer<Deliveries> => Layer.effect(Deliveries, make(grace))
