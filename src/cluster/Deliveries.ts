@@ -10,7 +10,9 @@
 // entity termination timeout (15 s). A living client acknowledges within milliseconds, so a stream still open well
 // after its turn ended is cut here: the request's fiber is interrupted, which ends the request on the entity. A client
 // that is in fact alive (only very slow) sees its stream end interrupted and retries the message, which replays the
-// turn's recorded outcome from the ledger.
+// turn's recorded outcome from the ledger. Not covered: a client gone before it acknowledged the first chunk
+// (`session.selected`), whose stream never reaches its claim, so no turn runs and nothing says it ended; a drain's
+// bound still cuts that one.
 import { Context, Deferred, Duration, Effect, Fiber, Layer, Stream, SubscriptionRef } from "effect"
 
 /** how long after its turn ended a Turn stream may stay open before it is taken for one whose client is gone */
