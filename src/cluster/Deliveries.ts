@@ -10,15 +10,18 @@
 // entity termination timeout (15 s). A living client acknowledges within milliseconds, so a stream still open well
 // after its turn ended is cut here: the request's fiber is interrupted, which ends the request on the entity. A client
 // that is in fact alive (only very slow) sees its stream end interrupted and retries the message, which replays the
-// turn's recorded outcome from the ledger. Not covered: a client gone before it acknowledged the first chunk
-// (`session.selected`), whose stream never reaches its claim, so no turn runs and nothing says it ended; a drain's
-// bound still cuts that one.
-import { Context, Deferred, Duration, Effect, Fiber, Layer, Stream, SubscriptionRef } from "effect"
+// turn's recorded outcome from the ledger. A client gone before it acknowledged the first chunk (`session.selected`)
+// leaves a stream that never reaches its claim, so no turn runs and nothing says it ended: that one is cut when a chunk
+// has waited `acknowledgementBound` for its acknowledgement (a living client that reads nothing for that long is let go
+// too, as serve lets go of a client that stops reading).
+import { Clock, Context, Deferred, Duration, Effect, Fiber, Layer, Stream, SubscriptionRef } from "effect"
 
 /** how long after its turn ended a Turn stream may stay open before it is taken for one whose client is gone */
 export const deliveryGrace = Duration.seconds(30)
 /** the same once the runner is draining: it waits for its open streams, and a stuck one would hold its exit */
 export const drainingGrace = Duration.seconds(5)
+/** how long a chunk may wait for its client's acknowledgement (the time from sending it to taking the next) */
+export const acknowledgementBound = Duration.minutes(5)
 
 export class Deliveries extends Context.Tag("codex-harness/cluster/Deliveries")<Deliveries, {
   /** `stream` as it is sent, counted; `ended` is done when its turn has ended (or at once for a reply without one) */
@@ -31,9 +34,13 @@ export class Deliveries extends Context.Tag("codex-harness/cluster/Deliveries")<
   readonly settled: (bound: Duration.DurationInput) => Effect.Effect<void>
 }>() {}
 
-/** Deliveries with their watchdog: a stream still open `grace` after its turn ended is cut */
-export const make = (grace: Duration.DurationInput = deliveryGrace) =>
+/** Deliveries with their watchdogs: a stream still open `grace` after its turn ended, or whose chunk waited
+ * `unacknowledged` for its acknowledgement, is cut */
+export const make = (grace: Duration.DurationInput = deliveryGrace, unacknowledged: Duration.DurationInput = acknowledgementBound) =>
   Effect.gen(function* () {
+    const ackBound = Duration.toMillis(unacknowledged)
+    // looked at this often: a stream stuck on an acknowledgement is cut between the bound and a fifth more
+    const ackCheck = Duration.millis(ackBound / 5)
     const sending = yield* SubscriptionRef.make(0)
     const draining = yield* Deferred.make<void>()
     // the fibers sending the open streams: the entity's RPC server runs each request's stream in a fiber of its own
@@ -60,7 +67,27 @@ export const make = (grace: Duration.DurationInput = deliveryGrace) =>
             Effect.flatMap((waited) => cut(sender, `was still open ${Duration.format(Duration.decode(waited))} after its turn ended`)),
             Effect.forkScoped
           )
-          return stream
+          // When the chunk out now went out, while the sender waits for its acknowledgement; undefined while the
+          // stream itself is producing (a turn may rightly take long between two events). Per stream, a plain
+          // variable read by a check every fifth of the bound: no work per chunk but two assignments.
+          let sentAt: number | undefined
+          yield* Effect.gen(function* () {
+            while (true) {
+              yield* Effect.sleep(ackCheck)
+              const now = yield* Clock.currentTimeMillis
+              if (sentAt !== undefined && now - sentAt >= ackBound) return
+            }
+          }).pipe(
+            Effect.zipRight(Effect.suspend(() => cut(sender, `sent a chunk ${Duration.format(Duration.decode(unacknowledged))} ago that its client has not acknowledged`))),
+            Effect.forkScoped
+          )
+          const pull = yield* Stream.toPull(stream)
+          return Stream.repeatEffectChunkOption(
+            Effect.suspend(() => {
+              sentAt = undefined
+              return pull
+            }).pipe(Effect.tap(() => Clock.currentTimeMillis.pipe(Effect.map((now) => void (sentAt = now)))))
+          )
         })),
       settled: (bound: Duration.DurationInput) =>
         Deferred.succeed(draining, undefined).pipe(Effect.zipRight(sending.changes.pipe(

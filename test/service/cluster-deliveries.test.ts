@@ -4,7 +4,9 @@
 // - such a stream is cut `grace` after its turn ended (not before), and the runner's count of open streams drops;
 // - a stream whose client acknowledges runs to its end untouched, however long its turn takes;
 // - a drain's `settled` returns once the streams are done, and after its bound cuts the ones still open;
-// - once a drain has begun, a stuck stream whose turn has ended is cut after the shorter draining grace.
+// - once a drain has begun, a stuck stream whose turn has ended is cut after the shorter draining grace;
+// - a stream whose first chunk is never acknowledged (its turn never starts) is cut after the acknowledgement bound,
+//   while a stream whose client acknowledges is not, however long its turn takes between two events.
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Exit, Fiber, Option, Stream, TestClock, TestServices } from "effect"
 import * as Deliveries from "../../src/cluster/Deliveries.js"
@@ -107,5 +109,28 @@ describe("cluster deliveries", () => {
       expect(interrupted(yield* exitOf(stuck))).toBe(true)
       // the drain is done with it before its own bound
       expect(succeeded(yield* exitOf(settled))).toBe(true)
+    }))
+
+  it.scoped("a chunk left unacknowledged is cut after the acknowledgement bound; a turn slow between events is not", () =>
+    Effect.gen(function* () {
+      const deliveries = yield* Deliveries.make(grace, "5 minutes")
+      const sent = yield* Deferred.make<void>()
+      const slowTurnEnds = yield* Deferred.make<void>()
+      const received: Array<string> = []
+      // gone before it acknowledged `session.selected`: the turn never started, nothing says it ended
+      const stuck = yield* consume(deliveries.track(turn(yield* Deferred.make<void>()), yield* Deferred.make<void>()), () =>
+        Effect.zipRight(Deferred.succeed(sent, undefined), Effect.never))
+      // a client that acknowledges, on a turn that takes 20 minutes to its next event
+      const slow = yield* consume(deliveries.track(turn(slowTurnEnds), yield* Deferred.make<void>()), (e) => Effect.sync(() => void received.push(e)))
+      yield* Deferred.await(sent)
+      yield* TestClock.adjust("4 minutes")
+      expect(Option.isNone(yield* Fiber.poll(stuck))).toBe(true)
+      yield* TestClock.adjust("2 minutes")
+      expect(interrupted(yield* exitOf(stuck))).toBe(true)
+      yield* TestClock.adjust("14 minutes")
+      expect(Option.isNone(yield* Fiber.poll(slow))).toBe(true)
+      yield* Deferred.succeed(slowTurnEnds, undefined)
+      expect(succeeded(yield* exitOf(slow))).toBe(true)
+      expect(received).toEqual(["session.selected", "turn.completed"])
     }))
 })
