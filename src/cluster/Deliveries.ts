@@ -43,8 +43,9 @@ export const make = (grace: Duration.DurationInput = deliveryGrace, unacknowledg
     const ackCheck = Duration.millis(ackBound / 5)
     const sending = yield* SubscriptionRef.make(0)
     const draining = yield* Deferred.make<void>()
-    // the fibers sending the open streams: the entity's RPC server runs each request's stream in a fiber of its own
-    const senders = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
+    // the open streams, each as the way to cut it (a drain cuts what is left after its bound); not a registry of
+    // turns: a stream here is one delivery of a message's events, whatever its session's work is doing
+    const open = new Set<(why: string) => Effect.Effect<void>>()
     const cut = (sender: Fiber.RuntimeFiber<unknown, unknown>, why: string) =>
       Effect.logWarning(`cluster runner: a Turn stream ${why}; it is cut (its client is taken for gone)`).pipe(
         Effect.zipRight(Fiber.interruptFork(sender))
@@ -54,9 +55,10 @@ export const make = (grace: Duration.DurationInput = deliveryGrace, unacknowledg
         Stream.unwrapScoped(Effect.gen(function* () {
           // this runs in the fiber that pulls the stream, the request's own
           const sender = yield* Effect.withFiberRuntime<Fiber.RuntimeFiber<unknown, unknown>>((fiber) => Effect.succeed(fiber))
+          const cutThis = (why: string) => cut(sender, why)
           yield* Effect.acquireRelease(
-            Effect.zipRight(Effect.sync(() => senders.add(sender)), SubscriptionRef.update(sending, (n) => n + 1)),
-            () => Effect.zipRight(Effect.sync(() => senders.delete(sender)), SubscriptionRef.update(sending, (n) => n - 1))
+            Effect.zipRight(Effect.sync(() => open.add(cutThis)), SubscriptionRef.update(sending, (n) => n + 1)),
+            () => Effect.zipRight(Effect.sync(() => open.delete(cutThis)), SubscriptionRef.update(sending, (n) => n - 1))
           )
           // ended with the stream's scope when the stream completes first
           yield* Deferred.await(ended).pipe(
@@ -64,7 +66,7 @@ export const make = (grace: Duration.DurationInput = deliveryGrace, unacknowledg
               Effect.as(Effect.sleep(grace), grace),
               Effect.as(Effect.zipRight(Deferred.await(draining), Effect.sleep(drainingGrace)), drainingGrace)
             )),
-            Effect.flatMap((waited) => cut(sender, `was still open ${Duration.format(Duration.decode(waited))} after its turn ended`)),
+            Effect.flatMap((waited) => cutThis(`was still open ${Duration.format(Duration.decode(waited))} after its turn ended`)),
             Effect.forkScoped
           )
           // When the chunk out now went out, while the sender waits for its acknowledgement; undefined while the
@@ -78,7 +80,7 @@ export const make = (grace: Duration.DurationInput = deliveryGrace, unacknowledg
               if (sentAt !== undefined && now - sentAt >= ackBound) return
             }
           }).pipe(
-            Effect.zipRight(Effect.suspend(() => cut(sender, `sent a chunk ${Duration.format(Duration.decode(unacknowledged))} ago that its client has not acknowledged`))),
+            Effect.zipRight(Effect.suspend(() => cutThis(`sent a chunk ${Duration.format(Duration.decode(unacknowledged))} ago that its client has not acknowledged`))),
             Effect.forkScoped
           )
           const pull = yield* Stream.toPull(stream)
@@ -96,9 +98,9 @@ export const make = (grace: Duration.DurationInput = deliveryGrace, unacknowledg
           Effect.interruptible,
           Effect.timeoutOption(bound),
           Effect.flatMap((done) =>
-            done._tag === "Some" || senders.size === 0
+            done._tag === "Some" || open.size === 0
               ? Effect.void
-              : Effect.forEach([...senders], (sender) => cut(sender, `was still open when the drain's ${Duration.format(Duration.decode(bound))} passed`), { discard: true })
+              : Effect.forEach([...open], (cutIt) => cutIt(`was still open when the drain's ${Duration.format(Duration.decode(bound))} passed`), { discard: true })
           )
         )))
     })
