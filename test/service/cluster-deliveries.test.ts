@@ -29,16 +29,23 @@ const consume = <A>(stream: Stream.Stream<A>, acked: (element: A) => Effect.Effe
 const turn = (turnEnds: Deferred.Deferred<void>) =>
   Stream.concat(Stream.make("session.selected"), Stream.fromEffect(Effect.as(Deferred.await(turnEnds), "turn.completed")))
 
+/** a client gone once the first chunk reached it: it never acknowledges; returned once that chunk went out */
+const goneAfterFirstChunk = <A>(stream: Stream.Stream<A>) =>
+  Effect.gen(function* () {
+    const sent = yield* Deferred.make<void>()
+    const sender = yield* consume(stream, () => Effect.zipRight(Deferred.succeed(sent, undefined), Effect.never))
+    yield* Deferred.await(sent)
+    return sender
+  })
+
 describe("cluster deliveries", () => {
   it.scoped("a stream whose client never acknowledges is cut once its turn has ended and the grace has passed", () =>
     Effect.gen(function* () {
       const deliveries = yield* Deliveries.make(grace)
       const ended = yield* Deferred.make<void>()
       const turnEnds = yield* Deferred.make<void>()
-      const sent = yield* Deferred.make<void>()
       // the first chunk goes out; its acknowledgement never comes
-      const sender = yield* consume(deliveries.track(turn(turnEnds), ended), () => Effect.zipRight(Deferred.succeed(sent, undefined), Effect.never))
-      yield* Deferred.await(sent)
+      const sender = yield* goneAfterFirstChunk(deliveries.track(turn(turnEnds), ended))
       // a turn that runs longer than the grace is not cut while it runs
       yield* TestClock.adjust(Duration.times(grace, 3))
       expect(Option.isNone(yield* Fiber.poll(sender))).toBe(true)
@@ -74,14 +81,11 @@ describe("cluster deliveries", () => {
   it.scoped("a drain waits for the open streams within its bound, then cuts the ones left", () =>
     Effect.gen(function* () {
       const deliveries = yield* Deliveries.make(grace)
-      const sent = yield* Deferred.make<void>()
       const finishing = yield* Deferred.make<void>()
       const finishingEnds = yield* Deferred.make<void>()
       // one stream finishes during the drain; the other's client is gone and its turn has not told it ended
       const finisher = yield* consume(deliveries.track(turn(finishingEnds), finishing), () => Effect.void)
-      const stuck = yield* consume(deliveries.track(turn(yield* Deferred.make<void>()), yield* Deferred.make<void>()), () =>
-        Effect.zipRight(Deferred.succeed(sent, undefined), Effect.never))
-      yield* Deferred.await(sent)
+      const stuck = yield* goneAfterFirstChunk(deliveries.track(turn(yield* Deferred.make<void>()), yield* Deferred.make<void>()))
       const settled = yield* deliveries.settled("10 seconds").pipe(Effect.fork)
       yield* Deferred.succeed(finishingEnds, undefined)
       expect(succeeded(yield* exitOf(finisher))).toBe(true)
@@ -98,9 +102,7 @@ describe("cluster deliveries", () => {
       const deliveries = yield* Deliveries.make(grace)
       const ended = yield* Deferred.make<void>()
       const turnEnds = yield* Deferred.make<void>()
-      const sent = yield* Deferred.make<void>()
-      const stuck = yield* consume(deliveries.track(turn(turnEnds), ended), () => Effect.zipRight(Deferred.succeed(sent, undefined), Effect.never))
-      yield* Deferred.await(sent)
+      const stuck = yield* goneAfterFirstChunk(deliveries.track(turn(turnEnds), ended))
       yield* Deferred.succeed(ended, undefined)
       const settled = yield* deliveries.settled("10 seconds").pipe(Effect.fork)
       yield* TestClock.adjust(Duration.subtract(Deliveries.drainingGrace, Duration.millis(1)))
@@ -114,15 +116,12 @@ describe("cluster deliveries", () => {
   it.scoped("a chunk left unacknowledged is cut after the acknowledgement bound; a turn slow between events is not", () =>
     Effect.gen(function* () {
       const deliveries = yield* Deliveries.make(grace, "5 minutes")
-      const sent = yield* Deferred.make<void>()
       const slowTurnEnds = yield* Deferred.make<void>()
       const received: Array<string> = []
       // gone before it acknowledged `session.selected`: the turn never started, nothing says it ended
-      const stuck = yield* consume(deliveries.track(turn(yield* Deferred.make<void>()), yield* Deferred.make<void>()), () =>
-        Effect.zipRight(Deferred.succeed(sent, undefined), Effect.never))
+      const stuck = yield* goneAfterFirstChunk(deliveries.track(turn(yield* Deferred.make<void>()), yield* Deferred.make<void>()))
       // a client that acknowledges, on a turn that takes 20 minutes to its next event
       const slow = yield* consume(deliveries.track(turn(slowTurnEnds), yield* Deferred.make<void>()), (e) => Effect.sync(() => void received.push(e)))
-      yield* Deferred.await(sent)
       yield* TestClock.adjust("4 minutes")
       expect(Option.isNone(yield* Fiber.poll(stuck))).toBe(true)
       yield* TestClock.adjust("2 minutes")
