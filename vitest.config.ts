@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { defineConfig } from "vitest/config"
+import { LongestFirst } from "./test/support/sequencer.js"
 
 // A home of the suite's own: the app-servers' shells (Codex snapshots the user's login shell) and everything else a
 // test starts read no dotfiles of the machine's user. A ~/.bashrc that runs `pyenv init` printed pyenv's rehash
@@ -22,6 +23,8 @@ export default defineConfig({
     maxWorkers: 3,
     minWorkers: 3,
     isolate: false,
+    // the longest files start first, from durations checked in with the tests (test/support/sequencer.ts)
+    sequence: { sequencer: LongestFirst },
     // generous: CI runs on a developer's machine, often loaded (two busy loops beside the suite are part of its checks);
     // a test waits on receipts, and these bounds only end one that would otherwise hang
     testTimeout: 180_000,
