@@ -41,11 +41,11 @@ export const make = (grace: Duration.DurationInput = deliveryGrace, unacknowledg
     const ackBound = Duration.toMillis(unacknowledged)
     // looked at this often: a stream stuck on an acknowledgement is cut between the bound and a fifth more
     const ackCheck = Duration.millis(ackBound / 5)
-    const sending = yield* SubscriptionRef.make(0)
     const draining = yield* Deferred.make<void>()
-    // the open streams, each as the way to cut it (a drain cuts what is left after its bound); not a registry of
-    // turns: a stream here is one delivery of a message's events, whatever its session's work is doing
-    const open = new Set<(why: string) => Effect.Effect<void>>()
+    // the open streams, each as the way to cut it (a drain waits for none to be left, and cuts what is left after its
+    // bound); not a registry of turns: a stream here is one delivery of a message's events, whatever its session's
+    // work is doing
+    const open = yield* SubscriptionRef.make<ReadonlySet<(why: string) => Effect.Effect<void>>>(new Set())
     const cut = (sender: Fiber.RuntimeFiber<unknown, unknown>, why: string) =>
       Effect.logWarning(`cluster runner: a Turn stream ${why}; it is cut (its client is taken for gone)`).pipe(
         Effect.zipRight(Fiber.interruptFork(sender))
@@ -57,8 +57,8 @@ export const make = (grace: Duration.DurationInput = deliveryGrace, unacknowledg
           const sender = yield* Effect.withFiberRuntime<Fiber.RuntimeFiber<unknown, unknown>>((fiber) => Effect.succeed(fiber))
           const cutThis = (why: string) => cut(sender, why)
           yield* Effect.acquireRelease(
-            Effect.zipRight(Effect.sync(() => open.add(cutThis)), SubscriptionRef.update(sending, (n) => n + 1)),
-            () => Effect.zipRight(Effect.sync(() => open.delete(cutThis)), SubscriptionRef.update(sending, (n) => n - 1))
+            SubscriptionRef.update(open, (streams) => new Set(streams).add(cutThis)),
+            () => SubscriptionRef.update(open, (streams) => new Set([...streams].filter((s) => s !== cutThis)))
           )
           // ended with the stream's scope when the stream completes first
           yield* Deferred.await(ended).pipe(
@@ -92,15 +92,14 @@ export const make = (grace: Duration.DurationInput = deliveryGrace, unacknowledg
           )
         })),
       settled: (bound: Duration.DurationInput) =>
-        Deferred.succeed(draining, undefined).pipe(Effect.zipRight(sending.changes.pipe(
-          Stream.takeUntil((n) => n === 0),
+        Deferred.succeed(draining, undefined).pipe(Effect.zipRight(open.changes.pipe(
+          Stream.takeUntil((streams) => streams.size === 0),
           Stream.runDrain,
           Effect.interruptible,
           Effect.timeoutOption(bound),
-          Effect.flatMap((done) =>
-            done._tag === "Some" || open.size === 0
-              ? Effect.void
-              : Effect.forEach([...open], (cutIt) => cutIt(`was still open when the drain's ${Duration.format(Duration.decode(bound))} passed`), { discard: true })
+          Effect.zipRight(SubscriptionRef.get(open)),
+          Effect.flatMap((left) =>
+            Effect.forEach(left, (cutIt) => cutIt(`was still open when the drain's ${Duration.format(Duration.decode(bound))} passed`), { discard: true })
           )
         )))
     })

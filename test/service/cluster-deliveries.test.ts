@@ -29,6 +29,13 @@ const consume = <A>(stream: Stream.Stream<A>, acked: (element: A) => Effect.Effe
 const turn = (turnEnds: Deferred.Deferred<void>) =>
   Stream.concat(Stream.make("session.selected"), Stream.fromEffect(Effect.as(Deferred.await(turnEnds), "turn.completed")))
 
+/** a runner's Deliveries and one Turn's two signals: `turnEnds` (its last event) and `ended` (its outcome recorded) */
+const oneTurn = Effect.all({ deliveries: Deliveries.make(grace), ended: Deferred.make<void>(), turnEnds: Deferred.make<void>() })
+
+/** what a drain makes of a runner with no stream left: it is done at once */
+const settlesAtOnce = (deliveries: Deliveries.Deliveries["Type"]) =>
+  Effect.flatMap(Effect.fork(deliveries.settled("1 second")), exitOf).pipe(Effect.map(succeeded))
+
 /** a client gone once the first chunk reached it: it never acknowledges; returned once that chunk went out */
 const goneAfterFirstChunk = <A>(stream: Stream.Stream<A>) =>
   Effect.gen(function* () {
@@ -41,9 +48,7 @@ const goneAfterFirstChunk = <A>(stream: Stream.Stream<A>) =>
 describe("cluster deliveries", () => {
   it.scoped("a stream whose client never acknowledges is cut once its turn has ended and the grace has passed", () =>
     Effect.gen(function* () {
-      const deliveries = yield* Deliveries.make(grace)
-      const ended = yield* Deferred.make<void>()
-      const turnEnds = yield* Deferred.make<void>()
+      const { deliveries, ended, turnEnds } = yield* oneTurn
       // the first chunk goes out; its acknowledgement never comes
       const sender = yield* goneAfterFirstChunk(deliveries.track(turn(turnEnds), ended))
       // a turn that runs longer than the grace is not cut while it runs
@@ -56,15 +61,12 @@ describe("cluster deliveries", () => {
       yield* TestClock.adjust(Duration.seconds(1))
       expect(interrupted(yield* exitOf(sender))).toBe(true)
       // nothing is counted as being sent any more: a drain does not wait for it
-      const settled = yield* deliveries.settled("1 second").pipe(Effect.fork)
-      expect(succeeded(yield* exitOf(settled))).toBe(true)
+      expect(yield* settlesAtOnce(deliveries)).toBe(true)
     }))
 
   it.scoped("a stream whose client acknowledges runs to its end and is never cut", () =>
     Effect.gen(function* () {
-      const deliveries = yield* Deliveries.make(grace)
-      const ended = yield* Deferred.make<void>()
-      const turnEnds = yield* Deferred.make<void>()
+      const { deliveries, ended, turnEnds } = yield* oneTurn
       const received: Array<string> = []
       const sender = yield* consume(deliveries.track(turn(turnEnds), ended), (e) => Effect.sync(() => void received.push(e)))
       yield* TestClock.adjust(Duration.times(grace, 2))
@@ -74,8 +76,7 @@ describe("cluster deliveries", () => {
       expect(received).toEqual(["session.selected", "turn.completed"])
       // its watchdog went with it: nothing is cut later
       yield* TestClock.adjust(Duration.times(grace, 2))
-      const settled = yield* deliveries.settled("1 second").pipe(Effect.fork)
-      expect(succeeded(yield* exitOf(settled))).toBe(true)
+      expect(yield* settlesAtOnce(deliveries)).toBe(true)
     }))
 
   it.scoped("a drain waits for the open streams within its bound, then cuts the ones left", () =>
@@ -99,9 +100,7 @@ describe("cluster deliveries", () => {
 
   it.scoped("once a drain begins, a stream whose turn has ended is cut after the draining grace, not the whole grace", () =>
     Effect.gen(function* () {
-      const deliveries = yield* Deliveries.make(grace)
-      const ended = yield* Deferred.make<void>()
-      const turnEnds = yield* Deferred.make<void>()
+      const { deliveries, ended, turnEnds } = yield* oneTurn
       const stuck = yield* goneAfterFirstChunk(deliveries.track(turn(turnEnds), ended))
       yield* Deferred.succeed(ended, undefined)
       const settled = yield* deliveries.settled("10 seconds").pipe(Effect.fork)
