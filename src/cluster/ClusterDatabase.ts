@@ -27,7 +27,10 @@ export const bootstrapLockKey = "7165055918875439731"
  * The lock refresh is also the bound of each refresh (@effect/cluster 0.60.2 waits min(refresh, expiry / 3) for it, then
  * drops every shard the runner holds, stopping its entities): with a 1 s refresh, one slow statement on a loaded machine
  * dropped all of a runner's shards (seen in this suite under two busy loops, and a 1.5 s stall interrupted turns). So
- * 3 s and an expiry of 12 s. The expiry no longer sets the failover time: a dead runner is marked unhealthy as soon as
+ * 3 s. The expiry is 16 s: the fence (below) must come before it, and a stall is measured from the last renewal,
+ * which may be up to one refresh (3 s) old when the stall begins; with a 12 s expiry and a 9 s fence, a 6 s stall on a
+ * loaded machine fenced the runners (the renewal after it came back more than 9 s after the one before the stall). The
+ * expiry no longer sets the failover time: a dead runner is marked unhealthy as soon as
  * its connection is gone (RunnerLiveness), where before, a dead runner that hosted the health-check singleton was only
  * noticed once its heartbeat expired (6.2-6.7 s after a kill -9 with a 6 s expiry). A refresh that does not answer in
  * time no longer drops the shards either (LockRenewal keeps them up to `fenceAfter`). The runners table is read every
@@ -35,7 +38,7 @@ export const bootstrapLockKey = "7165055918875439731"
  */
 export const defaultShardsPerGroup = 300
 export const fastTimings = {
-  shardLockExpiration: Duration.seconds(12),
+  shardLockExpiration: Duration.seconds(16),
   shardLockRefreshInterval: Duration.seconds(3),
   refreshAssignmentsInterval: Duration.millis(500),
   runnerHealthCheckInterval: Duration.seconds(2),
@@ -44,7 +47,7 @@ export const fastTimings = {
 
 /**
  * How long PostgreSQL keeps the connections of a runner that says nothing: `idle_session_timeout`, and TCP keepalive
- * (6 s, then 3 probes 2 s apart) and `tcp_user_timeout` for one whose machine or network is gone. With them go its
+ * (10 s, then 3 probes 2 s apart) and `tcp_user_timeout` for one whose machine or network is gone. With them go its
  * advisory locks, its shards' and its sessions', which is the earliest another runner can take its sessions. Equal to
  * the shard lock expiry, so the heartbeat expiry and the locks agree.
  */
@@ -52,10 +55,12 @@ export const lockExpiry = fastTimings.shardLockExpiration
 
 /**
  * How long a runner keeps its shards and its running turns while PostgreSQL does not renew its locks (LockRenewal): a
- * stall or restart shorter than this is ridden out; past it the runner stops its turns (fences itself), 3 s before the
- * database may drop its connections at `lockExpiry`, which leaves that much for a slow event loop on a loaded machine.
+ * stall or restart that ends within this of the last renewal is ridden out (a 6 s one, begun up to a refresh after that
+ * renewal, leaves 3 s for PostgreSQL and the runner to answer again on a loaded machine); past it the runner stops its
+ * turns (fences itself), 4 s before the database may drop its connections at `lockExpiry`, which leaves that much for a
+ * slow event loop on a loaded machine.
  */
-export const fenceAfter = Duration.seconds(9)
+export const fenceAfter = Duration.seconds(12)
 
 /**
  * What every connection of a cluster process starts with (libpq's startup `options`): a statement or a lock wait has a
@@ -69,7 +74,7 @@ export const connectionSettings: Readonly<Record<string, number>> = {
   lock_timeout: 5_000,
   idle_in_transaction_session_timeout: 10_000,
   idle_session_timeout: Duration.toMillis(lockExpiry),
-  tcp_keepalives_idle: 6,
+  tcp_keepalives_idle: 10,
   tcp_keepalives_interval: 2,
   tcp_keepalives_count: 3,
   tcp_user_timeout: Duration.toMillis(lockExpiry)

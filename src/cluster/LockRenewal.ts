@@ -19,7 +19,7 @@ import type { ShardId } from "@effect/cluster/ShardId"
 import { Cause, Clock, Context, Duration, Effect, Exit, Fiber, Layer, Option, Schedule, type Scope, SubscriptionRef } from "effect"
 
 export interface LockRenewalOptions {
-  /** how long after the last renewal the runner keeps its shards and its turns (the fence); default 9 s */
+  /** how long after the last renewal the runner keeps its shards and its turns (the fence); default 12 s (ClusterDatabase.fenceAfter) */
   readonly tolerance?: Duration.DurationInput | undefined
   /** how long one refresh is waited for before it counts as unanswered for now; default 2.5 s (the cluster's bound is 3 s) */
   readonly deadline?: Duration.DurationInput | undefined
@@ -52,7 +52,7 @@ const describe = (error: unknown): string => {
 export const make = (underlying: Storage, options: LockRenewalOptions): Effect.Effect<readonly [Storage, LockRenewalService], never, Scope.Scope> =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
-    const tolerance = Duration.decode(options.tolerance ?? "9 seconds")
+    const tolerance = Duration.decode(options.tolerance ?? "12 seconds")
     const deadline = Duration.decode(options.deadline ?? "2500 millis")
     const fenced = yield* SubscriptionRef.make(false)
     let lastRenewed = yield* Clock.currentTimeMillis

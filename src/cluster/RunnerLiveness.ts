@@ -29,7 +29,7 @@ export interface RunnerLivenessOptions {
   readonly every?: Duration.DurationInput | undefined
   /** how long PostgreSQL must have been up before absence means anything; default 15 s */
   readonly settle?: Duration.DurationInput | undefined
-  /** a runner whose heartbeat is older than this is no longer counted anyway (the lock expiry); default 12 s */
+  /** a runner whose heartbeat is older than this is no longer counted anyway (the lock expiry); default 16 s */
   readonly heartbeatExpiry?: Duration.DurationInput | undefined
   /** told of each runner found without a connection, at the first poll that finds it so, once per disappearance */
   readonly onAbsent?: ((address: string) => Effect.Effect<void>) | undefined
@@ -40,7 +40,7 @@ export const watch = (options: RunnerLivenessOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const settleSeconds = Math.ceil(Duration.toSeconds(options.settle ?? "15 seconds"))
-    const expirySeconds = Math.ceil(Duration.toSeconds(options.heartbeatExpiry ?? "12 seconds"))
+    const expirySeconds = Math.ceil(Duration.toSeconds(options.heartbeatExpiry ?? "16 seconds"))
     // absent in the previous poll, and the ones already told about (until they come back)
     let suspects = new Set<string>()
     const told = new Set<string>()
