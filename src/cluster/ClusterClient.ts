@@ -218,7 +218,11 @@ export const make = (options: ClusterClientOptions = {}): Effect.Effect<ClusterC
       let failingSince: number | undefined
       const attempt = (): Stream.Stream<ControlEvent, ControlFailure> =>
         once.pipe(
-          Stream.tap(() => Effect.sync(() => void (failingSince = undefined))),
+          // per chunk (Stream.tap would split each chunk into chunks of one event)
+          Stream.mapChunks((chunk) => {
+            failingSince = undefined
+            return chunk
+          }),
           Stream.filter(seen),
           Stream.catchAllCause((cause) => {
             // once the turn's end was seen there is nothing to ask again for; the stream just ends

@@ -114,6 +114,10 @@ export const shardingConfig = (
 ): ShardingConfig.ShardingConfig["Type"] => ({
   ...ShardingConfig.defaults,
   ...fastTimings,
+  // @effect/cluster's default encodes and decodes every message to an entity on this same runner, as if it went to
+  // another one (a check for its tests): each Turn and each acknowledgement of a turn's streamed events paid for it.
+  // Messages between runners are still encoded for real, and the cluster tests run sessions on other runners
+  simulateRemoteSerialization: false,
   ...options.timings,
   shardsPerGroup: options.shardsPerGroup ?? defaultShardsPerGroup,
   runnerAddress: options.runner === undefined ? Option.none() : Option.some(RunnerAddress.make(options.runner.host, options.runner.port)),

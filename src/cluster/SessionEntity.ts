@@ -16,7 +16,7 @@
 // tells the ledger its outcome when it ends, which a retry of the message then replays.
 import * as Entity from "@effect/cluster/Entity"
 import { Rpc } from "@effect/rpc"
-import { Deferred, Duration, Effect, Schedule, Schema, Stream } from "effect"
+import { Chunk, Deferred, Duration, Effect, Schedule, Schema, Stream } from "effect"
 import {
   ApprovalAnswer,
   ControlEvent,
@@ -185,11 +185,13 @@ export const layer = Session.toLayer(
             followIn
           })
           // the client is told how the turn ended once the ledger says the same (or its bound passed): a runner that dies
-          // in between leaves a message its client retries, never one it was told completed and the ledger lost
-          return events.pipe(Stream.mapEffect((event): Effect.Effect<ControlEvent> =>
-            event.type === "turn.completed" || event.type === "turn.failed"
-              ? Deferred.await(recorded).pipe(Effect.timeout(Duration.sum(finishBound, Duration.seconds(5))), Effect.ignore, Effect.as(event))
-              : Effect.succeed(event)
+          // in between leaves a message its client retries, never one it was told completed and the ledger lost. Per
+          // chunk, not per event (Stream.mapEffect sends each event in a chunk of its own, and each chunk waits for its
+          // client's acknowledgement, through the serve it came from, before the next goes)
+          return events.pipe(Stream.mapChunksEffect((chunk) =>
+            Chunk.some(chunk, (event) => event.type === "turn.completed" || event.type === "turn.failed")
+              ? Deferred.await(recorded).pipe(Effect.timeout(Duration.sum(finishBound, Duration.seconds(5))), Effect.ignore, Effect.as(chunk))
+              : Effect.succeed(chunk)
           ))
         })
       )

@@ -352,7 +352,8 @@ export const make = (options: TurnLedgerOptions) =>
           Effect.catchAll((error) => Effect.logError(`turn ledger: the outcome of message ${messageId} was not recorded: ${error instanceof Error ? error.message : String(error)}`)),
           Effect.onInterrupt(() => Effect.logWarning(`turn ledger: recording the outcome of message ${messageId} was interrupted`)),
           Effect.ensuring(settle(messageId, events)),
-          Effect.asVoid
+          Effect.asVoid,
+          Effect.withSpan("TurnLedger.finish")
         ),
       release: (messageId) =>
         Effect.logDebug(`turn ledger: message ${messageId} released before its turn started`).pipe(

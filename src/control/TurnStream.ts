@@ -133,7 +133,8 @@ export const open = (
             Deferred.await(followed).pipe(
               Effect.interruptible,
               Effect.timeoutOption("5 seconds"),
-              Effect.zipRight(Effect.suspend(() => onFinished(outcome.some(isTerminal) ? outcome : [...outcome, terminalOf(sessionId, exit)])))
+              Effect.zipRight(Effect.suspend(() => onFinished(outcome.some(isTerminal) ? outcome : [...outcome, terminalOf(sessionId, exit)]))),
+              Effect.withSpan("TurnStream.onEnded")
             )
         })
       }).pipe(Effect.tap(() => onSubmitted)))
