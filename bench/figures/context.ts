@@ -79,7 +79,13 @@ export const message = (prefix: string, thread: number, turn: number) => `${pref
 /** the raw floor's command line (after `node`) for a fresh CODEX_HOME */
 export const rawArgs = (
   ctx: Context,
-  options: { readonly threads: number; readonly turns: number; readonly prefix: string; readonly report: boolean }
+  options: {
+    readonly threads: number
+    readonly turns: number
+    readonly prefix: string
+    readonly report: boolean
+    readonly threadConfig?: Readonly<Record<string, unknown>> | undefined
+  }
 ): ReadonlyArray<string> => {
   const config: RawConfig = {
     command: ctx.codex.command,

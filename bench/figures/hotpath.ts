@@ -4,7 +4,10 @@
 //   cpu     Node CPU per warm turn: process.cpuUsage() of the Node process alone (a --require preload writes it as the
 //           process exits; the app-server's CPU is not in it), the slope (c25 - c5) / 20 of a piped `chat` of 5 and of
 //           25 messages against the raw floor (bench/floor/raw-client.ts) doing 5 and 25 turns. Goal <= 2x.
-//   warm    the wall-time slope of the same processes. Goal <= 1.05x.
+//   warm    the wall-time slope of the same processes. Goal <= 1.05x. Two rows without a goal beside it: the floor
+//           run again with the hooks S20 makes the harness inject, each the no-op `true` as the harness sends them when
+//           no HookPolicy decides (Codex runs the Stop hook at every turn's end and waits for it), against the floor
+//           without them, and the harness against that hooked floor: the part of the ratio that is Codex's own work.
 //   tools   the same with three exec_command calls per message, 2 and 6 messages. Goal <= 1.05x.
 //   serve   a turn through `codex-harness serve` with this process as the client on one held WebSocket
 //           (ControlClient.StartTurn to the end of its stream), against the reply-to-reply time of the 25-message piped
@@ -18,6 +21,7 @@ import { Effect, Stream } from "effect"
 import * as crypto from "node:crypto"
 import { performance } from "node:perf_hooks"
 import * as ControlClient from "../../src/control/ControlClient.js"
+import { defaultTimeouts, noDecisionCommand, threadHookConfig } from "../../src/approvals/HookThreadConfig.js"
 import type { RawReport } from "../floor/raw-client.js"
 import { startServe, stopServe } from "./connect.js"
 import { check, cleanUp, cliArgs, type Context, freshPrefix, message, rawArgs, REPLY, scriptToolTurns, TOOL_REPLY } from "./context.js"
@@ -55,15 +59,32 @@ const chat = async (ctx: Context, n: number, tools: boolean): Promise<Sample> =>
   return { ms: run.ms, cpuMs: run.cpuMs, inRun: run.lineTimes.slice(1).map((t, i) => t - run.lineTimes[i]!) }
 }
 
-const raw = async (ctx: Context, n: number, tools: boolean): Promise<Sample> => {
+/**
+ * The thread config the harness sends when no HookPolicy decides anything: every hook S20 makes it inject is the no-op
+ * `true`, and Codex runs the Stop hook at each turn's end and waits for it. The floor with it is what a harness that
+ * did nothing else would cost (bench/hook-floor.ts measures it alone).
+ */
+const noOpHooks = threadHookConfig(["pre_tool_use", "post_tool_use", "permission_request", "stop"], (event) => ({
+  command: noDecisionCommand,
+  timeout: defaultTimeouts[event],
+  statusMessage: "bench: no-op"
+}))
+
+const raw = async (ctx: Context, n: number, tools: boolean, hooks = false): Promise<Sample> => {
   const prefix = freshPrefix()
   if (tools) scriptToolTurns(ctx, prefix, 1, n)
+  const what = `raw floor (${n} turns${tools ? ", tools" : ""}${hooks ? ", the no-op hooks" : ""})`
   const run = check(
-    `raw floor (${n} turns${tools ? ", tools" : ""})`,
-    await timedNode({ args: rawArgs(ctx, { threads: 1, turns: n, prefix, report: true }), env: ctx.env, cpuDir: ctx.root })
+    what,
+    await timedNode({
+      args: rawArgs(ctx, { threads: 1, turns: n, prefix, report: true, ...(hooks ? { threadConfig: noOpHooks } : {}) }),
+      env: ctx.env,
+      cpuDir: ctx.root
+    })
   )
   const report = JSON.parse(run.stdout) as RawReport
   if (tools && report.commands !== 3 * n) throw new Error(`raw floor: ${report.commands} commands ran in ${n} turns, not ${3 * n}`)
+  if (hooks && report.hooksRun < n) throw new Error(`${what}: ${report.hooksRun} hooks ran in ${n} turns, fewer than one a turn`)
   await cleanUp(ctx)
   if (run.cpuMs === undefined) throw new Error("the raw floor exited without reporting its CPU time")
   return { ms: run.ms, cpuMs: run.cpuMs, inRun: [report.turnMsMedian] }
@@ -115,6 +136,8 @@ const serveTurns = async (ctx: Context): Promise<ServeSample> => {
 interface Condition {
   readonly cpu: { readonly harness: ReadonlyArray<number>; readonly raw: ReadonlyArray<number> }
   readonly warm: { readonly harness: ReadonlyArray<number>; readonly raw: ReadonlyArray<number> }
+  /** the raw floor with the no-op hooks, warm-turn slope */
+  readonly warmHooked: ReadonlyArray<number>
   readonly tools: { readonly harness: ReadonlyArray<number>; readonly raw: ReadonlyArray<number> }
   readonly toolsCpu: { readonly harness: ReadonlyArray<number>; readonly raw: ReadonlyArray<number> }
   /** per round: the median held-connection serve turn, and the median reply-to-reply of the round's 25-message chat */
@@ -130,6 +153,7 @@ const condition = async (ctx: Context, runs: number): Promise<Condition> => {
   const out = {
     cpu: { harness: [] as Array<number>, raw: [] as Array<number> },
     warm: { harness: [] as Array<number>, raw: [] as Array<number> },
+    warmHooked: [] as Array<number>,
     tools: { harness: [] as Array<number>, raw: [] as Array<number> },
     toolsCpu: { harness: [] as Array<number>, raw: [] as Array<number> },
     serve: [] as Array<number>,
@@ -145,6 +169,8 @@ const condition = async (ctx: Context, runs: number): Promise<Condition> => {
       async () => void (s.rFew = await raw(ctx, WARM.few, false)),
       async () => void (s.hMany = await chat(ctx, WARM.many, false)),
       async () => void (s.rMany = await raw(ctx, WARM.many, false)),
+      async () => void (s.rhFew = await raw(ctx, WARM.few, false, true)),
+      async () => void (s.rhMany = await raw(ctx, WARM.many, false, true)),
       async () => void (s.hTFew = await chat(ctx, TOOLS.few, true)),
       async () => void (s.rTFew = await raw(ctx, TOOLS.few, true)),
       async () => void (s.hTMany = await chat(ctx, TOOLS.many, true)),
@@ -157,6 +183,7 @@ const condition = async (ctx: Context, runs: number): Promise<Condition> => {
     out.cpu.raw.push(slopeOf(s.rFew!, s.rMany!, span, (x) => x.cpuMs))
     out.warm.harness.push(slopeOf(s.hFew!, s.hMany!, span, (x) => x.ms))
     out.warm.raw.push(slopeOf(s.rFew!, s.rMany!, span, (x) => x.ms))
+    out.warmHooked.push(slopeOf(s.rhFew!, s.rhMany!, span, (x) => x.ms))
     out.tools.harness.push(slopeOf(s.hTFew!, s.hTMany!, tspan, (x) => x.ms))
     out.tools.raw.push(slopeOf(s.rTFew!, s.rTMany!, tspan, (x) => x.ms))
     out.toolsCpu.harness.push(slopeOf(s.hTFew!, s.hTMany!, tspan, (x) => x.cpuMs))
@@ -178,6 +205,8 @@ const rowsOf = (label: string, c: Condition): { rows: Array<Row>; notes: Array<s
   }
   const cpu = pair(c.cpu.harness, c.cpu.raw)
   const warm = pair(c.warm.harness, c.warm.raw)
+  const hooksAlone = pair(c.warmHooked, c.warm.raw)
+  const overHooked = pair(c.warm.harness, c.warmHooked)
   const tools = pair(c.tools.harness, c.tools.raw)
   const serve = pair(c.serve, c.chatTurn)
   const toolsCpu = pair(c.toolsCpu.harness, c.toolsCpu.raw)
@@ -194,6 +223,9 @@ const rowsOf = (label: string, c: Condition): { rows: Array<Row>; notes: Array<s
     rows: [
       row(`Node CPU per warm turn (slope ${WARM.few} -> ${WARM.many})`, cpu, 2),
       row(`warm turn wall (slope ${WARM.few} -> ${WARM.many})`, warm, 1.05),
+      // no goal of their own: how much of the ratio above is Codex running the hooks S20 requires
+      { ...row(`warm turn wall, the floor with the harness's no-op hooks vs without`, hooksAlone, 1.05), goal: "-", met: undefined },
+      { ...row(`warm turn wall, harness vs the floor with the no-op hooks`, overHooked, 1.05, "hooked "), goal: "-", met: undefined },
       row(`3-tool turn wall (slope ${TOOLS.few} -> ${TOOLS.many})`, tools, 1.05),
       row("serve turn, held connection, vs chat turn", serve, 1.0, "chat ")
     ],

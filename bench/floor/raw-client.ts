@@ -29,6 +29,8 @@ export interface RawConfig {
   readonly approvalPolicy: string
   readonly sandbox: string
   readonly report: boolean
+  /** thread/start's `config` (bench/hook-floor.ts: the harness's no-op hooks); none by default */
+  readonly threadConfig?: Readonly<Record<string, unknown>> | undefined
 }
 
 export interface RawReport {
@@ -41,6 +43,7 @@ export interface RawReport {
   readonly maxInFlight: number
   readonly turnMsMedian: number
   readonly commands: number
+  readonly hooksRun: number
   readonly serverRequests: number
   readonly appServerRssKb: number
   readonly appServerHwmKb: number
@@ -77,6 +80,8 @@ const endedEarly = new Map<string, string>()
 let nextId = 0
 let buffer = ""
 let commands = 0
+/** hooks Codex ran (hook/completed), with a `threadConfig` that injects some */
+let hooksRun = 0
 let serverRequests = 0
 
 const write = (message: unknown) => child.stdin.write(JSON.stringify(message) + "\n")
@@ -101,6 +106,8 @@ const onLine = (line: string) => {
     } else endedEarly.set(turnId, status)
   } else if (message.method === "item/completed" && message.params?.item?.type === "commandExecution") {
     commands++
+  } else if (message.method === "hook/completed") {
+    hooksRun++
   }
 }
 
@@ -198,7 +205,8 @@ const main = async () => {
     approvalPolicy: config.approvalPolicy,
     sandbox: config.sandbox,
     personality: "none",
-    model: config.model
+    model: config.model,
+    ...(config.threadConfig !== undefined ? { config: config.threadConfig } : {})
   }
   const waits: Array<number> = []
   const turnTimes: Array<number> = []
@@ -238,6 +246,7 @@ const main = async () => {
       maxInFlight,
       turnMsMedian: sorted[Math.floor(sorted.length / 2)] ?? 0,
       commands,
+      hooksRun,
       serverRequests,
       appServerRssKb: mem.rss,
       appServerHwmKb: mem.hwm,

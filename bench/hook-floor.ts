@@ -1,0 +1,66 @@
+// What the hooks S20 makes the harness inject cost Codex itself, per warm turn (issue 27, item 4): the raw floor
+// (bench/floor/raw-client.ts, no harness) run twice per round, once as it is and once with the thread config the harness
+// sends when no HookPolicy decides anything (every hook the no-op `true`, the harness's HookThreadConfig), rounds
+// alternating which goes first. Codex runs the Stop hook at every turn's end and waits for it, so a turn of the harness
+// can be no faster than the floor with that hook: this is the part of the warm-turn ratio no harness code can remove.
+//
+// Build and run: npm run build && node dist/bench/hook-floor.js [--rounds 4] [--turns 25]
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect } from "effect"
+import { defaultTimeouts, noDecisionCommand, threadHookConfig } from "../src/approvals/HookThreadConfig.js"
+import * as ScriptedModel from "../src/testing/ScriptedModel.js"
+import * as Ctx from "./figures/context.js"
+import { check, freshPrefix, rawArgs, REPLY } from "./figures/context.js"
+import type { RawReport } from "./floor/raw-client.js"
+import { timedNode } from "./figures/proc.js"
+import { median } from "./figures/stats.js"
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(name)
+  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback
+  if (!Number.isInteger(value) || value < 1) {
+    console.error(`hook-floor: ${name} takes a whole number above 0\nusage: node dist/bench/hook-floor.js [--rounds N] [--turns N]`)
+    process.exit(2)
+  }
+  return value
+}
+
+/** the thread config of a harness session whose hooks nothing decides (approval policy "never": all four events) */
+const noOpHooks = threadHookConfig(["pre_tool_use", "post_tool_use", "permission_request", "stop"], (event) => ({
+  command: noDecisionCommand,
+  timeout: defaultTimeouts[event],
+  statusMessage: "bench: no-op"
+}))
+
+const program = Effect.gen(function* () {
+  const rounds = arg("--rounds", 4)
+  const turns = arg("--turns", 25)
+  const model = yield* ScriptedModel.make({ fallback: ScriptedModel.reply.text(REPLY) })
+  const ctx = Ctx.make(model)
+  yield* Ctx.cleanUpAfter(ctx)
+  const floor = async (hooks: boolean): Promise<number> => {
+    const args = rawArgs(ctx, { threads: 1, turns, prefix: freshPrefix(), report: true, ...(hooks ? { threadConfig: noOpHooks } : {}) })
+    const run = check(`raw floor${hooks ? " with the no-op hooks" : ""}`, await timedNode({ args, env: ctx.env, cpuDir: ctx.root }))
+    await Ctx.cleanUp(ctx)
+    const report = JSON.parse(run.stdout) as RawReport
+    // the figure means something only if Codex ran the Stop hook at every turn's end, and no hook without them
+    const expected = hooks ? turns : 0
+    if (report.hooksRun !== expected) throw new Error(`raw floor${hooks ? " with the no-op hooks" : ""}: ${report.hooksRun} hooks ran in ${turns} turns, not ${expected}`)
+    return report.turnMsMedian
+  }
+  const plain: Array<number> = []
+  const hooked: Array<number> = []
+  for (let r = 0; r < rounds; r++) {
+    const order = r % 2 === 0 ? [false, true] : [true, false]
+    for (const hooks of order) (hooks ? hooked : plain).push(yield* Effect.promise(() => floor(hooks)))
+  }
+  const fmt = (xs: ReadonlyArray<number>) => xs.map((x) => x.toFixed(1)).join(", ")
+  const p = median(plain)
+  const h = median(hooked)
+  console.log(`warm turn of the raw floor (median of each run's turns, ${turns} turns a run, ${rounds} runs each):`)
+  console.log(`  no hooks:           ${p.toFixed(1)} ms  [${fmt(plain)}]`)
+  console.log(`  the no-op hooks:    ${h.toFixed(1)} ms  [${fmt(hooked)}]`)
+  console.log(`  the hooks' cost:    +${(h - p).toFixed(1)} ms, ${(h / p).toFixed(3)}x the floor`)
+})
+
+NodeRuntime.runMain(program.pipe(Effect.scoped))
