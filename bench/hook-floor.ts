@@ -4,22 +4,40 @@
 // alternating which goes first. Codex runs the Stop hook at every turn's end and waits for it, so a turn of the harness
 // can be no faster than the floor with that hook: this is the part of the warm-turn ratio no harness code can remove.
 //
-// Build and run: npm run build && node dist/bench/hook-floor.js [--rounds 4] [--turns 25]
+// With --tools each turn makes three exec_command calls (the hot row's 3-tool turn), which also run PreToolUse and
+// PostToolUse around each call.
+//
+// Build and run: npm run build && node dist/bench/hook-floor.js [--rounds 4] [--turns 25] [--tools]
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
 import { defaultTimeouts, noDecisionCommand, threadHookConfig } from "../src/approvals/HookThreadConfig.js"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 import * as Ctx from "./figures/context.js"
-import { check, freshPrefix, rawArgs, REPLY } from "./figures/context.js"
+import { check, freshPrefix, rawArgs, REPLY, scriptToolTurns } from "./figures/context.js"
 import type { RawReport } from "./floor/raw-client.js"
 import { timedNode } from "./figures/proc.js"
 import { median } from "./figures/stats.js"
+
+const usage = "usage: node dist/bench/hook-floor.js [--rounds N] [--turns N] [--tools]"
+const known = new Set(["--rounds", "--turns", "--tools"])
+for (const [i, a] of process.argv.slice(2).entries()) {
+  const previous = process.argv[i + 1]
+  if (a.startsWith("--") && !known.has(a)) {
+    console.error(`hook-floor: unknown option ${a}\n${usage}`)
+    process.exit(2)
+  }
+  if (!a.startsWith("--") && previous !== "--rounds" && previous !== "--turns") {
+    console.error(`hook-floor: unexpected argument ${a}\n${usage}`)
+    process.exit(2)
+  }
+}
+const tools = process.argv.includes("--tools")
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(name)
   const value = i >= 0 ? Number(process.argv[i + 1]) : fallback
   if (!Number.isInteger(value) || value < 1) {
-    console.error(`hook-floor: ${name} takes a whole number above 0\nusage: node dist/bench/hook-floor.js [--rounds N] [--turns N]`)
+    console.error(`hook-floor: ${name} takes a whole number above 0\n${usage}`)
     process.exit(2)
   }
   return value
@@ -38,14 +56,21 @@ const program = Effect.gen(function* () {
   const model = yield* ScriptedModel.make({ fallback: ScriptedModel.reply.text(REPLY) })
   const ctx = Ctx.make(model)
   yield* Ctx.cleanUpAfter(ctx)
+  let hooksPerTurn = 0
   const floor = async (hooks: boolean): Promise<number> => {
-    const args = rawArgs(ctx, { threads: 1, turns, prefix: freshPrefix(), report: true, ...(hooks ? { threadConfig: noOpHooks } : {}) })
+    const prefix = freshPrefix()
+    if (tools) scriptToolTurns(ctx, prefix, 1, turns)
+    const args = rawArgs(ctx, { threads: 1, turns, prefix, report: true, ...(hooks ? { threadConfig: noOpHooks } : {}) })
     const run = check(`raw floor${hooks ? " with the no-op hooks" : ""}`, await timedNode({ args, env: ctx.env, cpuDir: ctx.root }))
     await Ctx.cleanUp(ctx)
     const report = JSON.parse(run.stdout) as RawReport
-    // the figure means something only if Codex ran the Stop hook at every turn's end, and no hook without them
-    const expected = hooks ? turns : 0
-    if (report.hooksRun !== expected) throw new Error(`raw floor${hooks ? " with the no-op hooks" : ""}: ${report.hooksRun} hooks ran in ${turns} turns, not ${expected}`)
+    // the figure means something only if Codex ran the Stop hook at every turn's end (and with tools, a PreToolUse
+    // and a PostToolUse around each call), and no hook without them
+    const what = `raw floor${hooks ? " with the no-op hooks" : ""}`
+    const expected = hooks ? turns * (tools ? 7 : 1) : 0
+    if (report.hooksRun !== expected) throw new Error(`${what}: ${report.hooksRun} hooks ran in ${turns} turns, not ${expected}`)
+    if (tools && report.commands !== 3 * turns) throw new Error(`${what}: ${report.commands} commands ran in ${turns} turns, not ${3 * turns}`)
+    if (hooks) hooksPerTurn = report.hooksRun / turns
     return report.turnMsMedian
   }
   const plain: Array<number> = []
@@ -57,10 +82,11 @@ const program = Effect.gen(function* () {
   const fmt = (xs: ReadonlyArray<number>) => xs.map((x) => x.toFixed(1)).join(", ")
   const p = median(plain)
   const h = median(hooked)
-  console.log(`warm turn of the raw floor (median of each run's turns, ${turns} turns a run, ${rounds} runs each):`)
+  console.log(`${tools ? "3-tool" : "warm"} turn of the raw floor (median of each run's turns, ${turns} turns a run, ${rounds} runs each; ` +
+    `${hooksPerTurn} hooks a turn with them):`)
   console.log(`  no hooks:           ${p.toFixed(1)} ms  [${fmt(plain)}]`)
   console.log(`  the no-op hooks:    ${h.toFixed(1)} ms  [${fmt(hooked)}]`)
-  console.log(`  the hooks' cost:    +${(h - p).toFixed(1)} ms, ${(h / p).toFixed(3)}x the floor`)
+  console.log(`  the hooks' cost:    ${h - p >= 0 ? "+" : ""}${(h - p).toFixed(1)} ms, ${(h / p).toFixed(3)}x the floor`)
 })
 
 NodeRuntime.runMain(program.pipe(Effect.scoped))
