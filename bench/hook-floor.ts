@@ -1,4 +1,4 @@
-// What the hooks S20 makes the harness inject cost Codex itself, per warm turn (issue 27, item 4): the raw floor
+// What the hooks S20 makes the harness inject cost Codex itself, per turn (issue 27, item 4): the raw floor
 // (bench/floor/raw-client.ts, no harness) run twice per round, once as it is and once with the thread config the harness
 // sends when no HookPolicy decides anything (every hook the no-op `true`, the harness's HookThreadConfig), rounds
 // alternating which goes first. Codex runs the Stop hook at every turn's end and waits for it, so a turn of the harness
@@ -10,10 +10,9 @@
 // Build and run: npm run build && node dist/bench/hook-floor.js [--rounds 4] [--turns 25] [--tools]
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
-import { defaultTimeouts, noDecisionCommand, threadHookConfig } from "../src/approvals/HookThreadConfig.js"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
 import * as Ctx from "./figures/context.js"
-import { check, freshPrefix, rawArgs, REPLY, scriptToolTurns } from "./figures/context.js"
+import { check, freshPrefix, noOpHooks, rawArgs, REPLY, scriptToolTurns } from "./figures/context.js"
 import type { RawReport } from "./floor/raw-client.js"
 import { timedNode } from "./figures/proc.js"
 import { median } from "./figures/stats.js"
@@ -42,13 +41,6 @@ const arg = (name: string, fallback: number) => {
   }
   return value
 }
-
-/** the thread config of a harness session whose hooks nothing decides (approval policy "never": all four events) */
-const noOpHooks = threadHookConfig(["pre_tool_use", "post_tool_use", "permission_request", "stop"], (event) => ({
-  command: noDecisionCommand,
-  timeout: defaultTimeouts[event],
-  statusMessage: "bench: no-op"
-}))
 
 const program = Effect.gen(function* () {
   const rounds = arg("--rounds", 4)

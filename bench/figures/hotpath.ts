@@ -21,10 +21,9 @@ import { Effect, Stream } from "effect"
 import * as crypto from "node:crypto"
 import { performance } from "node:perf_hooks"
 import * as ControlClient from "../../src/control/ControlClient.js"
-import { defaultTimeouts, noDecisionCommand, threadHookConfig } from "../../src/approvals/HookThreadConfig.js"
 import type { RawReport } from "../floor/raw-client.js"
 import { startServe, stopServe } from "./connect.js"
-import { check, cleanUp, cliArgs, type Context, freshPrefix, message, rawArgs, REPLY, scriptToolTurns, TOOL_REPLY } from "./context.js"
+import { check, cleanUp, cliArgs, type Context, freshPrefix, message, noOpHooks, rawArgs, REPLY, scriptToolTurns, TOOL_REPLY } from "./context.js"
 import { busyLoops, cpuOfPid, timedNode } from "./proc.js"
 import type { RowResult } from "./rows.js"
 import { median, millis, millisBare, type Row, show, spread, times } from "./stats.js"
@@ -58,17 +57,6 @@ const chat = async (ctx: Context, n: number, tools: boolean): Promise<Sample> =>
   if (run.cpuMs === undefined) throw new Error("the chat exited without reporting its CPU time")
   return { ms: run.ms, cpuMs: run.cpuMs, inRun: run.lineTimes.slice(1).map((t, i) => t - run.lineTimes[i]!) }
 }
-
-/**
- * The thread config the harness sends when no HookPolicy decides anything: every hook S20 makes it inject is the no-op
- * `true`, and Codex runs the Stop hook at each turn's end and waits for it. The floor with it is what a harness that
- * did nothing else would cost (bench/hook-floor.ts measures it alone).
- */
-const noOpHooks = threadHookConfig(["pre_tool_use", "post_tool_use", "permission_request", "stop"], (event) => ({
-  command: noDecisionCommand,
-  timeout: defaultTimeouts[event],
-  statusMessage: "bench: no-op"
-}))
 
 const raw = async (ctx: Context, n: number, tools: boolean, hooks = false): Promise<Sample> => {
   const prefix = freshPrefix()
