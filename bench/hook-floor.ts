@@ -53,12 +53,12 @@ const program = Effect.gen(function* () {
     const prefix = freshPrefix()
     if (tools) scriptToolTurns(ctx, prefix, 1, turns)
     const args = rawArgs(ctx, { threads: 1, turns, prefix, report: true, ...(hooks ? { threadConfig: noOpHooks } : {}) })
-    const run = check(`raw floor${hooks ? " with the no-op hooks" : ""}`, await timedNode({ args, env: ctx.env, cpuDir: ctx.root }))
+    const what = `raw floor${hooks ? " with the no-op hooks" : ""}`
+    const run = check(what, await timedNode({ args, env: ctx.env, cpuDir: ctx.root }))
     await Ctx.cleanUp(ctx)
     const report = JSON.parse(run.stdout) as RawReport
     // the figure means something only if Codex ran the Stop hook at every turn's end (and with tools, a PreToolUse
     // and a PostToolUse around each call), and no hook without them
-    const what = `raw floor${hooks ? " with the no-op hooks" : ""}`
     const expected = hooks ? turns * (tools ? 7 : 1) : 0
     if (report.hooksRun !== expected) throw new Error(`${what}: ${report.hooksRun} hooks ran in ${turns} turns, not ${expected}`)
     if (tools && report.commands !== 3 * turns) throw new Error(`${what}: ${report.commands} commands ran in ${turns} turns, not ${3 * turns}`)

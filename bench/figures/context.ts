@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url"
 import { defaultTimeouts, noDecisionCommand, threadHookConfig } from "../../src/approvals/HookThreadConfig.js"
 import * as CodexArgs from "../../src/appserver/CodexArgs.js"
 import * as CodexBinary from "../../src/appserver/CodexBinary.js"
+import { defaultNativeHookEvents } from "../../src/config/HarnessConfig.js"
 import type { ScriptedModel } from "../../src/testing/ScriptedModel.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import type { RawConfig } from "../floor/raw-client.js"
@@ -77,17 +78,17 @@ let prefixes = 0
 export const freshPrefix = (): string => `[r${prefixes++}t`
 export const message = (prefix: string, thread: number, turn: number) => `${prefix}${thread}m${turn}]`
 
-/** the raw floor's command line (after `node`) for a fresh CODEX_HOME */
 /**
  * The thread config the harness sends when no HookPolicy decides anything (approval policy "never": all four events S20
  * makes it inject), every hook the no-op `true`: the raw floor run with it (rawArgs' `threadConfig`) does Codex's share
  * of the harness's hooks and nothing else (bench/hook-floor.ts, the hot row).
  */
 export const noOpHooks: Readonly<Record<string, unknown>> = threadHookConfig(
-  ["pre_tool_use", "post_tool_use", "permission_request", "stop"],
+  defaultNativeHookEvents("never"),
   (event) => ({ command: noDecisionCommand, timeout: defaultTimeouts[event], statusMessage: "bench: no-op" })
 )
 
+/** the raw floor's command line (after `node`) for a fresh CODEX_HOME */
 export const rawArgs = (
   ctx: Context,
   options: {
