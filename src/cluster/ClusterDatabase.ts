@@ -116,6 +116,29 @@ const makePool = (url: string, runner: string | undefined, max: number) => {
   return pool
 }
 
+/** where a database is, for a message a person reads: USER@HOST:PORT/DB, never its password */
+export const databaseName = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    return `${parsed.username === "" ? "" : `${decodeURIComponent(parsed.username)}@`}${parsed.host}${parsed.pathname}`
+  } catch {
+    return "the cluster's database"
+  }
+}
+
+/**
+ * Why a first connection failed, in one line: the server's own words (a wrong password, a database that does not exist)
+ * or the socket's. A host name with two addresses (localhost: ::1 and 127.0.0.1) fails with an AggregateError whose
+ * message is empty; its first error, or its code, says it.
+ */
+export const connectFailure = (cause: unknown): string => {
+  const first = cause instanceof AggregateError && cause.errors.length > 0 ? cause.errors[0] : cause
+  const text = first instanceof Error ? first.message : ""
+  const code = typeof first === "object" && first !== null && "code" in first ? String(first.code) : undefined
+  const line = (text !== "" ? text : code ?? String(first)).split("\n")[0] ?? ""
+  return line.slice(0, 300)
+}
+
 /**
  * The process's PgClient (and SqlClient). `runner` is the runner's address (HOST:PORT), or undefined for a process that
  * only sends messages (`cluster status`, a client-only serve); `connections` bounds its pool. Fails when PostgreSQL does
@@ -131,11 +154,12 @@ export const pgLayer = (url: string, runner?: string, connections: number = defa
       )
       yield* Effect.tryPromise({
         try: () => pool.query("SELECT 1"),
-        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+        catch: (cause) => new SqlError({ cause, message: `cannot reach PostgreSQL at ${databaseName(url)}: ${connectFailure(cause)}` })
       }).pipe(
         Effect.timeoutFail({
           duration: "10 seconds",
-          onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+          onTimeout: () =>
+            new SqlError({ cause: new Error("Connection timed out"), message: `PostgreSQL at ${databaseName(url)} did not answer within 10 s` })
         })
       )
       return pool

@@ -130,5 +130,5 @@ export const format = (report: ClusterStatusReport): string => {
 export const run = (databaseUrl: string, options: StatusOptions = {}) =>
   status(options).pipe(
     Effect.provide(pgLayer(databaseUrl)),
-    Effect.catchAll((e) => Effect.fail(e instanceof ClusterDatabaseError ? e : new ClusterDatabaseError({ message: `cluster status: ${String(e)}` })))
+    Effect.catchAll((e) => Effect.fail(e instanceof ClusterDatabaseError ? e : new ClusterDatabaseError({ message: `cluster status: ${e.message}` })))
   )

@@ -2,6 +2,7 @@
 // error (exit 2, one line naming it) through the compiled bin, said before anything starts.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as net from "node:net"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import { runBin } from "../support/cli.js"
 import { fixture, leftBehind } from "../support/harness.js"
@@ -27,6 +28,32 @@ describe("flags valid only where they apply", () => {
   // checked before the database is asked for anything (nothing listens at port 1)
   it.live("serve --cluster --database-connections below a runner's 4 is refused", () =>
     refused(["serve", "--cluster", "postgres://u@127.0.0.1:1/db", "--runner-listen", "127.0.0.1:1", "--database-connections", "3"], "--database-connections"))
+})
+
+describe("a cluster database nobody answers at", () => {
+  // a port that was free a moment ago: nothing listens there
+  const closedPort = Effect.async<number>((resume) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resume(Effect.succeed(port)))
+    })
+  })
+
+  it.live("serve --cluster and cluster status say in one line where and why, exit 1, and never the password", () =>
+    Effect.gen(function* () {
+      const port = yield* closedPort
+      const listen = `127.0.0.1:${yield* closedPort}`
+      const url = `postgres://harness@127.0.0.1:${port}/cluster`
+      const env = { PGPASSWORD: "pw-not-to-be-shown" }
+      for (const args of [["serve", "--cluster", url, "--runner-listen", listen], ["cluster", "status", "--cluster", url]]) {
+        const ran = yield* runBin(args, { env })
+        expect(ran.code, ran.stderr).toBe(1)
+        const lines = ran.stderr.trim().split("\n")
+        expect(lines).toHaveLength(1)
+        expect(lines[0]).toContain(`cannot reach PostgreSQL at harness@127.0.0.1:${port}/cluster: connect ECONNREFUSED`)
+        expect(ran.stdout + ran.stderr).not.toContain("pw-not-to-be-shown")
+      }
+    }))
 })
 
 describe("--log-level LEVEL, the form the README gives", () => {

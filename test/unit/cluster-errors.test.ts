@@ -8,6 +8,7 @@ import * as ShardId from "@effect/cluster/ShardId"
 import { describe, expect, it } from "vitest"
 import type { ControlEvent } from "../../schemas/control.js"
 import { describeClusterError, onceEach } from "../../src/cluster/ClusterClient.js"
+import { connectFailure, databaseName } from "../../src/cluster/ClusterDatabase.js"
 
 describe("describeClusterError", () => {
   it("names a cluster error in words instead of its fields", () => {
@@ -22,6 +23,25 @@ describe("describeClusterError", () => {
   it("keeps another error's first line, bounded", () => {
     expect(describeClusterError(new Error("connect ECONNREFUSED 127.0.0.1:5432\n    at TCPConnectWrap"))).toBe("connect ECONNREFUSED 127.0.0.1:5432")
     expect(describeClusterError("x".repeat(1000))).toHaveLength(300)
+  })
+})
+
+describe("a database that cannot be reached, in words", () => {
+  it("names the database as USER@HOST:PORT/DB, never with its password", () => {
+    expect(databaseName("postgres://harness:s3cret@db.example:6543/cluster")).toBe("harness@db.example:6543/cluster")
+    expect(databaseName("postgresql://10.0.0.5/cluster")).toBe("10.0.0.5/cluster")
+    expect(databaseName("not a url")).toBe("the cluster's database")
+  })
+
+  it("says why: the server's words, the socket's, or an AggregateError's first error (its own message is empty)", () => {
+    expect(connectFailure(new Error('password authentication failed for user "harness"'))).toBe('password authentication failed for user "harness"')
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:5999"), { code: "ECONNREFUSED" })
+    // localhost has two addresses: Node reports both in an AggregateError with no message
+    const both = Object.assign(new AggregateError([refused, new Error("connect ECONNREFUSED ::1:5999")], ""), { code: "ECONNREFUSED" })
+    expect(both.message).toBe("")
+    expect(connectFailure(both)).toBe("connect ECONNREFUSED 127.0.0.1:5999")
+    expect(connectFailure(Object.assign(new Error(""), { code: "ETIMEDOUT" }))).toBe("ETIMEDOUT")
+    expect(connectFailure(new Error("first\n    at somewhere"))).toBe("first")
   })
 })
 
