@@ -23,6 +23,10 @@ import { spawnServe } from "./serves.js"
 interface Span {
   readonly name: string
   readonly ms: number
+  readonly start: bigint
+  readonly traceId: string
+  /** the statement of an sql.execute span (its first 60 characters) */
+  readonly statement?: string | undefined
 }
 
 const collector = () =>
@@ -34,10 +38,19 @@ const collector = () =>
       req.on("data", (c: string) => (body += c))
       req.on("end", () => {
         try {
-          const json = JSON.parse(body) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: Array<{ name: string; startTimeUnixNano: string; endTimeUnixNano: string }> }> }> }
+          const json = JSON.parse(body) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: Array<{ name: string; traceId: string; startTimeUnixNano: string; endTimeUnixNano: string; attributes?: Array<{ key: string; value: { stringValue?: string } }> }> }> }> }
           for (const rs of json.resourceSpans ?? []) {
             for (const ss of rs.scopeSpans ?? []) {
-              for (const s of ss.spans ?? []) spans.push({ name: s.name, ms: Number(BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano)) / 1e6 })
+              for (const s of ss.spans ?? []) {
+                const statement = s.attributes?.find((a) => a.key === "db.query.text")?.value.stringValue
+                spans.push({
+                  name: s.name,
+                  ms: Number(BigInt(s.endTimeUnixNano) - BigInt(s.startTimeUnixNano)) / 1e6,
+                  start: BigInt(s.startTimeUnixNano),
+                  traceId: s.traceId,
+                  statement: statement?.replace(/\s+/g, " ").slice(0, 60)
+                })
+              }
             }
           }
         } catch {}
@@ -126,6 +139,33 @@ const program = Effect.gen(function* () {
       return xs.length === 0 ? "-" : `${(xs.length / turns).toFixed(2)} x ${median(xs).toFixed(2)}`
     }
     console.log([name.slice(0, 60).padEnd(60), cell("plain").padEnd(24), cell("cluster")].join(" "))
+  }
+  // a turn's timeline: each span's start and end as offsets from its trace's Control.StartTurn, medians over the turns
+  for (const setup of setups) {
+    const byTrace = new Map<string, Array<Span>>()
+    for (const span of results[setup].spans) byTrace.set(span.traceId, [...(byTrace.get(span.traceId) ?? []), span])
+    const offsets = new Map<string, { from: Array<number>; to: Array<number> }>()
+    for (const spans of byTrace.values()) {
+      const root = spans.find((x) => x.name === "Control.StartTurn")
+      if (root === undefined) continue
+      const seen = new Map<string, number>()
+      for (const span of [...spans].sort((a, b) => (a.start < b.start ? -1 : 1))) {
+        const base = span.name.startsWith("Session(") ? "Session.Turn" : span.name
+        const label = span.statement === undefined ? base : `${base} ${span.statement}`
+        const nth = (seen.get(label) ?? 0) + 1
+        seen.set(label, nth)
+        const key = nth === 1 ? label : `${label} #${nth}`
+        const from = Number(span.start - root.start) / 1e6
+        const entry = offsets.get(key) ?? { from: [], to: [] }
+        entry.from.push(from)
+        entry.to.push(from + span.ms)
+        offsets.set(key, entry)
+      }
+    }
+    console.log(`\n${setup}: timeline (ms from Control.StartTurn, p50 start .. p50 end, turns that have it)`)
+    for (const [key, entry] of [...offsets].sort((a, b) => median(a[1].from) - median(b[1].from))) {
+      console.log(`  ${median(entry.from).toFixed(1).padStart(7)} .. ${median(entry.to).toFixed(1).padStart(7)}  ${String(entry.from.length).padStart(3)}  ${key}`)
+    }
   }
 })
 
