@@ -11,40 +11,22 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
 import * as ScriptedModel from "../src/testing/ScriptedModel.js"
+import { benchArgs } from "./args.js"
 import * as Ctx from "./figures/context.js"
 import { check, freshPrefix, noOpHooks, rawArgs, REPLY, scriptToolTurns } from "./figures/context.js"
 import type { RawReport } from "./floor/raw-client.js"
 import { timedNode } from "./figures/proc.js"
 import { median } from "./figures/stats.js"
 
-const usage = "usage: node dist/bench/hook-floor.js [--rounds N] [--turns N] [--tools]"
-const known = new Set(["--rounds", "--turns", "--tools"])
-for (const [i, a] of process.argv.slice(2).entries()) {
-  const previous = process.argv[i + 1]
-  if (a.startsWith("--") && !known.has(a)) {
-    console.error(`hook-floor: unknown option ${a}\n${usage}`)
-    process.exit(2)
-  }
-  if (!a.startsWith("--") && previous !== "--rounds" && previous !== "--turns") {
-    console.error(`hook-floor: unexpected argument ${a}\n${usage}`)
-    process.exit(2)
-  }
-}
-const tools = process.argv.includes("--tools")
-
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(name)
-  const value = i >= 0 ? Number(process.argv[i + 1]) : fallback
-  if (!Number.isInteger(value) || value < 1) {
-    console.error(`hook-floor: ${name} takes a whole number above 0\n${usage}`)
-    process.exit(2)
-  }
-  return value
-}
+const args = benchArgs("hook-floor", "usage: node dist/bench/hook-floor.js [--rounds N] [--turns N] [--tools]", {
+  counts: ["rounds", "turns"],
+  switches: ["tools"]
+})
+const tools = args.has("tools")
 
 const program = Effect.gen(function* () {
-  const rounds = arg("--rounds", 4)
-  const turns = arg("--turns", 25)
+  const rounds = args.count("rounds", 4)
+  const turns = args.count("turns", 25)
   const model = yield* ScriptedModel.make({ fallback: ScriptedModel.reply.text(REPLY) })
   const ctx = Ctx.make(model)
   yield* Ctx.cleanUpAfter(ctx)

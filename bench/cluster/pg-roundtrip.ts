@@ -6,10 +6,10 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
 import pg from "pg"
 import { pgLayer } from "../../src/cluster/ClusterDatabase.js"
+import { benchArgs } from "../args.js"
 import { startPostgres } from "./postgres.js"
 
-const argv = process.argv.slice(2)
-const n = Number(argv[argv.indexOf("--n") + 1] ?? 300) || 300
+const n = benchArgs("pg-roundtrip", "usage: node dist/bench/cluster/pg-roundtrip.js [--n 300]", { counts: ["n"] }).count("n", 300)
 const pct = (xs: Array<number>, p: number) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * p)]!
 
 const timeEach = async (label: string, once: () => Promise<unknown>) => {
@@ -30,12 +30,15 @@ const main = async () => {
     // both clients read the password where the runners do ($PGPASSWORD), never from the URL
     process.env.PGPASSWORD = server.password
     const raw = new pg.Client({ connectionString: url })
-    await raw.connect()
-    await raw.query("CREATE TABLE t (k text PRIMARY KEY, v int)")
     let i = 0
-    await timeEach("pg: SELECT 1", () => raw.query("SELECT 1"))
-    await timeEach("pg: upsert", () => raw.query("INSERT INTO t (k, v) VALUES ($1, 1) ON CONFLICT (k) DO UPDATE SET v = t.v + 1", [`k${i++ % 50}`]))
-    await raw.end()
+    try {
+      await raw.connect()
+      await raw.query("CREATE TABLE t (k text PRIMARY KEY, v int)")
+      await timeEach("pg: SELECT 1", () => raw.query("SELECT 1"))
+      await timeEach("pg: upsert", () => raw.query("INSERT INTO t (k, v) VALUES ($1, 1) ON CONFLICT (k) DO UPDATE SET v = t.v + 1", [`k${i++ % 50}`]))
+    } finally {
+      await raw.end()
+    }
     await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const run = <A>(effect: Effect.Effect<A, unknown>) => () => Effect.runPromise(Effect.ignore(effect))

@@ -19,6 +19,7 @@ import { marked } from "../figures/proc.js"
 import { turnOnce } from "./load.js"
 import { startPostgres } from "./postgres.js"
 import { spawnServe } from "./serves.js"
+import { benchArgs } from "../args.js"
 
 interface Span {
   readonly name: string
@@ -67,15 +68,11 @@ const median = (xs: ReadonlyArray<number>) => {
   return s.length === 0 ? NaN : s[Math.floor(s.length / 2)]!
 }
 
-const argv = process.argv.slice(2)
-const flag = (name: string, fallback: number) => {
-  const i = argv.indexOf(name)
-  return i < 0 ? fallback : Number(argv[i + 1])
-}
+const args = benchArgs("trace", "usage: node dist/bench/cluster/trace.js [--turns 30] [--sessions 3]", { counts: ["turns", "sessions"] })
 
 const program = Effect.gen(function* () {
-  const turns = flag("--turns", 30)
-  const sessionCount = flag("--sessions", 3)
+  const turns = args.count("turns", 30)
+  const sessionCount = args.count("sessions", 3)
   const model = yield* ScriptedModel.make({ fallback: ScriptedModel.reply.text(Ctx.REPLY) })
   const ctx = Ctx.make(model)
   const pg = yield* Effect.promise(() => startPostgres())
@@ -143,7 +140,11 @@ const program = Effect.gen(function* () {
   // a turn's timeline: each span's start and end as offsets from its trace's Control.StartTurn, medians over the turns
   for (const setup of setups) {
     const byTrace = new Map<string, Array<Span>>()
-    for (const span of results[setup].spans) byTrace.set(span.traceId, [...(byTrace.get(span.traceId) ?? []), span])
+    for (const span of results[setup].spans) {
+      const spans = byTrace.get(span.traceId)
+      if (spans === undefined) byTrace.set(span.traceId, [span])
+      else spans.push(span)
+    }
     const offsets = new Map<string, { from: Array<number>; to: Array<number> }>()
     for (const spans of byTrace.values()) {
       const root = spans.find((x) => x.name === "Control.StartTurn")

@@ -14,7 +14,8 @@ export const databaseUrl = (given: string): string | UsageError => {
     return new UsageError({ line: "--cluster: expected postgres://USER@HOST:PORT/DB" })
   }
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") return new UsageError({ line: "--cluster: expected postgres://USER@HOST:PORT/DB" })
-  if (url.password !== "") {
+  // libpq and pg read a password from the query too (`?password=`)
+  if (url.password !== "" || [...url.searchParams.keys()].some((key) => key.toLowerCase() === "password")) {
     return new UsageError({ line: "--cluster: a password on the command line is refused (other users see it): put it in $PGPASSWORD" })
   }
   const password = process.env.PGPASSWORD
