@@ -7,7 +7,8 @@
 //   "codex-harness runner HOST:PORT";
 // - sessions: `harness_session_owners`, written when a Session entity starts on a runner and removed when it stops there
 //   (idle, handed off, drained). A session recorded on a runner that is not alive (no longer registered, its heartbeat
-//   expired, or marked unhealthy) is moving: its runner died, and the next message takes it to another runner; it is
+//   expired, marked unhealthy, or without a connection to the database: a killed runner's connections end with its
+//   process, seconds before its heartbeat expires or a surviving runner marks it, and there may be no survivor) is moving: its runner died, and the next message takes it to another runner; it is
 //   counted as moving, never as active.
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
@@ -22,6 +23,8 @@ export interface RunnerStatus {
   /** its heartbeat is within the lock expiry: other runners count it */
   readonly fresh: boolean
   readonly lastHeartbeatAgoMs: number
+  /** some connection of its own is open to the database (the same check as RunnerLiveness and the turn ledger) */
+  readonly connected: boolean
   readonly shards: number
   /** sessions active on it (0 when it is not alive: they are moving) */
   readonly sessions: number
@@ -60,9 +63,10 @@ export const status = (options: StatusOptions = {}): Effect.Effect<ClusterStatus
     const sql = yield* SqlClient.SqlClient
     const shardsPerGroup = options.shardsPerGroup ?? defaultShardsPerGroup
     const expiry = Math.max(1, Math.ceil(Duration.toSeconds(options.heartbeatExpiry ?? fastTimings.shardLockExpiration)))
-    const runners = yield* sql<{ machine_id: number; address: string; healthy: boolean; fresh: boolean; ago_ms: number }>`
+    const runners = yield* sql<{ machine_id: number; address: string; healthy: boolean; fresh: boolean; ago_ms: number; connected: boolean }>`
       SELECT machine_id, address, healthy, last_heartbeat > now() - make_interval(secs => ${expiry}) AS fresh,
-        (extract(epoch FROM (now() - last_heartbeat)) * 1000)::float8 AS ago_ms
+        (extract(epoch FROM (now() - last_heartbeat)) * 1000)::float8 AS ago_ms,
+        EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.application_name = left(${applicationNamePrefix} || address, 63)) AS connected
       FROM cluster_runners ORDER BY address`.pipe(missingTable)
     const locks = yield* sql<{ application_name: string | null; shards: number }>`
       SELECT a.application_name, count(*)::int AS shards
@@ -85,7 +89,8 @@ export const status = (options: StatusOptions = {}): Effect.Effect<ClusterStatus
     const sessionsOf = new Map(owners.map((o) => [o.runner, Number(o.sessions)]))
     const registered = new Set(runners.map((r) => r.address))
     for (const [address, shards] of shardsOf) if (!registered.has(address)) shardsElsewhere += shards
-    const alive = (r: { readonly healthy: boolean; readonly fresh: boolean }) => Boolean(r.healthy) && Boolean(r.fresh)
+    const alive = (r: { readonly healthy: boolean; readonly fresh: boolean; readonly connected: boolean }) =>
+      Boolean(r.healthy) && Boolean(r.fresh) && Boolean(r.connected)
     const staleSessions = owners.filter((o) => !registered.has(o.runner)).reduce((a, o) => a + Number(o.sessions), 0)
     const statuses = runners.map((r) => ({
       address: r.address,
@@ -93,6 +98,7 @@ export const status = (options: StatusOptions = {}): Effect.Effect<ClusterStatus
       healthy: Boolean(r.healthy),
       fresh: Boolean(r.fresh),
       lastHeartbeatAgoMs: Math.max(0, Math.round(Number(r.ago_ms))),
+      connected: Boolean(r.connected),
       shards: shardsOf.get(r.address) ?? 0,
       sessions: alive(r) ? sessionsOf.get(r.address) ?? 0 : 0,
       moving: alive(r) ? 0 : sessionsOf.get(r.address) ?? 0
@@ -116,7 +122,7 @@ export const format = (report: ClusterStatusReport): string => {
   if (report.runners.length === 0) return `${head}\nno runner is registered`
   const rows = [["RUNNER", "HEALTHY", "HEARTBEAT", "SHARDS", "SESSIONS"]].concat(report.runners.map((r) => [
     r.address,
-    r.healthy && r.fresh ? "yes" : r.fresh ? "unhealthy" : "expired",
+    !r.fresh ? "expired" : !r.healthy ? "unhealthy" : r.connected ? "yes" : "gone",
     `${(r.lastHeartbeatAgoMs / 1000).toFixed(1)} s ago`,
     String(r.shards),
     r.moving > 0 ? `${r.moving} moving` : String(r.sessions)

@@ -98,28 +98,33 @@ describe("cluster-wide views", () => {
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }), 240_000)
 
-  it.scopedLive("cluster status counts a gone runner's sessions as moving, not active", () =>
+  it.scopedLive("cluster status counts a gone runner's sessions as moving, not active, one killed a moment ago included", () =>
     Effect.gen(function* () {
       const url = yield* pg().createDatabase("cluster_moving")
       const config = ClusterRunner.shardingConfig({ databaseUrl: url })
       const ctx = yield* Layer.build(ClusterRunner.databaseLayer({ databaseUrl: url }, config, "127.0.0.1:1"))
       const sql = yield* Effect.provide(SqlClient.SqlClient, ctx)
-      // a live runner, one whose heartbeat expired, one marked unhealthy, and sessions recorded on one no longer registered
+      // a live runner (this test's own connections carry its name, 127.0.0.1:1), one whose heartbeat expired, one marked
+      // unhealthy, one registered, healthy and fresh whose connections are gone (killed a moment ago), and sessions
+      // recorded on one no longer registered
       yield* sql`INSERT INTO cluster_runners (machine_id, address, runner, healthy, last_heartbeat) VALUES
-        (1, '10.0.0.1:4660', '', true, now()), (2, '10.0.0.2:4660', '', true, now() - interval '1 minute'),
-        (3, '10.0.0.3:4660', '', false, now())`
-      yield* sql`INSERT INTO harness_session_owners (session_id, runner) VALUES ('a1', '10.0.0.1:4660'), ('a2', '10.0.0.1:4660'),
-        ('b1', '10.0.0.2:4660'), ('c1', '10.0.0.3:4660'), ('c2', '10.0.0.3:4660'), ('d1', '10.0.0.9:4660')`
+        (1, '127.0.0.1:1', '', true, now()), (2, '10.0.0.2:4660', '', true, now() - interval '1 minute'),
+        (3, '10.0.0.3:4660', '', false, now()), (4, '10.0.0.4:4660', '', true, now())`
+      yield* sql`INSERT INTO harness_session_owners (session_id, runner) VALUES ('a1', '127.0.0.1:1'), ('a2', '127.0.0.1:1'),
+        ('b1', '10.0.0.2:4660'), ('c1', '10.0.0.3:4660'), ('c2', '10.0.0.3:4660'), ('d1', '10.0.0.9:4660'), ('e1', '10.0.0.4:4660')`
       const report = yield* Effect.provide(ClusterStatus.status(), ctx)
       expect(report.runners.map((r) => [r.address, r.sessions, r.moving])).toEqual([
-        ["10.0.0.1:4660", 2, 0],
         ["10.0.0.2:4660", 0, 1],
-        ["10.0.0.3:4660", 0, 2]
+        ["10.0.0.3:4660", 0, 2],
+        ["10.0.0.4:4660", 0, 1],
+        ["127.0.0.1:1", 2, 0]
       ])
-      expect(report.movingSessions).toBe(4)
+      expect(report.movingSessions).toBe(5)
       const text = ClusterStatus.format(report)
-      expect(text.split("\n")[0]).toBe("cluster: 3 runners, 0/300 shards held, 2 active sessions, 4 moving (their runner is gone)")
+      expect(text.split("\n")[0]).toBe("cluster: 4 runners, 0/300 shards held, 2 active sessions, 5 moving (their runner is gone)")
       expect(text).toMatch(/10\.0\.0\.2:4660\s+expired\s+\S+ s ago\s+0\s+1 moving/)
       expect(text).toMatch(/10\.0\.0\.3:4660\s+unhealthy\s+\S+ s ago\s+0\s+2 moving/)
+      expect(text).toMatch(/10\.0\.0\.4:4660\s+gone\s+\S+ s ago\s+0\s+1 moving/)
+      expect(text).toMatch(/127\.0\.0\.1:1\s+yes\s+\S+ s ago\s+0\s+2$/m)
     }), 120_000)
 })
