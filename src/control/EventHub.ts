@@ -14,12 +14,16 @@ export type Published =
   | { readonly _tag: "Event"; readonly sessionId: string | undefined; readonly event: ControlEvent; readonly runId?: number | undefined }
   /** a run of the session starts: the session's events without a run id from here to its end are that run's */
   | { readonly _tag: "Start"; readonly sessionId: string; readonly runId: number }
+  /** the run's turn has delivered its reply and recorded its end: its outcome (replies and terminal event) is before
+   * it, while the turn's scope still closes and its End mark follows (a cluster runner records the outcome here) */
+  | { readonly _tag: "Recorded"; readonly sessionId: string; readonly runId: number }
   /** a run ends here: everything it published (its replies included) is before it */
   | { readonly _tag: "End"; readonly sessionId: string; readonly runId: number }
 
 export interface EventHubService {
   readonly publish: (sessionId: string | undefined, event: ControlEvent, runId?: number) => Effect.Effect<void>
   readonly start: (sessionId: string, runId: number) => Effect.Effect<void>
+  readonly recorded: (sessionId: string, runId: number) => Effect.Effect<void>
   readonly end: (sessionId: string, runId: number) => Effect.Effect<void>
   readonly subscribe: Effect.Effect<Queue.Dequeue<Published>, never, Scope.Scope>
   /** a message's stream to a client, counted while it is read (see `delivered`) */
@@ -44,6 +48,7 @@ export const layer = Layer.scoped(
     return {
       publish: (sessionId, event, runId) => PubSub.publish(hub, { _tag: "Event", sessionId, event, runId }).pipe(Effect.asVoid),
       start: (sessionId, runId) => PubSub.publish(hub, { _tag: "Start", sessionId, runId }).pipe(Effect.asVoid),
+      recorded: (sessionId, runId) => PubSub.publish(hub, { _tag: "Recorded", sessionId, runId }).pipe(Effect.asVoid),
       end: (sessionId, runId) => PubSub.publish(hub, { _tag: "End", sessionId, runId }).pipe(Effect.asVoid),
       subscribe: PubSub.subscribe(hub),
       track: (stream) => Stream.unwrapScoped(Effect.as(reading, stream)),

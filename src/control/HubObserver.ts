@@ -60,6 +60,7 @@ export const make = Effect.gen(function* () {
         }
         return Effect.forEach(watched.encoder.turnEvent(event), (e) => publish(run, watched, e), { discard: true })
       }),
+    runRecorded: (run) => hub.recorded(run.sessionId, run.runId),
     runEnded: (run, exit) =>
       Effect.gen(function* () {
         const watched = runs.get(run.runId)

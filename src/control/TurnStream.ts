@@ -5,7 +5,7 @@
 // carries the message, as HubObserver publishes them (the turn's own events, its deltas, replies, approvals and
 // questions), up to that run's end mark. The run belongs to the registry, not to the stream: a client that goes away
 // (a reloaded page, a dropped connection) leaves it running; `Interrupt` stops it.
-import { Cause, Context, Deferred, Effect, ExecutionStrategy, Exit, Layer, Mailbox, Queue, Scope, type Stream } from "effect"
+import { Cause, Context, Deferred, Effect, ExecutionStrategy, Exit, Fiber, Layer, Mailbox, Queue, Scope, type Stream } from "effect"
 import { type ControlEvent, ControlFailure } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
 import type { HarnessError, SteerOutcome, TurnResult } from "../harness/CodexHarness.js"
@@ -52,6 +52,9 @@ export const steerResult = (outcome: SteerOutcome) => {
       return { outcome: "no_active_turn" as const }
   }
 }
+
+/** how long a run that recorded its end waits for its following to catch up, and then for its outcome's write */
+const recordedWait = "2 seconds"
 
 const isTerminal = (event: ControlEvent) => event.type === "turn.completed" || event.type === "turn.failed"
 
@@ -119,8 +122,36 @@ export const open = (
     const outcome: Array<ControlEvent> = []
     // done when the following has seen the run's end (or stopped): the outcome is then as complete as it gets
     const followed = yield* Deferred.make<void>()
-    const onFinished = options.onFinished
+    // done when the following has seen the run's Recorded mark: the turn's replies and terminal event are in `outcome`
+    const sawRecorded = yield* Deferred.make<void>()
     const onSubmitted = options.onSubmitted ?? Effect.void
+    // the outcome is told once: from the run's recorded end when the following saw it in time, else from the run's end
+    // (a failed or interrupted run, a following that fell behind); a second teller waits for the first
+    const told = yield* Deferred.make<void>()
+    let telling = false
+    const onFinished = options.onFinished === undefined ? undefined : (events: ReadonlyArray<ControlEvent>) =>
+      Effect.suspend(() => {
+        if (telling) return Deferred.await(told)
+        telling = true
+        return options.onFinished!(events).pipe(Effect.ensuring(Deferred.succeed(told, undefined)))
+      })
+    // On the run's own fiber, before the turn's scope closes (the run waits for this, so each wait is bounded): the
+    // outcome's write starts at once, instead of after the scope's close and the End mark, and the run holds the thread
+    // until it is done (a write forked and not waited for went out only after the close, measured in bench/README.md)
+    const onRecorded = onFinished === undefined ? undefined : () =>
+      Deferred.await(sawRecorded).pipe(
+        Effect.interruptible,
+        Effect.timeoutOption(recordedWait),
+        Effect.flatMap((saw) =>
+          saw._tag === "None" || !outcome.some(isTerminal)
+            ? Effect.void
+            : Effect.forkIn(onFinished([...outcome]), parent).pipe(
+              Effect.flatMap((telling) => Fiber.await(telling).pipe(Effect.interruptible, Effect.timeoutOption(recordedWait)))
+            )
+        ),
+        Effect.asVoid,
+        Effect.withSpan("TurnStream.onRecorded")
+      )
     // uninterruptible with its onSubmitted (nothing in it waits long: a full queue is refused at once), so a caller
     // interrupted here has either not submitted the message or has been told it did
     const submitted = yield* Effect.uninterruptible(work
@@ -129,6 +160,7 @@ export const open = (
         kind: options.kind,
         approvals: options.approvals,
         ...(onFinished === undefined ? {} : {
+          onRecorded,
           onEnded: (exit: Exit.Exit<TurnResult, HarnessError>) =>
             Deferred.await(followed).pipe(
               Effect.interruptible,
@@ -161,6 +193,10 @@ export const open = (
           }
           if (published._tag === "End") {
             if (published.runId === runId) return
+            continue
+          }
+          if (published._tag === "Recorded") {
+            if (published.runId === runId) yield* Deferred.succeed(sawRecorded, undefined)
             continue
           }
           // a run's own event carries its id; the session's others (replies, approvals) belong to the run under way

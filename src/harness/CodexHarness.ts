@@ -54,6 +54,10 @@ export interface TurnRequest {
 export interface EngineTurnRequest extends TurnRequest {
   /** told when the app-server has started the turn: where to steer or stop it (the session's work registry keeps it) */
   readonly onLive?: ((turn: LiveTurn) => Effect.Effect<void>) | undefined
+  /** told when a completed turn has delivered its reply and recorded its end, before the turn's scope closes. The run
+   * waits for it and cannot be interrupted meanwhile: it must bound its own wait (a cluster runner writes the message's
+   * outcome here, so its client has the turn's end without waiting for the scope to close) */
+  readonly onRecorded?: ((result: TurnResult) => Effect.Effect<void>) | undefined
 }
 
 export interface TurnResult extends TurnOutcome {
@@ -386,10 +390,12 @@ export const make = Effect.gen(function* () {
         mirror,
         recordNative
       })
-      return yield* restore(turn.follow(sink)).pipe(
+      const result = yield* restore(turn.follow(sink)).pipe(
         Effect.exit,
         Effect.flatMap(recordEnd(sessionId, kind, ready, turn, prepared))
       )
+      if (request.onRecorded !== undefined) yield* request.onRecorded(result)
+      return result
     })
 
   const runTurn = (request: EngineTurnRequest) => {

@@ -13,7 +13,7 @@ import { Deferred, Duration, Effect, Exit, Fiber, FiberId, FiberMap, FiberSet, L
 import type { QueueMode } from "../../schemas/config.js"
 import { Compaction, type CompactionError, type CompactionResult, type CompactOptions } from "../compaction/Compaction.js"
 import { NewThreadRefused } from "../session/errors.js"
-import type { EventSink, LiveTurn } from "../turn/TurnEvent.js"
+import type { EventSink } from "../turn/TurnEvent.js"
 import { CodexHarness, type HarnessError, type SteerOutcome, type TurnRequest, type TurnResult } from "./CodexHarness.js"
 import {
   type Carried,
@@ -30,46 +30,11 @@ import {
   type Submitted,
   type SubmitOptions
 } from "./SessionWorkApi.js"
+import type { Message, Run, SessionState } from "./SessionWorkState.js"
 import { none as noObserver, type RunStart, WorkObserver } from "./WorkObserver.js"
 import * as HarnessLog from "../platform/HarnessLog.js"
 
 export * from "./SessionWorkApi.js"
-
-interface Message {
-  readonly seq: number
-  readonly text: string
-  readonly mode: QueueMode
-  readonly options: SubmitOptions
-  readonly reply: Deferred.Deferred<TurnResult, HarnessError>
-  readonly carried: Deferred.Deferred<Carried>
-}
-
-interface Run {
-  readonly start: RunStart
-  /** every message this run carries: the ones it started with and the ones steered into it (none for a compaction) */
-  readonly messages: Array<Message>
-  /** done when the app-server started the turn, or when the run ended without one */
-  readonly started: Deferred.Deferred<void>
-  /** where to steer or stop it, once the app-server started it */
-  live: LiveTurn | undefined
-  /** false for a compaction, and once this run's turn refused steering: its later steer messages wait for the next run */
-  steerable: boolean
-  /** set as soon as the run is forked */
-  fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
-  /** the run's fiber has ended: its senders are being told, and the state goes once nothing waits */
-  over: boolean
-}
-
-interface SessionState {
-  readonly sessionId: string
-  /** waiting messages, in arrival (seq) order */
-  pending: Array<Message>
-  run: Run | undefined
-  /** serializes steer flushes and the step from one run to the next */
-  readonly lock: Effect.Semaphore
-  /** done when the state is removed (the session went idle with nothing queued) */
-  readonly idle: Deferred.Deferred<void>
-}
 
 const joinTexts = (messages: ReadonlyArray<Message>) => messages.map((m) => m.text).join("\n\n")
 const bySeq = (a: Message, b: Message) => a.seq - b.seq
@@ -141,14 +106,18 @@ export const make = (options: SessionWorkOptions = {}) =>
         }
       })
 
-    /** a run's effect, watched: the observer sees its start, each event and its end (nothing is wrapped without one) */
-    const observed = <A, E>(start: RunStart, run: (watch: EventSink | undefined) => Effect.Effect<A, E>) =>
+    /** a run's effect, watched: the observer sees its start, each event, its recorded end and its end (nothing is wrapped without one) */
+    const observed = <A, E>(start: RunStart, run: (watch: EventSink | undefined, recorded: Effect.Effect<void>) => Effect.Effect<A, E>) =>
       observer === noObserver
-        ? run(undefined)
+        ? run(undefined, Effect.void)
         : observer.runStarted(start).pipe(
-          Effect.zipRight(run((event) => observer.event(start.sessionId, start.runId, event))),
+          Effect.zipRight(run((event) => observer.event(start.sessionId, start.runId, event), observer.runRecorded(start))),
           Effect.onExit((exit) => observer.runEnded(start, exit))
         )
+
+    /** the run's messages that asked to hear of its recorded end, told together on the run's fiber (each bounds its wait) */
+    const tellRecorded = (run: Run, result: TurnResult) =>
+      Effect.forEach(run.messages, (m) => m.options.onRecorded?.(result) ?? Effect.void, { concurrency: "unbounded", discard: true })
 
     /** Takes the next group of waiting messages and starts its run; forgets the state when nothing waits. Under the lock. */
     const startNext = (state: SessionState): Effect.Effect<void> =>
@@ -169,7 +138,7 @@ export const make = (options: SessionWorkOptions = {}) =>
         for (const message of group) yield* Deferred.succeed(message.carried, { _tag: "Turn", prompt, runId: start.runId } as Carried)
         const run: Run = { start, messages: group, started, live: undefined, steerable: true, fiber: undefined, over: false }
         state.run = run
-        const turn = observed(start, (watch) =>
+        const turn = observed(start, (watch, recorded) =>
           harness.runTurn({
             sessionId: state.sessionId,
             prompt,
@@ -177,6 +146,7 @@ export const make = (options: SessionWorkOptions = {}) =>
             ...(collaboration !== undefined ? { collaboration } : {}),
             ...(kind !== undefined ? { kind } : {}),
             onLive: (live) => Effect.sync(() => void (run.live = live)),
+            onRecorded: (result) => Effect.zipRight(recorded, tellRecorded(run, result)),
             onEvent: (event) => {
               const seen = event._tag === "TurnStarted" ? Deferred.succeed(started, undefined) : Effect.void
               const watched = watch === undefined ? seen : Effect.zipRight(seen, watch(event))

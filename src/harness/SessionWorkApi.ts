@@ -59,6 +59,9 @@ export interface SubmitOptions {
   /** told once the run that carried the message has ended (or the message was withdrawn), however its sender fares:
    * a cluster entity records the outcome for its idempotency key here, even when its caller went away */
   readonly onEnded?: ((exit: Exit.Exit<TurnResult, HarnessError>) => Effect.Effect<void>) | undefined
+  /** told on the run's own fiber when the turn that carried the message completed and recorded its end, before the
+   * turn's scope closes (and before `onEnded`). The run waits for it: it must bound its own wait */
+  readonly onRecorded?: ((result: TurnResult) => Effect.Effect<void>) | undefined
 }
 
 /** How a message left the queue; `runId` names the run that carries it (its events carry the same id). */

@@ -21,6 +21,9 @@ export interface WorkObserverService {
   /** before the run's first event */
   readonly runStarted: (run: RunStart) => Effect.Effect<void>
   readonly event: (sessionId: string, runId: number, event: TurnEvent) => Effect.Effect<void>
+  /** a queued message's turn run that completed has delivered its reply and recorded its end, before its scope closes
+   * (not told for a run that failed or was interrupted, nor for `runTurn`'s and compactions': `runEnded` is their end) */
+  readonly runRecorded: (run: RunStart) => Effect.Effect<void>
   /** after the run's last event and its delivery, however it ended */
   readonly runEnded: (run: RunStart, exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
 }
@@ -28,6 +31,7 @@ export interface WorkObserverService {
 export const none: WorkObserverService = {
   runStarted: () => Effect.void,
   event: () => Effect.void,
+  runRecorded: () => Effect.void,
   runEnded: () => Effect.void
 }
 

@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
 import * as Test from "../../layers/internal/Test.js"
 import { type ClientRequest, type Handler, MockAppServer, type MockPeer, type MockScript } from "../../src/testing/MockAppServer.js"
+import { SessionStore } from "../../src/session/SessionStore.js"
 import { QueueFull, SessionWork, type SessionWorkOptions, layer as steeringLayer } from "../../src/harness/SessionWork.js"
 
 const layer = (script: MockScript = {}, options: SessionWorkOptions = {}) =>
@@ -474,5 +475,38 @@ describe("steering queue", () => {
       yield* turn.finish("the end")
       const exit = yield* Deferred.await(endedWith)
       expect(Exit.isSuccess(exit) ? exit.value : undefined).toMatchObject({ status: "completed", finalText: "the end" })
+    }).pipe(Effect.provide(layer())))
+
+  it.scoped("onRecorded hears a completed turn's result on its run, its end in the transcript, before onEnded; an interrupted run tells only onEnded", () =>
+    Effect.gen(function* () {
+      const q = yield* SessionWork
+      const store = yield* SessionStore
+      const order: Array<string> = []
+      const ended = yield* Deferred.make<Exit.Exit<unknown, unknown>>()
+      let transcriptHadEnd = false
+      yield* q.submit("o1", "runs", {
+        onRecorded: (result) =>
+          Effect.gen(function* () {
+            order.push(`recorded ${result.status} ${result.finalText}`)
+            const records = (yield* store.read("o1").pipe(Effect.orDie)).records
+            transcriptHadEnd = records.some((r) => r._tag === "turn" && r.turnId === result.turnId)
+          }),
+        onEnded: (exit) => Effect.sync(() => order.push(`ended ${exit._tag}`)).pipe(Effect.zipRight(Deferred.succeed(ended, exit)))
+      })
+      yield* (yield* nthTurn(1)).finish("kept")
+      yield* Deferred.await(ended)
+      expect(order).toEqual(["recorded completed kept", "ended Success"])
+      expect(transcriptHadEnd).toBe(true)
+
+      // control: a run that does not complete has no recorded end to tell
+      const stopped = yield* Deferred.make<Exit.Exit<unknown, unknown>>()
+      yield* q.submit("o2", "stopped", {
+        onRecorded: () => Effect.sync(() => order.push("recorded o2")),
+        onEnded: (exit) => Deferred.succeed(stopped, exit)
+      })
+      yield* nthTurn(2)
+      expect(yield* q.interrupt("o2")).toBe(true)
+      expect(Exit.isInterrupted(yield* Deferred.await(stopped))).toBe(true)
+      expect(order).not.toContain("recorded o2")
     }).pipe(Effect.provide(layer())))
 })

@@ -5,9 +5,10 @@
 // - a caller whose stream is cut mid-run (the cluster stops a Turn's stream under a moving shard) still gets the whole
 //   outcome recorded when the following lives in a scope of its own (`followIn`, the runner's), and without it loses
 //   what the run published after the cut (the positive control: this is what the cluster's ledger replayed before);
-// - a caller interrupted while the registry takes the message is told it was taken (onSubmitted) before it stops.
+// - a caller interrupted while the registry takes the message is told it was taken (onSubmitted) before it stops;
+// - the run's Recorded mark has the outcome told from the run's own fiber (once), and without it the run's wait is bounded.
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, Scope, Stream, TestClock } from "effect"
 import type { ControlEvent } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
 import * as EventHub from "../../src/control/EventHub.js"
@@ -85,6 +86,49 @@ describe("TurnStream", () => {
       expect(events.map((e) => e.type)).toEqual(["message.accepted", "reply", "turn.completed"])
       yield* (yield* Deferred.await(told)).onEnded!(Exit.succeed(result) as Exit.Exit<TurnResult, HarnessError>)
       expect(yield* Deferred.await(finished)).toEqual([reply("one"), completed])
+    }))
+
+  it.scoped("the run's Recorded mark has onFinished told on the run's fiber, before its End mark; onEnded after it does not tell it again", () =>
+    Effect.gen(function* () {
+      const told = yield* Deferred.make<SubmitOptions>()
+      const outcomes: Array<ReadonlyArray<ControlEvent>> = []
+      const context = yield* Layer.build(Layer.merge(EventHub.layer, fakeWork(told)))
+      const hub = Context.get(context, EventHub.EventHub)
+      const stream = yield* TurnStream.start({ sessionId: "s1", prompt: "hi", onFinished: (o) => Effect.sync(() => void outcomes.push(o)) })
+        .pipe(Effect.provide(context))
+      const options = yield* Deferred.await(told)
+      yield* hub.start("s1", runId)
+      yield* hub.publish("s1", completed, runId)
+      yield* hub.publish("s1", reply("one"))
+      yield* hub.recorded("s1", runId)
+      // what the run does once its end is recorded, before its scope closes: the outcome is told by the time it returns
+      yield* options.onRecorded!(result)
+      expect(outcomes).toEqual([[completed, reply("one")]])
+      yield* hub.end("s1", runId)
+      expect([...yield* Stream.runCollect(stream)].map((e) => e.type)).toEqual(["message.accepted", "turn.completed", "reply"])
+      yield* options.onEnded!(Exit.succeed(result) as Exit.Exit<TurnResult, HarnessError>)
+      expect(outcomes).toHaveLength(1)
+    }))
+
+  it.scoped("without a Recorded mark the run waits for it only within its bound (TestClock), and onEnded tells the outcome (control)", () =>
+    Effect.gen(function* () {
+      const told = yield* Deferred.make<SubmitOptions>()
+      const outcomes: Array<ReadonlyArray<ControlEvent>> = []
+      const context = yield* Layer.build(Layer.merge(EventHub.layer, fakeWork(told)))
+      const hub = Context.get(context, EventHub.EventHub)
+      const stream = yield* TurnStream.start({ sessionId: "s1", prompt: "hi", onFinished: (o) => Effect.sync(() => void outcomes.push(o)) })
+        .pipe(Effect.provide(context))
+      const options = yield* Deferred.await(told)
+      yield* hub.start("s1", runId)
+      yield* hub.publish("s1", completed, runId)
+      const waiting = yield* Effect.fork(options.onRecorded!(result))
+      yield* TestClock.adjust("2 seconds")
+      yield* Fiber.join(waiting)
+      expect(outcomes).toEqual([])
+      yield* hub.end("s1", runId)
+      yield* Stream.runDrain(stream)
+      yield* options.onEnded!(Exit.succeed(result) as Exit.Exit<TurnResult, HarnessError>)
+      expect(outcomes).toEqual([[completed]])
     }))
 
   it.scoped("a stream cut mid-run still records every reply of the run when it is followed in the runner's scope", () =>
