@@ -56,6 +56,17 @@ export const steerResult = (outcome: SteerOutcome) => {
 /** how long a run that recorded its end waits for its following to catch up, and then for its outcome's write */
 const recordedWait = "2 seconds"
 
+/**
+ * Resumes after whatever is ready to run now has run (setImmediate: after the pending microtasks, where Effect runs its
+ * fibers, and the I/O callbacks due). The run's fiber takes it once its outcome is written: the terminal event's way
+ * out (the entity's stream, the cluster client, the serve's socket) is all in memory, and runs before the turn's scope
+ * closes instead of behind it. Not a wait for anything: the close follows within one turn of the event loop.
+ */
+const eventLoopTurn = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
 const isTerminal = (event: ControlEvent) => event.type === "turn.completed" || event.type === "turn.failed"
 
 /** the terminal event of a run the following did not see end (its caller went away), from the run's own result */
@@ -146,7 +157,8 @@ export const open = (
           saw._tag === "None" || !outcome.some(isTerminal)
             ? Effect.void
             : Effect.forkIn(onFinished([...outcome]), parent).pipe(
-              Effect.flatMap((telling) => Fiber.await(telling).pipe(Effect.interruptible, Effect.timeoutOption(recordedWait)))
+              Effect.flatMap((telling) => Fiber.await(telling).pipe(Effect.interruptible, Effect.timeoutOption(recordedWait))),
+              Effect.zipRight(eventLoopTurn)
             )
         ),
         Effect.asVoid,
