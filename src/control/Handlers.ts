@@ -4,7 +4,7 @@
 // A message's stream: `session.selected`, `message.accepted` (it starts a turn, is steered into the running one or
 // queued for after it, as chat does), then the events of the run that carries it (TurnStream.ts). The run belongs to
 // the session work registry: a client that goes away leaves it running; `Interrupt` stops it.
-import { Effect, Stream } from "effect"
+import { Effect, Mailbox, Stream } from "effect"
 import * as crypto from "node:crypto"
 import { type ControlEvent, ControlFailure, ControlRpcs } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
@@ -21,6 +21,8 @@ import { failureOf, reported } from "./failures.js"
 import { SessionRouter } from "./SessionRouter.js"
 import * as TurnStream from "./TurnStream.js"
 
+/** how many events of a cluster turn a serve keeps for its client (the entity waits while they are all here) */
+const clusterTurnBuffer = 1024
 export { failureOf }
 
 export interface ServeInfo {
@@ -99,8 +101,13 @@ export const layer = (info: ServeInfo) =>
             ? turnEvents(payload)
             // a single serve keeps no ledger: a message sent again would run again, so no key is taken as a promise
             : Effect.fail(new ControlFailure({ code: "usage", message: "message_id needs a cluster serve (serve --cluster): a single serve keeps no record of message ids" }))
-          : hub.track(Stream.unwrap(Effect.map(reported(sessionForTurn(payload)), ({ created, sessionId }) =>
-            router.startTurn({
+          // the cluster's stream run into a mailbox, as the single serve hands its turn's mailbox to the RPC server:
+          // each batch is taken from it as it comes instead of pulled through the stream's channel layers, and the
+          // session's entity gets its acknowledgement once a batch is here, not once this client has taken it too
+          : Effect.gen(function* () {
+            yield* hub.reading
+            const { created, sessionId } = yield* reported(sessionForTurn(payload))
+            return yield* Mailbox.fromStream(router.startTurn({
               sessionId,
               created,
               prompt: payload.prompt,
@@ -108,7 +115,8 @@ export const layer = (info: ServeInfo) =>
               turn_kind: payload.turn_kind,
               approvals: payload.approvals,
               messageId: payload.message_id
-            })))),
+            }), { capacity: clusterTurnBuffer })
+          }),
       Steer: ({ session, texts }) =>
         reported(Effect.gen(function* () {
           const sessionId = yield* existing({ session })
