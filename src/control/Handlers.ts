@@ -23,6 +23,7 @@ import * as TurnStream from "./TurnStream.js"
 
 /** how many events of a cluster turn a serve keeps for its client (the entity waits while they are all here) */
 const clusterTurnBuffer = 1024
+
 export { failureOf }
 
 export interface ServeInfo {
