@@ -61,11 +61,15 @@ const overheadLines = (phases: ReadonlyArray<OverheadPhase>, turns: number): Rea
         `${fmt(p.cluster.p99)} ms`,
         `${d99 >= 0 ? "+" : ""}${fmt(d99, 1)} ms ${goal(d99 <= 50)}`,
         `${p.plain.ok}/${p.cluster.ok}`,
-        `${fmt(p.perTurn, 2)} ${goal(p.perTurn <= 4.05)}`
+        `${fmt(p.ownPerTurn, 2)} ${goal(p.ownPerTurn <= 4)} (all: ${fmt(p.perTurn, 2)})`
       ]
     })
   ),
   "",
+  "- statements/turn: the turn's own, the statements that ran at least once every two turns after each one's idle rate is",
+  "  subtracted; in brackets every statement less the idle window's total rate, which also counts the background's periodic",
+  "  statements (heartbeat, runner reads, pings, the shard locks' refresh) landing more or fewer times in the phase than the",
+  "  5 s idle window's rate says (up to about a tenth of a statement a turn either way)",
   `- the statements of a cluster turn (quiet phase, per turn, background subtracted):`,
   ...(phases[0]?.statements ?? []).map((s) => `    ${fmt(s.calls, 2)} x (${fmt(s.rows, 1)} rows, ${fmt(s.msPerCall, 2)} ms in the server) ${s.query.slice(0, 230)}`),
   ""

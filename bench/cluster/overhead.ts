@@ -34,7 +34,11 @@ export interface OverheadPhase {
   readonly cluster: Series
   /** statements per cluster turn, background subtracted, by statement */
   readonly statements: ReadonlyArray<StatementDelta>
+  /** every statement over the phase less the idle window's rate, per turn: the turn's own plus what the background
+   * did differently from the idle window (its periodic statements land a few more or fewer times) */
   readonly perTurn: number
+  /** the turn's own: the statements that ran at least once every two turns after their own idle rate is subtracted */
+  readonly ownPerTurn: number
 }
 
 const series = (ms: ReadonlyArray<number>, ok: number): Series => ({ p50: percentile(ms, 50), p99: percentile(ms, 99), ok })
@@ -89,12 +93,14 @@ export const measureOverhead = (ctx: Ctx.Context, pg: Postgres, o: OverheadOptio
         const statements = statementDelta(s0, s1, 1)
           .map((d) => ({ ...d, calls: (d.calls - (background.get(d.query) ?? 0) * seconds) / o.turns, rows: d.rows / o.turns }))
           .filter((d) => d.calls >= 0.05)
+        const own = statements.filter((d) => d.calls >= 0.5).reduce((sum, d) => sum + d.calls, 0)
         return {
           label,
           plain: series(ms.plain, ok.plain),
           cluster: series(ms.cluster, ok.cluster),
           statements,
-          perTurn: (totalCalls(statementDelta(s0, s1, 1)) - idleRate * seconds) / o.turns
+          perTurn: (totalCalls(statementDelta(s0, s1, 1)) - idleRate * seconds) / o.turns,
+          ownPerTurn: own
         } satisfies OverheadPhase
       })
 
