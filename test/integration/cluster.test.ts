@@ -304,7 +304,9 @@ describe("three runners as processes, one PostgreSQL", () => {
       const t0 = Date.now()
       yield* z.exited.pipe(Effect.timeout("10 seconds"))
       yield* until("Z's app-servers to be gone", Effect.sync(() => groupsGone(groups) ? true : undefined), 10_000)
-      fs.rmSync(home, { recursive: true, force: true })
+      // the survivors start app-servers for Z's sessions on this CODEX_HOME at once (Prewarm.ts), which write into it
+      // while it is removed: a removal that meets their new files (ENOTEMPTY) is tried again (a newcomer run saw it fail)
+      fs.rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 50 })
 
       const turns = yield* Effect.forEach(ofZ, (s) => send(d, s), { concurrency: 8 })
       const took = Date.now() - t0
