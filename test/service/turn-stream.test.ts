@@ -66,6 +66,20 @@ const cutMidRun = (followIn: "runner" | "caller") =>
     return yield* Deferred.await(finished)
   }).pipe(Effect.timeout("10 seconds"))
 
+/** a message's stream whose run has started and published its turn.completed; every outcome told is kept */
+const completedRun = Effect.gen(function* () {
+  const told = yield* Deferred.make<SubmitOptions>()
+  const outcomes: Array<ReadonlyArray<ControlEvent>> = []
+  const context = yield* Layer.build(Layer.merge(EventHub.layer, fakeWork(told)))
+  const hub = Context.get(context, EventHub.EventHub)
+  const stream = yield* TurnStream.start({ sessionId: "s1", prompt: "hi", onFinished: (o) => Effect.sync(() => void outcomes.push(o)) })
+    .pipe(Effect.provide(context))
+  const options = yield* Deferred.await(told)
+  yield* hub.start("s1", runId)
+  yield* hub.publish("s1", completed, runId)
+  return { hub, options, outcomes, stream }
+})
+
 describe("TurnStream", () => {
   it.scoped("a stream read to its end carries the run's events, and onFinished gets its replies and terminal event", () =>
     Effect.gen(function* () {
@@ -90,15 +104,7 @@ describe("TurnStream", () => {
 
   it.scoped("the run's Recorded mark has onFinished told on the run's fiber, before its End mark; onEnded after it does not tell it again", () =>
     Effect.gen(function* () {
-      const told = yield* Deferred.make<SubmitOptions>()
-      const outcomes: Array<ReadonlyArray<ControlEvent>> = []
-      const context = yield* Layer.build(Layer.merge(EventHub.layer, fakeWork(told)))
-      const hub = Context.get(context, EventHub.EventHub)
-      const stream = yield* TurnStream.start({ sessionId: "s1", prompt: "hi", onFinished: (o) => Effect.sync(() => void outcomes.push(o)) })
-        .pipe(Effect.provide(context))
-      const options = yield* Deferred.await(told)
-      yield* hub.start("s1", runId)
-      yield* hub.publish("s1", completed, runId)
+      const { hub, options, outcomes, stream } = yield* completedRun
       yield* hub.publish("s1", reply("one"))
       yield* hub.recorded("s1", runId)
       // what the run does once its end is recorded, before its scope closes: the outcome is told by the time it returns
@@ -112,15 +118,7 @@ describe("TurnStream", () => {
 
   it.scoped("without a Recorded mark the run waits for it only within its bound (TestClock), and onEnded tells the outcome (control)", () =>
     Effect.gen(function* () {
-      const told = yield* Deferred.make<SubmitOptions>()
-      const outcomes: Array<ReadonlyArray<ControlEvent>> = []
-      const context = yield* Layer.build(Layer.merge(EventHub.layer, fakeWork(told)))
-      const hub = Context.get(context, EventHub.EventHub)
-      const stream = yield* TurnStream.start({ sessionId: "s1", prompt: "hi", onFinished: (o) => Effect.sync(() => void outcomes.push(o)) })
-        .pipe(Effect.provide(context))
-      const options = yield* Deferred.await(told)
-      yield* hub.start("s1", runId)
-      yield* hub.publish("s1", completed, runId)
+      const { hub, options, outcomes, stream } = yield* completedRun
       const waiting = yield* Effect.fork(options.onRecorded!(result))
       yield* TestClock.adjust("2 seconds")
       yield* Fiber.join(waiting)
