@@ -33,8 +33,14 @@ const pg = withPostgres()
 const SESSIONS = 20
 const sessions = Array.from({ length: SESSIONS }, (_, i) => `x-s${String(i).padStart(2, "0")}`)
 const hosts = ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
-/** the load runs this long; a fault every 10 s: kills at 20, 40, 60, 80 s, the restart at 30 s, the stall at 50 s */
-const LOAD_MS = 95_000
+/**
+ * the load runs this long; a fault every 10 s: kills at 20 and 40 s, the restart at 30 s, the stall at 50 s. Every kind
+ * of fault happens, a kill twice (each cuts the running turns of about a third of the sessions, whose messages are then
+ * sent again through another serve); the seed varies the victims and the timing from run to run. It ran 95 s with two
+ * more kills (at 60 and 80 s): about 210 CPU-s of the whole suite's 1,200 on the 2-core machine, most of it the steady
+ * load's turns, and the suite has to finish in 10 minutes there with two busy loops beside it (issue 28)
+ */
+const LOAD_MS = 55_000
 /** a message whose client gets no outcome within this is a failure of the test (stuck) */
 const MESSAGE_BOUND = Duration.seconds(150)
 
@@ -172,7 +178,7 @@ const sessionLoad = (session: string, index: number, until: number) =>
     }
   })
 
-/** the faults, in order, each at its time: kills every 20 s, the restart at 30 s, the stall at 50 s */
+/** the faults, in order, each at its time: kills at 20 and 40 s, the restart at 30 s, the stall at 50 s */
 const chaos = (t0: number) =>
   Effect.gen(function* () {
     const rng = stream(seed, 0)
@@ -196,8 +202,6 @@ const chaos = (t0: number) =>
     yield* at(50_000)
     yield* pg().stall(2_000)
     faults.push(`${seconds(50_000)} PostgreSQL stalled for 2 s`)
-    yield* at(60_000).pipe(Effect.zipRight(kill))
-    yield* at(80_000).pipe(Effect.zipRight(kill))
   })
 
 // bounded generously: at load average 58 on two cores, three runners and their shards took longer than 300 s
@@ -296,7 +300,7 @@ describe("chaos: kill -9 of runners, a PostgreSQL restart and stall, under stead
       expect(started.map((r) => r.message), "ledger rows left started").toEqual([])
       expect(rows.length, "ledger rows of other messages").toBe(receipts.filter((r) => byId.has(r.messageId)).length)
       // the faults all happened, and turns were cut by them
-      expect(faults.length).toBe(6)
+      expect(faults.length).toBe(4)
     }), 900_000)
 
   it.live("the runners stop on SIGTERM and leave nothing behind", () =>
