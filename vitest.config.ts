@@ -9,6 +9,9 @@ import { LongestFirst } from "./test/support/sequencer.js"
 const home = path.resolve("test-artifacts", "home")
 fs.mkdirSync(home, { recursive: true, mode: 0o700 })
 
+// `node dist/scripts/file-cpu.js` measures each file's CPU time: one file at a time, with a setup file that reads /proc/stat
+const fileCpu = process.env["CODEX_HARNESS_FILE_CPU"] !== undefined
+
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
@@ -20,8 +23,9 @@ export default defineConfig({
     // such a run with "Terminating worker thread" when it stopped a worker above `minWorkers` at the end (vitest#8564),
     // so the three workers are kept (minWorkers = maxWorkers). No test file sets a global another reads: state a
     // file makes lives in its own scope.
-    maxWorkers: 3,
-    minWorkers: 3,
+    maxWorkers: fileCpu ? 1 : 3,
+    minWorkers: fileCpu ? 1 : 3,
+    ...(fileCpu ? { setupFiles: ["test/support/fileCpu.ts"] } : {}),
     isolate: false,
     // the longest files start first, from durations checked in with the tests (test/support/sequencer.ts)
     sequence: { sequencer: LongestFirst },
