@@ -29,6 +29,8 @@ export interface ClusterClientOptions {
   readonly compactTimeout?: Duration.DurationInput | undefined
   /** how long a send that died with its runner (or hit a draining one) is tried again, 500 ms apart; default 60 s */
   readonly retryFor?: Duration.DurationInput | undefined
+  /** how long a running Turn's stream may be silent before its message is sent again beside it; default 20 s */
+  readonly stallResend?: Duration.DurationInput | undefined
 }
 
 export interface StartTurnInput {
@@ -126,12 +128,14 @@ const failureOfCause = (cause: Cause.Cause<unknown>): Cause.Cause<ControlFailure
  * with `session.selected`, which passes once; from the second delivery on, a reply already passed on is dropped (once
  * per time it passed); and nothing follows the first terminal event but replies not passed on yet. Pure; one per stream.
  */
+/** a reply by what it says */
+const replyKey = (event: Extract<ControlEvent, { type: "reply" }>) => `${event.source}\u0000${event.text ?? ""}\u0000${event.media.length}`
+
 export const onceEach = (): ((event: ControlEvent) => boolean) => {
   let selected = false
   let ended = false
   const passed = new Map<string, number>()
   let unmatched = new Map<string, number>()
-  const replyKey = (event: Extract<ControlEvent, { type: "reply" }>) => `${event.source}\u0000${event.text ?? ""}\u0000${event.media.length}`
   return (event) => {
     if (event.type === "session.selected") {
       if (!selected) return (selected = true)
@@ -162,6 +166,7 @@ export const make = (options: ClusterClientOptions = {}): Effect.Effect<ClusterC
     const callTimeout = Duration.decode(options.callTimeout ?? "30 seconds")
     const compactTimeout = Duration.decode(options.compactTimeout ?? "10 minutes")
     const retryFor = Duration.toMillis(options.retryFor ?? "60 seconds")
+    const stallMs = Duration.toMillis(options.stallResend ?? "20 seconds")
     const interactions = new Map<string, string>()
 
     const timedOut = (what: string, after: Duration.Duration) =>
@@ -203,27 +208,55 @@ export const make = (options: ClusterClientOptions = {}): Effect.Effect<ClusterC
         )
       }))
       const firstTime = onceEach()
+      // replies passed on by the stream and by a send again beside it (below), by content: a reply one passed on is
+      // dropped once from the other
+      const fromStream = new Map<string, number>()
+      const fromResend = new Map<string, number>()
+      const takeOne = (counts: Map<string, number>, key: string) => {
+        const n = counts.get(key) ?? 0
+        if (n > 0) counts.set(key, n - 1)
+        return n > 0
+      }
+      const terminalSeen = () => {
+        ended = true
+        // nothing of the turn waits any more
+        for (const [id, session] of interactions) if (session === input.sessionId) interactions.delete(id)
+      }
       const seen = (event: ControlEvent): boolean => {
+        if (ended && (event.type === "turn.completed" || event.type === "turn.failed")) return false
+        if (event.type === "reply" && takeOne(fromResend, replyKey(event))) return false
         if (!firstTime(event)) return false
-        if (event.type === "turn.completed" || event.type === "turn.failed") {
-          ended = true
-          // nothing of the turn waits any more
-          for (const [id, session] of interactions) if (session === input.sessionId) interactions.delete(id)
-        }
+        if (event.type === "reply") fromStream.set(replyKey(event), (fromStream.get(replyKey(event)) ?? 0) + 1)
+        if (event.type === "turn.completed" || event.type === "turn.failed") terminalSeen()
         if (event.type === "approval.requested" || event.type === "question.asked") interactions.set(event.id, event.session_id)
         if (event.type === "interaction.closed") interactions.delete(event.id)
         return true
       }
+      /** what a send again adds: its replies the stream did not pass on, and the turn's end if the stream has not */
+      const seenResent = (event: ControlEvent): boolean => {
+        if (event.type === "reply") {
+          if (takeOne(fromStream, replyKey(event))) return false
+          fromResend.set(replyKey(event), (fromResend.get(replyKey(event)) ?? 0) + 1)
+          return true
+        }
+        if ((event.type !== "turn.completed" && event.type !== "turn.failed") || ended) return false
+        terminalSeen()
+        return true
+      }
       // retried for `retryFor` from the first failure of a series; an attempt that got an event starts a new series
       let failingSince: number | undefined
-      const attempt = (): Stream.Stream<ControlEvent, ControlFailure> =>
+      // when the stream last had an event, and when the message was last sent again beside it
+      let heardAt = Date.now()
+      let resentAt = 0
+      const attempt = (filter: (event: ControlEvent) => boolean = seen): Stream.Stream<ControlEvent, ControlFailure> =>
         once.pipe(
           // per chunk (Stream.tap would split each chunk into chunks of one event)
           Stream.mapChunks((chunk) => {
             failingSince = undefined
+            heardAt = Date.now()
             return chunk
           }),
-          Stream.filter(seen),
+          Stream.filter(filter),
           Stream.catchAllCause((cause) => {
             // once the turn's end was seen there is nothing to ask again for; the stream just ends
             if (ended) return Stream.empty
@@ -231,11 +264,32 @@ export const make = (options: ClusterClientOptions = {}): Effect.Effect<ClusterC
             // an interruption that reaches this handler came from the runner (this fiber's own would not run it): the
             // entity was stopped under the turn, on a shard moving to another runner past entityTerminationTimeout
             return Date.now() - failingSince < retryFor && (retryable(cause) || Cause.isInterruptedOnly(cause))
-              ? Stream.concat(Stream.drain(Stream.fromEffect(Effect.sleep("500 millis"))), attempt())
+              ? Stream.concat(Stream.drain(Stream.fromEffect(Effect.sleep("500 millis"))), attempt(filter))
               : Stream.failCause(failureOfCause(cause))
           })
         )
-      return attempt()
+      // The same message again, beside a stream silent for `stallMs` (and not waiting for an answer): @effect/cluster
+      // 0.60.2 drops a streamed reply whose shard left its runner while the turn ran (a runner joining, PostgreSQL's
+      // locks taken again after a restart), its end included, and the stream then waits for nothing. The chaos test saw
+      // turns complete and their outcomes recorded while their clients heard nothing for 150 s. The message sent again
+      // reaches the shard's owner now: one that runs the turn waits for it and replays its outcome, one that took the
+      // shard over replays the recorded outcome (or reports the message lost once its runner is gone), and each event
+      // still passes once (`seen`, `seenResent`). A stream that is only quiet (a long command) keeps its events: the
+      // first of the two to end ends both, and a send again that fails is let go (the stream beside it may be fine).
+      const waiting = () => [...interactions.values()].includes(input.sessionId)
+      const resends: Stream.Stream<ControlEvent, ControlFailure> = Stream.unwrap(Effect.gen(function* () {
+        while (!ended) {
+          const quiet = Date.now() - Math.max(heardAt, resentAt)
+          if (quiet >= stallMs && !waiting()) {
+            resentAt = Date.now()
+            yield* Effect.logDebug(`cluster client: the turn of message ${payload.messageId} (session ${input.sessionId}) was silent for ${Math.round(quiet / 1000)} s: sent again`)
+            return Stream.concat(attempt(seenResent).pipe(Stream.catchAllCause(() => Stream.empty)), Stream.suspend(() => resends))
+          }
+          yield* Effect.sleep(Duration.millis(Math.max(1000, stallMs - quiet)))
+        }
+        return Stream.empty
+      }))
+      return Stream.merge(attempt(), resends, { haltStrategy: "either" })
     }
 
     const watch = (sessionId: string): Stream.Stream<ControlEvent, ControlFailure> => {
