@@ -120,6 +120,9 @@ const failureOfCause = (cause: Cause.Cause<unknown>): Cause.Cause<ControlFailure
   return Cause.fail(new ControlFailure({ code: "failed", message: `cluster: ${message(Cause.squash(cause))}` }))
 }
 
+/** a reply by what it says */
+const replyKey = (event: Extract<ControlEvent, { type: "reply" }>) => `${event.source}\u0000${event.text ?? ""}\u0000${event.media.length}`
+
 /**
  * A turn's events once each, however often its message is delivered: a retry of the client, or @effect/cluster sending
  * the message again to the shard's new owner within the same stream (delivery is at-least-once), makes the entity run it
@@ -128,9 +131,6 @@ const failureOfCause = (cause: Cause.Cause<unknown>): Cause.Cause<ControlFailure
  * with `session.selected`, which passes once; from the second delivery on, a reply already passed on is dropped (once
  * per time it passed); and nothing follows the first terminal event but replies not passed on yet. Pure; one per stream.
  */
-/** a reply by what it says */
-const replyKey = (event: Extract<ControlEvent, { type: "reply" }>) => `${event.source}\u0000${event.text ?? ""}\u0000${event.media.length}`
-
 export const onceEach = (): ((event: ControlEvent) => boolean) => {
   let selected = false
   let ended = false
