@@ -223,9 +223,10 @@ export const make = (options: ClusterClientOptions = {}): Effect.Effect<ClusterC
         for (const [id, session] of interactions) if (session === input.sessionId) interactions.delete(id)
       }
       const seen = (event: ControlEvent): boolean => {
+        if (!firstTime(event)) return false
+        // after `firstTime`, which then counts it as passed for a redelivery of this stream to match
         if (ended && (event.type === "turn.completed" || event.type === "turn.failed")) return false
         if (event.type === "reply" && takeOne(fromResend, replyKey(event))) return false
-        if (!firstTime(event)) return false
         if (event.type === "reply") fromStream.set(replyKey(event), (fromStream.get(replyKey(event)) ?? 0) + 1)
         if (event.type === "turn.completed" || event.type === "turn.failed") terminalSeen()
         if (event.type === "approval.requested" || event.type === "question.asked") interactions.set(event.id, event.session_id)
