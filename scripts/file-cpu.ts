@@ -2,7 +2,8 @@
 // Runs Vitest with one file at a time (vitest.config.ts, under CODEX_HARNESS_FILE_CPU) and a setup file that reads the
 // machine's busy time around each file (test/support/fileCpu.ts), then prints the files by CPU, most first. Linux only
 // (/proc/stat); the figure counts everything the machine ran meanwhile, so run it on a quiet machine. The whole suite
-// one file at a time takes about twice as long as `npm test`; name files (as for `vitest run`) to measure only those.
+// one file at a time takes several times as long as `npm test` (files wait on their processes one after another); name
+// files (as for `vitest run`) to measure only those.
 //
 //   npm run build && node dist/scripts/file-cpu.js [VITEST_FILE_FILTER...]
 import { spawnSync } from "node:child_process"
