@@ -217,6 +217,7 @@ export const make = (options: ClusterClientOptions = {}): Effect.Effect<ClusterC
         if (n > 0) counts.set(key, n - 1)
         return n > 0
       }
+      const addOne = (counts: Map<string, number>, key: string) => void counts.set(key, (counts.get(key) ?? 0) + 1)
       const terminalSeen = () => {
         ended = true
         // nothing of the turn waits any more
@@ -226,8 +227,11 @@ export const make = (options: ClusterClientOptions = {}): Effect.Effect<ClusterC
         if (!firstTime(event)) return false
         // after `firstTime`, which then counts it as passed for a redelivery of this stream to match
         if (ended && (event.type === "turn.completed" || event.type === "turn.failed")) return false
-        if (event.type === "reply" && takeOne(fromResend, replyKey(event))) return false
-        if (event.type === "reply") fromStream.set(replyKey(event), (fromStream.get(replyKey(event)) ?? 0) + 1)
+        if (event.type === "reply") {
+          const key = replyKey(event)
+          if (takeOne(fromResend, key)) return false
+          addOne(fromStream, key)
+        }
         if (event.type === "turn.completed" || event.type === "turn.failed") terminalSeen()
         if (event.type === "approval.requested" || event.type === "question.asked") interactions.set(event.id, event.session_id)
         if (event.type === "interaction.closed") interactions.delete(event.id)
@@ -236,8 +240,9 @@ export const make = (options: ClusterClientOptions = {}): Effect.Effect<ClusterC
       /** what a send again adds: its replies the stream did not pass on, and the turn's end if the stream has not */
       const seenResent = (event: ControlEvent): boolean => {
         if (event.type === "reply") {
-          if (takeOne(fromStream, replyKey(event))) return false
-          fromResend.set(replyKey(event), (fromResend.get(replyKey(event)) ?? 0) + 1)
+          const key = replyKey(event)
+          if (takeOne(fromStream, key)) return false
+          addOne(fromResend, key)
           return true
         }
         if ((event.type !== "turn.completed" && event.type !== "turn.failed") || ended) return false
