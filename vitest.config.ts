@@ -39,7 +39,12 @@ export default defineConfig({
       // pyenv's lock while other tests' snapshots hold it, and outlives its app-server: a leftover no test started.
       // One second bounds that wait; without pyenv the variable means nothing.
       PYENV_REHASH_TIMEOUT: "1",
-      HOME: home
+      HOME: home,
+      // Codex's login-shell snapshot at every thread start costs about 0.14 CPU-s per app-server here (a login bash and
+      // a dozen short processes), over 300 app-servers a run, on a machine the suite keeps busy; the tests' HOME has no
+      // profile for it to capture. Off for the suite; provider-key.test.ts runs with it on and checks that no key
+      // reaches the snapshot Codex writes.
+      CODEX_HARNESS_APP_SERVER_CONFIG: "features.shell_snapshot=false"
     }
   }
 })

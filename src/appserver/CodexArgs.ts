@@ -184,15 +184,40 @@ export const checkProviderUrl = (value: string): string | undefined => {
     `instead ($${providerKeyEnv}, or the variable --provider-key-env names)`
 }
 
+/** The variable whose lines are `-c` overrides for every app-server the harness starts (appServerConfigArgs). */
+export const appServerConfigEnv = "CODEX_HARNESS_APP_SERVER_CONFIG"
+
+/**
+ * The `-c` pairs `$CODEX_HARNESS_APP_SERVER_CONFIG` asks for: one `key=value` per line (blank lines skipped), exactly as
+ * `codex -c` takes them, e.g. `features.shell_snapshot=false`. Either the pairs, or the one-line reason a line is not
+ * such a pair (a string), never a silent default. They go before the harness's own (appServerArgv): where both set a
+ * key, the harness's wins, so this cannot undo what the harness needs (the secrets' exclude list, the thread unload).
+ */
+export const appServerConfigArgs = (env: Readonly<Record<string, string | undefined>>): ReadonlyArray<string> | string => {
+  const lines = (env[appServerConfigEnv] ?? "").split("\n").map((line) => line.trim())
+  const pairs: Array<string> = []
+  for (const [index, line] of lines.entries()) {
+    if (line === "") continue
+    const equals = line.indexOf("=")
+    if (equals <= 0 || line.slice(0, equals).trim() === "") {
+      return `$${appServerConfigEnv} line ${index + 1}: expected key=value (a codex -c override), got ${JSON.stringify(line.slice(0, 60))}`
+    }
+    pairs.push("-c", line)
+  }
+  return pairs
+}
+
 /**
  * The arguments `codex app-server` is spawned with (after the executable): the wrapper script's when codex runs through
- * node, then the harness's `-c` overrides, the settings' (`args`: provider, MCP servers) and the shell policy's
- * (`hidden`, excludeArgs). `thread_unload_delay_secs=0`: a thread this connection unsubscribes is unloaded at once, so
- * reopening it with other thread config (an internal turn's project-doc switch, S8) takes effect: Codex ignores the
- * config of a resume while the thread is loaded.
+ * node, then the user's overrides (`user`, appServerConfigArgs: first, so the harness's own win), the harness's `-c`
+ * overrides, the settings' (`args`: provider, MCP servers) and the shell policy's (`hidden`, excludeArgs).
+ * `thread_unload_delay_secs=0`: a thread this connection unsubscribes is unloaded at once, so reopening it with other
+ * thread config (an internal turn's project-doc switch, S8) takes effect: Codex ignores the config of a resume while the
+ * thread is loaded.
  */
 export const appServerArgv = (
   prefixArgs: ReadonlyArray<string>,
   args: ReadonlyArray<string>,
-  hidden: ReadonlyArray<string>
-): ReadonlyArray<string> => [...prefixArgs, "-c", "thread_unload_delay_secs=0", ...args, ...hidden, "app-server"]
+  hidden: ReadonlyArray<string>,
+  user: ReadonlyArray<string> = []
+): ReadonlyArray<string> => [...prefixArgs, ...user, "-c", "thread_unload_delay_secs=0", ...args, ...hidden, "app-server"]

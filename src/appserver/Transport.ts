@@ -122,7 +122,9 @@ const spawnProcess = (options: TransportOptions) =>
     const hidden = options.hiddenEnv === undefined
       ? []
       : CodexArgs.excludeArgs([...yield* readShellExcludes(effectiveCodexHome(options.codexHome, env)), ...options.hiddenEnv])
-    const argv = CodexArgs.appServerArgv(codex.prefixArgs, options.args ?? [], hidden)
+    const user = CodexArgs.appServerConfigArgs(env)
+    if (typeof user === "string") return yield* Effect.fail(new SpawnFailed({ command: codex.command, reason: user }))
+    const argv = CodexArgs.appServerArgv(codex.prefixArgs, options.args ?? [], hidden, user)
     const maxLineBytes = options.maxLineBytes ?? defaults.maxLineBytes
     const tailChars = options.stderrTailChars ?? defaults.stderrTailChars
     const exitGrace = options.exitGrace ?? defaults.exitGrace

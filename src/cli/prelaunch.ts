@@ -110,10 +110,14 @@ export const plan = (args: ReadonlyArray<string>, env: Readonly<Record<string, s
   const providerEnv = providerUrl === undefined
     ? {}
     : CodexArgs.providerEnv(CodexArgs.providerKeyFrom((name) => env[name], keyEnv), keyEnv)
+  // a line that is not key=value is the CLI's to report
+  const user = CodexArgs.appServerConfigArgs(env)
+  if (typeof user === "string") return undefined
   const argv = CodexArgs.appServerArgv(
     codex.prefixArgs,
     providerUrl !== undefined ? CodexArgs.providerArgs(providerUrl, undefined, keyEnv) : [],
-    CodexArgs.excludeArgs(CodexArgs.secretEnvNames(keyEnv))
+    CodexArgs.excludeArgs(CodexArgs.secretEnvNames(keyEnv)),
+    user
   )
   return { command: codex.command, argv, env: { ...env, ...providerEnv, CODEX_HOME: codexHome }, codexHome }
 }

@@ -113,6 +113,23 @@ describe("Transport (stdio child process)", () => {
     }).pipe(Effect.provide(NodeTransportLive.pipe(Layer.provide(NodeFileSystem.layer))))
   )
 
+  it.scoped("$CODEX_HARNESS_APP_SERVER_CONFIG's lines are -c overrides ahead of the harness's own; a line that is not key=value is a SpawnFailed naming it", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir()
+      const printer = standIn(dir, "printer", `console.log(JSON.stringify(process.argv.slice(2))); process.stdin.resume()`)
+      const env = { CODEX_HARNESS_APP_SERVER_CONFIG: "features.shell_snapshot=false\nmodel_verbosity=\"low\"" }
+      const handle = yield* spawn({ codexBin: printer, env })
+      const [line] = yield* handle.incoming.pipe(Stream.take(1), Stream.runCollect)
+      expect(line?._tag).toBe("Line")
+      const argv = JSON.parse(line?._tag === "Line" ? line.text : "[]") as Array<string>
+      expect(argv.slice(0, 6)).toEqual(["-c", "features.shell_snapshot=false", "-c", 'model_verbosity="low"', "-c", "thread_unload_delay_secs=0"])
+      expect(argv.at(-1)).toBe("app-server")
+      const error = yield* spawn({ codexBin: printer, env: { CODEX_HARNESS_APP_SERVER_CONFIG: "shell_snapshot" } }).pipe(Effect.flip)
+      expect(error).toBeInstanceOf(SpawnFailed)
+      expect(error.message).toContain("$CODEX_HARNESS_APP_SERVER_CONFIG line 1: expected key=value")
+    }).pipe(Effect.provide(NodeTransportLive.pipe(Layer.provide(NodeFileSystem.layer))))
+  )
+
   it.scoped("[cli] a codex-bin that cannot be executed is a typed SpawnFailed with a readable reason", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir()

@@ -37,6 +37,9 @@ describe("cli/prelaunch plan", () => {
     expect(plan(["--state-dir", state, "--codex-home", path.join(state, "mine"), "hi"], env)?.codexHome).toBe(path.join(state, "mine"))
     // a flag after `--` is the prompt's
     expect(plan(["--state-dir", state, "--", "--config", "x"], env)).toBeDefined()
+    // the overrides of $CODEX_HARNESS_APP_SERVER_CONFIG, as the CLI's own spawn has them (before the harness's)
+    const overridden = plan(["--state-dir", state, "hi"], { ...env, CODEX_HARNESS_APP_SERVER_CONFIG: "features.shell_snapshot=false" })
+    expect(overridden!.argv.join(" ")).toContain("-c features.shell_snapshot=false -c thread_unload_delay_secs=0")
   })
 
   it("leaves to the CLI every case it cannot be sure of: a config file, a serve, a remote app-server, untrusted or configured directories, bad flags", () => {
@@ -62,6 +65,8 @@ describe("cli/prelaunch plan", () => {
       const { state } = freshDirs()
       expect(plan(args(state), env), what).toBeUndefined()
     }
+    // an override line that is not key=value: the CLI reports it
+    expect(plan(base(freshDirs().state), { ...env, CODEX_HARNESS_APP_SERVER_CONFIG: "nonsense" })).toBeUndefined()
   })
 })
 
