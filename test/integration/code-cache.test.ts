@@ -15,8 +15,10 @@ const copyPackage = () => {
   // the bin with its package.json (it is a CommonJS script in an ES module package)
   fs.cpSync(path.resolve("bin"), path.join(root, "bin"), { recursive: true })
   fs.cpSync(path.resolve("dist/bundle"), path.join(root, "dist", "bundle"), { recursive: true })
-  fs.rmSync(path.join(root, "dist", "bundle", "cli.code-cache"), { force: true })
-  fs.rmSync(path.join(root, "dist", "bundle", "cli.turn-cached"), { force: true })
+  // no cache of any flags, nor its marker: a checkout's bundle may hold those of runs under other flags (--cpu-prof, none)
+  for (const file of fs.readdirSync(path.join(root, "dist", "bundle"))) {
+    if (/^cli\.(code-cache|turn-cached)/.test(file)) fs.rmSync(path.join(root, "dist", "bundle", file), { force: true })
+  }
   return root
 }
 

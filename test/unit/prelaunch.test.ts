@@ -3,6 +3,7 @@
 // is not the one the transport wants. That the guess is exactly the CLI's own spawn is shown end to end, on the real
 // binary, in test/integration/prelaunch.test.ts.
 import { describe, expect, it } from "@effect/vitest"
+import { afterAll } from "vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -11,8 +12,15 @@ import * as path from "node:path"
 import * as Prelaunch from "../../src/appserver/Prelaunch.js"
 import { plan } from "../../src/cli/prelaunch.js"
 
+// every directory a test makes, removed after the file
+const roots: Array<string> = []
+afterAll(() => {
+  for (const root of roots) fs.rmSync(root, { recursive: true, force: true })
+})
+
 const freshDirs = () => {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "prelaunch-"))
+  roots.push(root)
   const state = path.join(root, "state")
   fs.mkdirSync(state, { mode: 0o700 })
   return { root, state }
