@@ -44,7 +44,9 @@ export default defineConfig({
       // a dozen short processes), over 300 app-servers a run, on a machine the suite keeps busy; the tests' HOME has no
       // profile for it to capture. Off for the suite; provider-key.test.ts runs with it on and checks that no key
       // reaches the snapshot Codex writes.
-      CODEX_HARNESS_APP_SERVER_CONFIG: "features.shell_snapshot=false"
+      CODEX_HARNESS_APP_SERVER_CONFIG: "features.shell_snapshot=false",
+      // a stand-in for Debian's lsb_release, which Codex runs twice per app-server (test/support/bin/lsb_release says why)
+      PATH: `${path.resolve("test", "support", "bin")}${path.delimiter}${process.env["PATH"] ?? ""}`
     }
   }
 })
