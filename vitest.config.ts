@@ -40,11 +40,13 @@ export default defineConfig({
       // One second bounds that wait; without pyenv the variable means nothing.
       PYENV_REHASH_TIMEOUT: "1",
       HOME: home,
-      // Codex's login-shell snapshot at every thread start costs about 0.14 CPU-s per app-server here (a login bash and
-      // a dozen short processes), over 300 app-servers a run, on a machine the suite keeps busy; the tests' HOME has no
-      // profile for it to capture. Off for the suite; provider-key.test.ts runs with it on and checks that no key
-      // reaches the snapshot Codex writes.
-      CODEX_HARNESS_APP_SERVER_CONFIG: "features.shell_snapshot=false",
+      // `codex -c` overrides for every app-server (README: Config file), each for CPU on a machine the suite keeps busy,
+      // over 300 app-servers a run. Codex's login-shell snapshot at every thread start costs about 0.14 CPU-s per
+      // app-server here (a login bash and a dozen short processes) and the tests' HOME has no profile for it to
+      // capture; provider-key.test.ts runs with it on. Plugins: each app-server's sync of the curated plugins from
+      // GitHub, which fails offline after trying git and HTTPS, costs about as much; apps.test.ts, whose connected apps
+      // are plugins, runs with them on.
+      CODEX_HARNESS_APP_SERVER_CONFIG: "features.shell_snapshot=false\nfeatures.plugins=false",
       // a stand-in for Debian's lsb_release, which Codex runs twice per app-server (test/support/bin/lsb_release says why)
       PATH: `${path.resolve("test", "support", "bin")}${path.delimiter}${process.env["PATH"] ?? ""}`
     }

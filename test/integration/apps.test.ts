@@ -5,6 +5,7 @@
 // first turn; a config that admits an app Codex cannot call ends with the provisional thread deleted (gone from thread/list).
 // A supervised branch in that home goes through the same admission for its canonical thread, and cleans up after it.
 import { describe, expect, it } from "@effect/vitest"
+import { afterAll, beforeAll } from "vitest"
 import { Context, Effect, Exit, Layer, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -21,6 +22,18 @@ import * as RecordingDelivery from "../../src/testing/RecordingDelivery.js"
 import { reply } from "../../src/testing/ScriptedModel.js"
 import { runBin } from "../support/cli.js"
 import { eventually, fixture, imageGenerationHome, leaseSessionClient, leftBehind } from "../support/harness.js"
+
+// Connected apps are Codex plugins: this file's app-servers run with them on, Codex's default (the rest of the suite
+// turns them off, vitest.config.ts; with them off every test here fails), and the CLI it starts inherits this. The
+// login-shell snapshot stays off.
+const suiteOverrides = process.env["CODEX_HARNESS_APP_SERVER_CONFIG"]
+beforeAll(() => {
+  process.env["CODEX_HARNESS_APP_SERVER_CONFIG"] = "features.shell_snapshot=false"
+})
+afterAll(() => {
+  if (suiteOverrides === undefined) delete process.env["CODEX_HARNESS_APP_SERVER_CONFIG"]
+  else process.env["CODEX_HARNESS_APP_SERVER_CONFIG"] = suiteOverrides
+})
 
 const tool = {
   name: "calendar_list_events",
