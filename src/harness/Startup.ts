@@ -5,6 +5,7 @@
 import { FileSystem } from "@effect/platform"
 import { Effect, Option, ParseResult, Schema } from "effect"
 import { execFile } from "node:child_process"
+import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as SettingsSchema from "../../schemas/settings.js"
@@ -158,6 +159,27 @@ const versionOf = (codex: CodexCommand) =>
     return Effect.sync(() => void child.kill("SIGKILL"))
   })
 
+/**
+ * Version lines this process already had from a binary, by the files that answered (command and wrapper script) and
+ * their inode, size and modification time: a process that builds the harness's layers again and again (an embedding
+ * app, serve, a test worker) asks each binary once instead of spawning `codex --version` every time; a binary replaced
+ * or rebuilt in place differs in one of them and is asked again. Only answers that passed are kept, at most a few.
+ */
+const versionsSeen = new Map<string, string>()
+const versionsSeenBound = 16
+
+/** the identity of the files behind `codex`, or undefined when one cannot be read (then it is asked, as without a memo) */
+const identityOf = (codex: CodexCommand): string | undefined => {
+  try {
+    return [codex.command, ...codex.prefixArgs.slice(0, 1)].map((file) => {
+      const stat = nodeFs.statSync(file, { bigint: true })
+      return `${file}\0${stat.ino}\0${stat.size}\0${stat.mtimeNs}`
+    }).join("\0")
+  } catch {
+    return undefined
+  }
+}
+
 /** The binary the settings name (or the installed package's) exists and, unless `probe` is false, says it is codex. */
 export const codexBinary = (
   explicit: string | undefined,
@@ -166,12 +188,19 @@ export const codexBinary = (
   Effect.gen(function* () {
     const codex = yield* resolveCodex(explicit)
     if (!probe) return "(not asked)"
+    const identity = identityOf(codex)
+    const seen = identity === undefined ? undefined : versionsSeen.get(identity)
+    if (seen !== undefined) return seen
     const version = yield* versionOf(codex)
     if (!/^codex(-cli)?\s+\d+\.\d+\.\d+/.test(version)) {
       return yield* new CodexBinaryUnusable({
         command: codex.command,
         reason: version === "" ? "--version printed nothing" : `--version answered "${version.slice(0, 80)}", not codex's version line`
       })
+    }
+    if (identity !== undefined) {
+      if (versionsSeen.size >= versionsSeenBound) versionsSeen.clear()
+      versionsSeen.set(identity, version)
     }
     return version
   })

@@ -121,4 +121,26 @@ describe("typed start-up of the Live layer", () => {
       fs.writeFileSync(failing, "#!/bin/sh\nexit 3\n", { mode: 0o755 })
       expect((yield* buildError({ ...settings, codexBin: failing }))?.message).toContain("--version failed")
     }))
+
+  it.scopedLive("a process asks a binary for its version once; a binary replaced in place is asked again, and a bad answer is never kept", () =>
+    Effect.gen(function* () {
+      const root = yield* tempDir()
+      const settings = base(path.join(root, "state"), root)
+      const asked = path.join(root, "asked.log")
+      const codex = path.join(root, "codex")
+      const script = (version: string) => `#!/bin/sh\necho asked >> '${asked}'\necho 'codex-cli ${version}'\n`
+      const times = () => (fs.existsSync(asked) ? fs.readFileSync(asked, "utf8").split("\n").filter((l) => l !== "").length : 0)
+      fs.writeFileSync(codex, script("0.171.0"), { mode: 0o755 })
+      expect(yield* buildError({ ...settings, codexBin: codex })).toBeUndefined()
+      expect(yield* buildError({ ...settings, codexBin: codex })).toBeUndefined()
+      expect(times()).toBe(1)
+      // rewritten where it is (another size): asked again, and its new answer is what counts
+      fs.writeFileSync(codex, "#!/bin/sh\necho asked >> '" + asked + "'\necho 'not codex at all'\n", { mode: 0o755 })
+      expect(yield* buildError({ ...settings, codexBin: codex })).toMatchObject({ _tag: "CodexBinaryUnusable" })
+      expect(yield* buildError({ ...settings, codexBin: codex })).toMatchObject({ _tag: "CodexBinaryUnusable" })
+      expect(times()).toBe(3)
+      fs.writeFileSync(codex, script("0.172.10"), { mode: 0o755 })
+      expect(yield* buildError({ ...settings, codexBin: codex })).toBeUndefined()
+      expect(times()).toBe(4)
+    }))
 })
