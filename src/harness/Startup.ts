@@ -188,7 +188,7 @@ export const codexBinary = (
   Effect.gen(function* () {
     const codex = yield* resolveCodex(explicit)
     if (!probe) return "(not asked)"
-    const identity = identityOf(codex)
+    const identity = yield* Effect.sync(() => identityOf(codex))
     const seen = identity === undefined ? undefined : versionsSeen.get(identity)
     if (seen !== undefined) return seen
     const version = yield* versionOf(codex)
