@@ -6,9 +6,11 @@
 // node_modules) and once on the lowest (examples/embed/peers-lowest, installed with npm ci when missing). No network
 // at test time: the install is `npm install --offline` of the tarball and of the peers as local directories.
 import { describe, expect, it } from "@effect/vitest"
+import { afterAll } from "vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { leftBehind, tempDir } from "../support/harness.js"
 
@@ -59,12 +61,20 @@ const lowestPeers = Effect.gen(function* () {
 })
 
 /** `npm pack` of this package (already built: `npm test` builds first), into `dir` */
-const pack = (dir: string) =>
+const packInto = (dir: string) =>
   Effect.gen(function* () {
     const packed = yield* npm(["pack", "--ignore-scripts", "--json", "--pack-destination", dir], root, 120_000)
     expect(packed.code, packed.stderr).toBe(0)
     return path.join(dir, JSON.parse(packed.stdout)[0].filename as string)
   })
+
+// One tarball for both apps (a pack costs about 3.4 CPU-s), in a directory of this file's, removed after it
+const packDir = fs.mkdtempSync(path.join(os.tmpdir(), "embed-pack-"))
+afterAll(() => fs.rmSync(packDir, { recursive: true, force: true }))
+let packed: string | undefined
+const pack = Effect.suspend(() => (packed !== undefined ? Effect.succeed(packed) : packInto(packDir))).pipe(
+  Effect.tap((tarball) => Effect.sync(() => void (packed = tarball)))
+)
 
 /** The app in a temp dir: its sources, and a package.json whose dependencies are the tarball and local directories. */
 const installApp = (tarball: string, peers: string) =>
@@ -126,7 +136,7 @@ describe("an app outside the repository, on the packed package", () => {
 
   it.scopedLive("on the highest supported Effect (the repository's): installs offline, type-checks strictly, passes its tests", () =>
     Effect.gen(function* () {
-      const tarball = yield* pack(yield* tempDir("embed-pack-"))
+      const tarball = yield* pack
       const peers = path.join(root, "node_modules")
       yield* typeCheckAndTest(yield* installApp(tarball, peers), peers)
     }), 900_000)
@@ -135,7 +145,7 @@ describe("an app outside the repository, on the packed package", () => {
     Effect.gen(function* () {
       const peers = yield* lowestPeers
       expect(versionIn(peers, "effect")).toBe("3.21.0")
-      const tarball = yield* pack(yield* tempDir("embed-pack-"))
+      const tarball = yield* pack
       yield* typeCheckAndTest(yield* installApp(tarball, peers), peers)
     }), 900_000)
 })
