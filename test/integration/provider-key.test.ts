@@ -29,9 +29,8 @@ const envOutput = (requests: ReadonlyArray<RecordedRequest>): string => {
   return output as string
 }
 
-// with Codex's login-shell snapshot on (its default; the suite turns it off, vitest.config.ts): the agent's commands then
-// source a snapshot of a login shell that inherited the app-server's environment, keys included, and `env` must still
-// show none of them
+// with Codex's defaults (the suite turns its login-shell snapshot and plugins off, vitest.config.ts): the snapshot is of a
+// login shell that inherited the app-server's environment, keys included, and the agent's `env` must still show none
 const run = (f: { readonly model: { readonly url: string }; readonly stateDir: string; readonly workDir: string }, extra: ReadonlyArray<string>, env: Record<string, string>) =>
   runBin(["run", "--provider-url", f.model.url, "--state-dir", f.stateDir, "--cwd", f.workDir, ...extra, "show me your environment"], {
     env: { CODEX_HARNESS_APP_SERVER_CONFIG: "", ...env }
