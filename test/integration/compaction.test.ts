@@ -55,7 +55,7 @@ const compactionStatuses = (store: Context.Tag.Service<typeof SessionStore>, ses
 const indexOfRequest = (requests: ReadonlyArray<RecordedRequest>, needle: string) => requests.findIndex((r) => r.body.includes(needle))
 
 /** Polls until `check` holds (bounded); true when it did. */
-const within = (check: () => boolean, duration: Duration.DurationInput = "5 seconds") =>
+const within = (check: () => boolean, duration: Duration.DurationInput = "60 seconds") =>
   Effect.sync(check).pipe(
     Effect.repeat({ until: (ok) => ok, schedule: Schedule.spaced("20 millis") }),
     Effect.timeoutTo({ duration, onTimeout: () => false, onSuccess: () => true })
@@ -102,7 +102,7 @@ describe("manual compaction on the real app-server", () => {
       // the compaction turn is the session's run as far as steering goes
       yield* h.work.status("c").pipe(
         Effect.repeat({ until: (status) => status.compacting && status.turnId !== undefined, schedule: Schedule.spaced("20 millis") }),
-        Effect.timeout("5 seconds")
+        Effect.timeout("60 seconds")
       )
       const steered = yield* h.work.steer("c", ["x"])
       expect(steered._tag).toBe("NotSteerable")

@@ -28,11 +28,11 @@ const openHarness = (settings: Parameters<typeof Live.layer>[0]) =>
 const pooledPid = (pool: Context.Tag.Service<typeof ClientPool>, settings: HarnessSettings) =>
   Effect.scoped(Effect.map(leaseSessionClient(pool, settings), (c) => c.pid))
 
-/** Polls a real process until it is gone (bounded: 5 s); true when it went. */
+/** Polls a real process until it is gone (bounded: 60 s); true when it went. */
 const awaitGone = (pid: number | undefined) =>
   Effect.sync(() => !isAlive(pid)).pipe(
     Effect.repeat({ until: (gone) => gone, schedule: Schedule.spaced("20 millis") }),
-    Effect.timeoutTo({ duration: "5 seconds", onTimeout: () => false, onSuccess: () => true })
+    Effect.timeoutTo({ duration: "60 seconds", onTimeout: () => false, onSuccess: () => true })
   )
 
 describe("app-server process lifetime", () => {
@@ -59,7 +59,7 @@ describe("app-server process lifetime", () => {
       expect(isAlive(connection.pid)).toBe(true)
       yield* pool.windDown
       // the receipt: the connection ends because its process exited (not retired, not killed), with the scope still open
-      const ended = yield* connection.terminated.pipe(Effect.timeout("10 seconds"))
+      const ended = yield* connection.terminated.pipe(Effect.timeout("60 seconds"))
       expect(ended).toBeInstanceOf(AppServerExited)
       expect(ended).toMatchObject({ exitCode: 0, signal: null })
       expect(yield* awaitGone(connection.pid)).toBe(true)

@@ -175,7 +175,7 @@ describe("codex-harness serve", () => {
       expect(stoppedIn).toBeLessThan(15_000)
       expect(s.serve.stderr()).toContain("codex-harness serve: stopping (1 running turn interrupted)")
 
-      const ended = yield* Fiber.join(turn).pipe(Effect.timeout("10 seconds"))
+      const ended = yield* Fiber.join(turn).pipe(Effect.timeout("60 seconds"))
       expect(ended._tag, JSON.stringify(ended)).toBe("Success")
       expect(events[0]).toMatchObject({ type: "session.selected", session_id: "stopped-1" })
       expect(events.at(-1)).toMatchObject({ type: "turn.failed", session_id: "stopped-1", status: "interrupted" })
@@ -210,10 +210,10 @@ describe("codex-harness serve", () => {
       } = new WebSocket(s.url, [ControlClient.protocol, `${ControlClient.bearerProtocolPrefix}${s.token}`])
       yield* Effect.addFinalizer(() => Effect.sync(() => a.terminate()))
       a.on("error", () => {})
-      yield* Effect.async<void>((resume) => void a.once("open", () => resume(Effect.void))).pipe(Effect.timeout("10 seconds"))
+      yield* Effect.async<void>((resume) => void a.once("open", () => resume(Effect.void))).pipe(Effect.timeout("60 seconds"))
       const firstChunk = Effect.async<string>((resume) => void a.once("message", (d: Buffer) => resume(Effect.succeed(d.toString()))))
       a.send(JSON.stringify({ _tag: "Request", id: "1", tag: "StartTurn", payload: { session: "slow-1", prompt: "talk a lot" }, headers: [] }) + "\n")
-      expect(yield* firstChunk.pipe(Effect.timeout("10 seconds"))).toContain('"session.selected"')
+      expect(yield* firstChunk.pipe(Effect.timeout("60 seconds"))).toContain('"session.selected"')
       // the receipts that everything was published (B read it all) and that the turn itself is over (its end is in the
       // session's file, written last): A's stream is full, and the turn did not wait for it
       yield* Deferred.await(completed).pipe(Effect.timeout("30 seconds"))
@@ -221,12 +221,12 @@ describe("codex-harness serve", () => {
         const file = path.join(f.stateDir, "sessions", "slow-1.jsonl")
         return fs.existsSync(file) && parseLines(fs.readFileSync(file, "utf8")).records.some((r) => r._tag === "turn")
       })
-      yield* turnEnded.pipe(Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (ended) => ended }), Effect.timeout("10 seconds"))
+      yield* turnEnded.pipe(Effect.repeat({ schedule: Schedule.spaced("20 millis"), until: (ended) => ended }), Effect.timeout("60 seconds"))
       // the run is the session work registry's, not A's stream's: the session is free once the turn's end is written
       // (Health, asked every 100 ms for at most 15 s), while A is still connected and reading nothing
       const released = yield* b.Health().pipe(
         Effect.repeat({ schedule: Schedule.spaced("100 millis"), until: (h) => h.active_turns.length === 0 }),
-        Effect.timeout("15 seconds"),
+        Effect.timeout("60 seconds"),
         Effect.either
       )
       expect(released._tag, "the session stayed busy").toBe("Right")

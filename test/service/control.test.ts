@@ -49,7 +49,7 @@ const interactions = (answerTimeout: Duration.DurationInput = "10 seconds") =>
     const context = yield* Layer.build(Interactions.layer({ answerTimeout }).pipe(Layer.provideMerge(EventHub.layer)))
     const subscription = yield* Context.get(context, EventHub.EventHub).subscribe
     /** the next event published: the receipt that the waiting side got this far (bounded on the real clock) */
-    const next = TestServices.provideLive(Queue.take(subscription).pipe(Effect.timeout("5 seconds"))).pipe(
+    const next = TestServices.provideLive(Queue.take(subscription).pipe(Effect.timeout("60 seconds"))).pipe(
       Effect.map((p): ControlEvent => {
         if (p._tag !== "Event") throw new Error(`expected an event, got ${p._tag}`)
         return p.event

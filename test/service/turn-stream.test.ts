@@ -181,7 +181,7 @@ describe("TurnStream", () => {
     Effect.gen(function* () {
       const hub = Context.get(yield* Layer.build(EventHub.layer), EventHub.EventHub)
       // nothing tracked: done at once
-      yield* hub.delivered.pipe(Effect.timeout("5 seconds"))
+      yield* hub.delivered.pipe(Effect.timeout("60 seconds"))
       const opened = yield* Deferred.make<void>()
       const gate = yield* Deferred.make<void>()
       const reading = yield* Stream.runDrain(hub.track(Stream.fromEffect(Deferred.succeed(opened, undefined).pipe(Effect.zipRight(Deferred.await(gate)))))).pipe(Effect.fork)
@@ -191,6 +191,6 @@ describe("TurnStream", () => {
       expect(Option.isNone(yield* Fiber.poll(delivered))).toBe(true)
       yield* Deferred.succeed(gate, undefined)
       yield* Fiber.join(reading)
-      yield* Fiber.join(delivered).pipe(Effect.timeout("5 seconds"))
+      yield* Fiber.join(delivered).pipe(Effect.timeout("60 seconds"))
     }))
 })
