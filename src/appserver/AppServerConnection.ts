@@ -356,7 +356,9 @@ export const make = (
     }
 
     // one reader fiber for the whole connection; it ends when stdout closes
-    const reader = yield* transport.incoming.pipe(Stream.runForEach(onLine), Effect.forkIn(scope))
+    const reader = yield* (transport.readLines !== undefined ? transport.readLines(onLine) : Stream.runForEach(transport.incoming, onLine)).pipe(
+      Effect.forkIn(scope)
+    )
 
     // termination: stdout closing or the process exiting, whichever comes first; give the other a moment
     yield* Effect.gen(function* () {

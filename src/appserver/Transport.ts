@@ -70,6 +70,11 @@ export interface TransportHandle {
   readonly pid: number | undefined
   /** stdout framed into lines; ends when stdout closes. Single consumer. */
   readonly incoming: Stream.Stream<FramedLine>
+  /**
+   * Optional: the same lines as `incoming` (read one or the other, never both), each given to `onLine` in order until
+   * stdout closes, without stream stages in between; the connection's reader uses it when it is there (LineInbox says why)
+   */
+  readonly readLines?: ((onLine: (line: FramedLine) => Effect.Effect<void>) => Effect.Effect<void>) | undefined
   /** writes one message line (the newline is added); false when stdin is already closed */
   readonly send: (line: string) => Effect.Effect<boolean>
   /** completes when the process has exited */
@@ -253,6 +258,7 @@ const spawnProcess = (options: TransportOptions) =>
     const handle: TransportHandle = {
       pid: child.pid,
       incoming: inbox.stream,
+      readLines: inbox.readLines,
       send: (line) =>
         Effect.async<boolean>((resume) => {
           if (initializePending) {

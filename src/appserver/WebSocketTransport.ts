@@ -173,6 +173,7 @@ export const connect = (options: WebSocketOptions): Effect.Effect<TransportHandl
     const handle: TransportHandle = {
       pid: undefined,
       incoming: inbox.stream,
+      readLines: inbox.readLines,
       send: (line) =>
         Effect.suspend(() =>
           closed

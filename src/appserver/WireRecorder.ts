@@ -8,6 +8,7 @@
 import { Clock, Context, Effect, Layer, Option, Schema, type Scope, Stream } from "effect"
 import * as nodeFs from "node:fs"
 import type { TransportHandle, TransportOptions } from "./Transport.js"
+import type { FramedLine } from "./LineFramer.js"
 import * as WireRecording from "./WireRecording.js"
 
 export class WireRecordingFailed extends Schema.TaggedError<WireRecordingFailed>()("WireRecordingFailed", {
@@ -152,15 +153,19 @@ export const recordTo = (sink: RecordingSink, file: string, options: RecorderOpt
           Effect.ignore,
           Effect.forkScoped
         )
+        // each line the app-server sent is recorded before the connection reads it; a line the recording could not keep
+        // ends the connection's input
+        const record = (framed: FramedLine) =>
+          (framed._tag === "Oversized" ? entry({ from: "app-server", oversized: framed.bytes }) : line("app-server", framed.text)).pipe(
+            Effect.catchAll(() => inner.endInput)
+          )
+        const readLines = inner.readLines
         return {
           ...inner,
-          incoming: inner.incoming.pipe(
-            Stream.tap((framed) =>
-              (framed._tag === "Oversized" ? entry({ from: "app-server", oversized: framed.bytes }) : line("app-server", framed.text)).pipe(
-                Effect.catchAll(() => inner.endInput)
-              )
-            )
-          ),
+          incoming: inner.incoming.pipe(Stream.tap(record)),
+          readLines: readLines === undefined
+            ? undefined
+            : (onLine) => readLines((framed) => Effect.zipRight(record(framed), onLine(framed))),
           // recorded before it is sent: a line the recording could not keep is never sent
           send: (text) => line("harness", text).pipe(Effect.matchEffect({ onFailure: () => broken, onSuccess: () => inner.send(text) })),
           endInput: Effect.zipRight(close, inner.endInput),
