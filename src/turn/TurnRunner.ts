@@ -1,7 +1,7 @@
 // One turn on one thread: open the thread (start, or resume a bound one), subscribe to its notifications before
 // `turn/start`, follow the turn to `turn/completed`, and collect the final assistant text. It owns no state between
 // turns; bindings and the transcript belong to the session room.
-import { Chunk, Clock, Duration, Effect, Fiber, Option, Queue, Ref, type Scope, Stream } from "effect"
+import { Chunk, Duration, Effect, Fiber, Option, Queue, Ref, type Scope, Stream } from "effect"
 import type {
   AskForApproval,
   CollaborationMode,
@@ -253,6 +253,11 @@ const threadStatus = (connection: AppServerConnection, threadId: string) =>
     )
   )
 
+/** the turn's progress so far, written by its follower alone */
+interface ProgressCell {
+  current: TurnProgress.Progress
+}
+
 /** A turn's own message in its queue: wait `seq` ended with nothing of the turn heard (the SilenceClock's watchdog). */
 interface Silence {
   readonly _tag: typeof silenceTag
@@ -294,7 +299,10 @@ export const startTurn = (
     // the turn's own queue, read directly, which also carries the turn's silence checks (see `follow`)
     const inbox = yield* Queue.bounded<ServerNotification | Silence>(inboxSize)
     yield* connection.subscribeInto(inbox, { threadId })
-    const progress = yield* Ref.make(TurnProgress.initial)
+    // where the turn stands, written only by its follower; a plain cell, not a Ref: one Effect step less per message on
+    // the hot path, and the follower and the readers below run on one thread, never at the same time
+    const progress: ProgressCell = { current: TurnProgress.initial }
+    const readProgress = Effect.sync(() => progress.current)
     // Codex is asked to stop a turn once, whoever asks first (a stall, `stop`, the scope's release): a second request
     // would only wait out its own bound again behind one Codex did not answer
     const asked = yield* Ref.make(false)
@@ -311,14 +319,14 @@ export const startTurn = (
         Effect.flatMap(Fiber.join)
       ),
       // a turn that neither completed nor was given up on is still running on the server
-      (turnId) => Effect.flatMap(Ref.get(progress), (p) => (TurnProgress.done(p) ? Effect.void : interruptTurn(turnId)))
+      (turnId) => Effect.suspend(() => (TurnProgress.done(progress.current) ? Effect.void : interruptTurn(turnId)))
     )
     return {
       threadId,
       turnId,
-      progress: Ref.get(progress),
+      progress: readProgress,
       follow: (onEvent) => followTurn(connection, { threadId, turnId, inbox, progress, interrupt: interruptTurn(turnId) }, settings, onEvent),
-      stop: Effect.flatMap(Ref.get(progress), (p) => (TurnProgress.done(p) ? Effect.void : interruptTurn(turnId)))
+      stop: Effect.suspend(() => (TurnProgress.done(progress.current) ? Effect.void : interruptTurn(turnId)))
     } satisfies RunningTurn
     // as a whole: a caller interrupted meanwhile still gets the started turn (to record it); the interruption lands after
   }).pipe(Effect.uninterruptible)
@@ -338,7 +346,7 @@ interface Followed {
   readonly threadId: string
   readonly turnId: string
   readonly inbox: Queue.Queue<ServerNotification | Silence>
-  readonly progress: Ref.Ref<TurnProgress.Progress>
+  readonly progress: ProgressCell
   readonly interrupt: Effect.Effect<void>
 }
 
@@ -369,27 +377,29 @@ const followTurn = (
       Effect.flatMap((there) => (Chunk.isNonEmpty(there) ? Effect.succeed(there) : Effect.map(Queue.take(inbox), Chunk.of))),
       Effect.catchAllCause(() => ended)
     )
-    const startedAt = yield* Clock.currentTimeMillis
+    // the fiber's Clock (a TestClock in tests), read in place on every message instead of as an Effect step each time
+    const time = yield* Effect.clock
+    const startedAt = time.unsafeCurrentTimeMillis()
     const clock = SilenceClock.make(startedAt, stallCheckMs, deadlineMs)
     yield* Effect.forkScoped(SilenceClock.watch(clock, (seq) => Queue.offer(inbox, { _tag: silenceTag, seq })))
     let progress = TurnProgress.initial
     const advance = (next: TurnProgress.Progress) => {
       progress = next
-      return Ref.set(turn.progress, next)
+      turn.progress.current = next
     }
     let heardAt = startedAt
     yield* onEvent(TurnEvent.TurnStarted({ threadId, turnId }))
     while (!TurnProgress.done(progress)) {
-      const now = yield* Clock.currentTimeMillis
+      const now = time.unsafeCurrentTimeMillis()
       if (now - startedAt >= deadlineMs) {
-        yield* advance(TurnProgress.pastDeadline(progress, deadlineMs))
+        advance(TurnProgress.pastDeadline(progress, deadlineMs))
         break
       }
       clock.begin(now)
       for (const item of yield* take) {
         if (item._tag === silenceTag) {
           if (!clock.expire(item.seq)) continue // an earlier wait's, already ended by what was heard
-          const after = yield* Clock.currentTimeMillis
+          const after = time.unsafeCurrentTimeMillis()
           if (after - startedAt >= deadlineMs) break
           const status = yield* threadStatus(connection, threadId)
           const checked = TurnProgress.afterSilence(
@@ -398,14 +408,14 @@ const followTurn = (
             providerSilenceMs
           )
           if (!checked.counts) heardAt = after
-          yield* advance(checked.progress)
+          advance(checked.progress)
           if (TurnProgress.done(progress)) break
           continue
         }
         if (!ours(item)) continue
-        if (clock.heard()) heardAt = yield* Clock.currentTimeMillis
+        if (clock.heard()) heardAt = time.unsafeCurrentTimeMillis()
         yield* onEvent(TurnEvent.Notification({ notification: item }))
-        yield* advance(TurnProgress.absorb(turnId, maxReconnects, progress, item))
+        advance(TurnProgress.absorb(turnId, maxReconnects, progress, item))
         if (TurnProgress.done(progress)) break
       }
     }
