@@ -207,12 +207,18 @@ export const make = (
           ? effect
           : Effect.catchAllCause(effect, (failure) => HarnessLog.warning(`a notification observer failed on ${n.method}`, failure))
       }
-      return Effect.acquireRelease(
-        Effect.sync(() => {
-          if (!subscriptionsClosed) observers.add(filter?.threadId, observer)
-        }),
-        () => Effect.sync(() => observers.remove(filter?.threadId, observer))
-      )
+      // the removal first, then the observer in place unless it ran already (as ServerRequestRoutes.install, for the
+      // same reasons)
+      return Effect.flatMap(Effect.scope, (scope) => {
+        let gone = false
+        const remove = Effect.sync(() => {
+          gone = true
+          observers.remove(filter?.threadId, observer)
+        })
+        return Effect.map(Scope.addFinalizer(scope, remove), () => {
+          if (!subscriptionsClosed && !gone) observers.add(filter?.threadId, observer)
+        })
+      })
     }
     /** observed, then offered to each subscriber that wants it, in turn; a full queue is waited on before the next message is read */
     const publish = (n: ServerNotification): Effect.Effect<void> => {

@@ -30,20 +30,20 @@ export const make = (source: PausableSource, highWater: number): Effect.Effect<L
   Effect.map(Mailbox.make<FramedLine>(), (mailbox) => {
     const lowWater = Math.floor(highWater / 2)
     let paused = false
-    // read on the reader's fiber right after a take; the callbacks that fill the mailbox run outside fibers
-    const unsafeResumeIfDrained = () => {
+    const resumeIfDrainedNow = () => {
+      // bridge: read on the reader's fiber right after a take; the callbacks that fill the mailbox run outside fibers
       const size = Option.getOrElse(mailbox.unsafeSize(), () => 0)
       if (paused && size <= lowWater) {
         paused = false
         source.resume()
       }
     }
-    const resumeIfDrained = Effect.sync(unsafeResumeIfDrained)
+    const resumeIfDrained = Effect.sync(resumeIfDrainedNow)
     const readLines = (onLine: (line: FramedLine) => Effect.Effect<void>): Effect.Effect<void> => {
       const loop: Effect.Effect<void> = Effect.flatMap(mailbox.takeAll, ([lines, done]) => {
-        // bridge: on the reader's fiber, right after the take (as resumeIfDrained)
-        unsafeResumeIfDrained()
-        const each = lines.length === 1 ? onLine(Chunk.unsafeHead(lines)) : Effect.forEach(lines, onLine, { discard: true })
+        // on the reader's fiber, right after the take (as resumeIfDrained)
+        resumeIfDrainedNow()
+        const each = Chunk.isNonEmpty(lines) && lines.length === 1 ? onLine(Chunk.headNonEmpty(lines)) : Effect.forEach(lines, onLine, { discard: true })
         return done ? each : Effect.zipRight(each, loop)
       })
       return loop

@@ -377,9 +377,9 @@ const followTurn = (
       Effect.flatMap((there) => (Chunk.isNonEmpty(there) ? Effect.succeed(there) : Effect.map(Queue.take(inbox), Chunk.of))),
       Effect.catchAllCause(() => ended)
     )
-    // the fiber's Clock (a TestClock in tests), read in place on every message instead of as an Effect step each time
+    // the fiber's Clock (a TestClock in tests), looked up once instead of on every message
     const time = yield* Effect.clock
-    const startedAt = time.unsafeCurrentTimeMillis()
+    const startedAt = yield* time.currentTimeMillis
     const clock = SilenceClock.make(startedAt, stallCheckMs, deadlineMs)
     yield* Effect.forkScoped(SilenceClock.watch(clock, (seq) => Queue.offer(inbox, { _tag: silenceTag, seq })))
     let progress = TurnProgress.initial
@@ -390,7 +390,7 @@ const followTurn = (
     let heardAt = startedAt
     yield* onEvent(TurnEvent.TurnStarted({ threadId, turnId }))
     while (!TurnProgress.done(progress)) {
-      const now = time.unsafeCurrentTimeMillis()
+      const now = yield* time.currentTimeMillis
       if (now - startedAt >= deadlineMs) {
         advance(TurnProgress.pastDeadline(progress, deadlineMs))
         break
@@ -399,7 +399,7 @@ const followTurn = (
       for (const item of yield* take) {
         if (item._tag === silenceTag) {
           if (!clock.expire(item.seq)) continue // an earlier wait's, already ended by what was heard
-          const after = time.unsafeCurrentTimeMillis()
+          const after = yield* time.currentTimeMillis
           if (after - startedAt >= deadlineMs) break
           const status = yield* threadStatus(connection, threadId)
           const checked = TurnProgress.afterSilence(
@@ -413,7 +413,7 @@ const followTurn = (
           continue
         }
         if (!ours(item)) continue
-        if (clock.heard()) heardAt = time.unsafeCurrentTimeMillis()
+        if (clock.heard()) heardAt = yield* time.currentTimeMillis
         yield* onEvent(TurnEvent.Notification({ notification: item }))
         advance(TurnProgress.absorb(turnId, maxReconnects, progress, item))
         if (TurnProgress.done(progress)) break
