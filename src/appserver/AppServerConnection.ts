@@ -3,7 +3,7 @@
 // notifications decoded once into a tagged union and fanned out to subscribers, and a once-only termination that fails
 // every pending request. It is the only code that reads or writes the wire; above it nothing parses a message or
 // matches a method name. It never interprets turns or threads beyond routing by threadId.
-import { Cause, Deferred, Duration, Effect, Exit, Option, Queue, Schema, Scope, Stream } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Mailbox, Option, Queue, Schema, Scope, Stream } from "effect"
 import type { ParseOptions } from "effect/SchemaAST"
 import { ErrorCodes, type RequestId, type RequestMessage } from "../../schemas/jsonrpc.js"
 import {
@@ -96,11 +96,14 @@ export interface AppServerConnection {
     filter?: { readonly threadId?: string | undefined }
   ) => Effect.Effect<Queue.Dequeue<ServerNotification>, never, Scope.Scope>
   /**
-   * `subscribeQueueFor` into a queue of the caller's (bounded, for backpressure), which may also carry its own
-   * messages (a turn's silence check); shut down with the subscription's scope or the connection
+   * `subscribeQueueFor` into a mailbox of the caller's (bounded with the "suspend" strategy, for backpressure), which may
+   * also carry its own messages (a turn's silence check); ended with the subscription's scope or the connection, so its
+   * reader takes what is left and then sees it done. A turn reads its notifications this way: a mailbox's `takeAll` takes
+   * a burst at once and wakes its reader once for the offers of one tick, where a queue's take cost three times the
+   * run-loop steps (bench/turn-ops.ts)
    */
-  readonly subscribeInto: <A>(
-    queue: Queue.Queue<A | ServerNotification>,
+  readonly subscribeMailbox: <A>(
+    mailbox: Mailbox.Mailbox<A | ServerNotification>,
     filter?: { readonly threadId?: string | undefined }
   ) => Effect.Effect<void, never, Scope.Scope>
   /**
@@ -144,6 +147,13 @@ const resultDecoders = new Map<string, (u: unknown) => Effect.Effect<unknown, Pr
   })
 )
 
+/** a subscription's receiving end: a queue or a mailbox, offered each notification it asked for (waiting when full) */
+interface Subscriber {
+  readonly offer: (notification: ServerNotification) => Effect.Effect<unknown>
+  /** the connection or the subscription ended: shuts a queue down, ends a mailbox (its reader takes what is left) */
+  readonly close: Effect.Effect<unknown>
+}
+
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 const isRequestId = (u: unknown): u is RequestId => typeof u === "string" || (typeof u === "number" && Number.isInteger(u))
 
@@ -165,7 +175,7 @@ export const make = (
     // between). A full queue holds up the reader until it has room (backpressure, as documented on `subscribe`).
     // Observers (`forEachNotification`) run on the reader itself: no queue and no fiber to wake per message.
     const buffer = options.notificationBuffer ?? defaults.notificationBuffer
-    const queues = new ThreadRoutes<Queue.Enqueue<ServerNotification>>()
+    const queues = new ThreadRoutes<Subscriber>()
     const observers = new ThreadRoutes<(n: ServerNotification) => Effect.Effect<void>>()
     let subscriptionsClosed = false
     yield* Scope.addFinalizer(
@@ -173,22 +183,26 @@ export const make = (
       Effect.suspend(() => {
         subscriptionsClosed = true
         observers.drain()
-        return Effect.forEach(queues.drain(), Queue.shutdown, { discard: true })
+        return Effect.forEach(queues.drain(), (subscriber) => subscriber.close, { discard: true })
       })
     )
-    const subscribeInto = <A>(queue: Queue.Queue<A | ServerNotification>, filter?: { readonly threadId?: string | undefined }) =>
+    const subscribeWith = (subscriber: Subscriber, filter: { readonly threadId?: string | undefined } | undefined) =>
       Effect.acquireRelease(
         Effect.suspend(() => {
-          if (subscriptionsClosed) return Queue.shutdown(queue)
-          queues.add(filter?.threadId, queue)
+          if (subscriptionsClosed) return subscriber.close
+          queues.add(filter?.threadId, subscriber)
           return Effect.void
         }),
         () =>
           Effect.suspend(() => {
-            queues.remove(filter?.threadId, queue)
-            return Queue.shutdown(queue)
+            queues.remove(filter?.threadId, subscriber)
+            return subscriber.close
           })
-      )
+      ).pipe(Effect.asVoid)
+    const subscribeInto = (queue: Queue.Queue<ServerNotification>, filter?: { readonly threadId?: string | undefined }) =>
+      subscribeWith({ offer: (n) => Queue.offer(queue, n), close: Queue.shutdown(queue) }, filter)
+    const subscribeMailbox = <A>(mailbox: Mailbox.Mailbox<A | ServerNotification>, filter?: { readonly threadId?: string | undefined }) =>
+      subscribeWith({ offer: (n) => mailbox.offer(n), close: mailbox.end }, filter)
     const subscribeQueueFor = (filter?: { readonly threadId?: string | undefined }) =>
       Effect.flatMap(Queue.bounded<ServerNotification>(buffer), (queue) => Effect.as(subscribeInto(queue, filter), queue)) as Effect.Effect<
         Queue.Dequeue<ServerNotification>,
@@ -229,8 +243,8 @@ export const make = (
       const offered: Effect.Effect<void> = targets.length === 0
         ? Effect.void
         : targets.length === 1
-        ? Effect.asVoid(Queue.offer(targets[0]!, n))
-        : Effect.forEach(targets, (queue) => Queue.offer(queue, n), { discard: true })
+        ? Effect.asVoid(targets[0]!.offer(n))
+        : Effect.forEach(targets, (subscriber) => subscriber.offer(n), { discard: true })
       if (watching.length === 0) return offered
       // each observer is asked at once (an answer is a description, not yet run), and only the effects that do
       // something are run, in the observers' order, before the subscribers get the notification: on a warm turn most
@@ -443,7 +457,7 @@ export const make = (
       subscribe: (filter) => Effect.map(subscribeQueueFor(filter), (queue) => Stream.fromQueue(queue)),
       subscribeQueue: subscribeQueueFor(),
       subscribeQueueFor,
-      subscribeInto,
+      subscribeMailbox,
       forEachNotification,
       handle: router.install,
       terminated: Deferred.await(terminatedDeferred),

@@ -1,7 +1,7 @@
 // One turn on one thread: open the thread (start, or resume a bound one), subscribe to its notifications before
 // `turn/start`, follow the turn to `turn/completed`, and collect the final assistant text. It owns no state between
 // turns; bindings and the transcript belong to the session room.
-import { Chunk, Duration, Effect, Fiber, Option, Queue, Ref, type Scope, Stream } from "effect"
+import { Chunk, Duration, Effect, Fiber, Mailbox, Option, Ref, type Scope, Stream } from "effect"
 import type {
   AskForApproval,
   CollaborationMode,
@@ -297,8 +297,8 @@ export const startTurn = (
 ): Effect.Effect<RunningTurn, RequestError, Scope.Scope> =>
   Effect.gen(function* () {
     // the turn's own queue, read directly, which also carries the turn's silence checks (see `follow`)
-    const inbox = yield* Queue.bounded<ServerNotification | Silence>(inboxSize)
-    yield* connection.subscribeInto(inbox, { threadId })
+    const inbox = yield* Mailbox.make<ServerNotification | Silence>({ capacity: inboxSize, strategy: "suspend" })
+    yield* connection.subscribeMailbox(inbox, { threadId })
     // where the turn stands, written only by its follower; a plain cell, not a Ref: one Effect step less per message on
     // the hot path, and the follower and the readers below run on one thread, never at the same time
     const progress: ProgressCell = { current: TurnProgress.initial }
@@ -345,7 +345,7 @@ export const runTurn = (
 interface Followed {
   readonly threadId: string
   readonly turnId: string
-  readonly inbox: Queue.Queue<ServerNotification | Silence>
+  readonly inbox: Mailbox.Mailbox<ServerNotification | Silence>
   readonly progress: ProgressCell
   readonly interrupt: Effect.Effect<void>
 }
@@ -370,18 +370,18 @@ const followTurn = (
     const stallCheckMs = Math.min(Duration.toMillis(settings.stallCheckAfter ?? defaultStallCheckAfter), providerSilenceMs / 4)
     const deadlineMs = settings.deadline !== undefined ? Duration.toMillis(settings.deadline) : Number.POSITIVE_INFINITY
     const ours = (n: ServerNotification) => n._tag === "DroppedLine" || turnIdOf(n) === turnId
-    // the subscription only ends with the connection (its queue is shut down, a take interrupted): then the
-    // connection's cause is the turn's failure
+    // while the turn is followed, its subscription only ends with the connection (the mailbox is ended, and done once
+    // what it held is taken): then the connection's cause is the turn's failure
     const ended = Effect.flatMap(connection.terminated, Effect.fail)
-    const take: Effect.Effect<Chunk.Chunk<ServerNotification | Silence>, RequestError> = Queue.takeAll(inbox).pipe(
-      Effect.flatMap((there) => (Chunk.isNonEmpty(there) ? Effect.succeed(there) : Effect.map(Queue.take(inbox), Chunk.of))),
-      Effect.catchAllCause(() => ended)
+    const take: Effect.Effect<Chunk.Chunk<ServerNotification | Silence>, RequestError> = Effect.flatMap(
+      inbox.takeAll,
+      ([there, done]) => (Chunk.isNonEmpty(there) ? Effect.succeed(there) : done ? ended : Effect.succeed(there))
     )
     // the fiber's Clock (a TestClock in tests), looked up once instead of on every message
     const time = yield* Effect.clock
     const startedAt = yield* time.currentTimeMillis
     const clock = SilenceClock.make(startedAt, stallCheckMs, deadlineMs)
-    yield* Effect.forkScoped(SilenceClock.watch(clock, (seq) => Queue.offer(inbox, { _tag: silenceTag, seq })))
+    yield* Effect.forkScoped(SilenceClock.watch(clock, (seq) => inbox.offer({ _tag: silenceTag, seq })))
     let progress = TurnProgress.initial
     const advance = (next: TurnProgress.Progress) => {
       progress = next
