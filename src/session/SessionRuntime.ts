@@ -87,6 +87,19 @@ export const make = Effect.gen(function* () {
   const userCodexHome = yield* userCodexHomeConfig
   const providerKey = yield* providerKeyConfig(settings.providerKeyEnv)
   const fresh = Runtimes.runtimeFor(settings, userCodexHome)
+  // the client spec of a runtime, worked out once: every turn resolves its session's runtime (twice), and the spec
+  // (provider and MCP arguments, URL checks) depends only on the runtime's fields, these settings and the key
+  const specs = new Map<string, ClientSpec>()
+  const specFor = (runtime: Runtime): ClientSpec => {
+    const key = JSON.stringify([runtime.transport, runtime.codexHome, runtime.transport === "websocket" ? runtime.url : runtime.providerUrl])
+    let spec = specs.get(key)
+    if (spec === undefined) {
+      if (specs.size >= 64) specs.clear()
+      spec = Runtimes.clientSpecFor(runtime, settings, providerKey)
+      specs.set(key, spec)
+    }
+    return spec
+  }
   // sessions already told that their record wins; a notice is worth one line per process, not one per turn
   const noticed = new Set<string>()
 
@@ -101,7 +114,7 @@ export const make = Effect.gen(function* () {
       // the remote app-server has its own CODEX_HOME and provider: only its URL is the harness's to compare
       return Effect.succeed({
         runtime: recorded,
-        spec: Runtimes.clientSpecFor(recorded, settings, providerKey),
+        spec: specFor(recorded),
         notice: remoteRequested ? undefined : `session ${sessionId} continues where it was made: ${Runtimes.describeAppServer(recorded)}`
       })
     }
@@ -126,7 +139,7 @@ export const make = Effect.gen(function* () {
     const differs = providerDiffers || recorded.codexHome !== fresh.codexHome
     return Effect.succeed({
       runtime: recorded,
-      spec: Runtimes.clientSpecFor(recorded, settings, providerKey),
+      spec: specFor(recorded),
       notice: differs
         ? `session ${sessionId} continues where it was made: provider ${Runtimes.describeProvider(recorded)}, CODEX_HOME ${recorded.codexHome}`
         : undefined
@@ -168,7 +181,7 @@ export const make = Effect.gen(function* () {
       if (state.binding?.locked === true) {
         return Effect.fail(new SupervisedBindingDrift({ sessionId, reason: "the binding records no private connection" }))
       }
-      return Effect.succeed({ runtime: fresh, spec: Runtimes.clientSpecFor(fresh, settings, providerKey), notice: undefined })
+      return Effect.succeed({ runtime: fresh, spec: specFor(fresh), notice: undefined })
     }
     return recorded.locked ? supervised(sessionId, recorded) : ordinary(sessionId, recorded)
   }
@@ -218,7 +231,7 @@ export const make = Effect.gen(function* () {
     fresh,
     resolve,
     lease,
-    leaseFresh: Effect.map(leaseRuntime(fresh, Runtimes.clientSpecFor(fresh, settings, providerKey)), (connection) => ({
+    leaseFresh: Effect.map(leaseRuntime(fresh, specFor(fresh)), (connection) => ({
       connection,
       runtime: fresh
     })),
