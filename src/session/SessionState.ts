@@ -87,3 +87,30 @@ export const sessionState = (records: ReadonlyArray<SessionRecord>): SessionStat
   }
   return stateOfFold({ ...fold, probes })
 }
+
+/**
+ * `sessionState` for sessions whose records are read again as they grow: a held session is read before each of its
+ * turns, and folding all its records each time made a long chat's turns cost more the longer it ran. The fold of what
+ * was read last is kept per session (at most `limit` sessions), and records that extend it (the same record objects
+ * first and where the last read ended, as a held journal's copies are) are folded on from there; anything else (a
+ * store that reads afresh, a rewritten file) is folded whole.
+ */
+export const growingStates = (limit = 256) => {
+  interface Seen {
+    readonly length: number
+    readonly first: SessionRecord | undefined
+    readonly last: SessionRecord | undefined
+    readonly fold: StateFold
+  }
+  const seen = new Map<string, Seen>()
+  return (sessionId: string, records: ReadonlyArray<SessionRecord>): SessionState => {
+    const known = seen.get(sessionId)
+    const extended = known !== undefined && known.length > 0 && records.length >= known.length &&
+      records[0] === known.first && records[known.length - 1] === known.last
+    let fold = extended ? known.fold : emptyFold
+    for (let i = extended ? known.length : 0; i < records.length; i++) fold = stepState(fold, records[i]!)
+    if (known === undefined && seen.size >= limit) seen.delete(seen.keys().next().value!)
+    seen.set(sessionId, { length: records.length, first: records[0], last: records[records.length - 1], fold })
+    return stateOfFold(fold)
+  }
+}

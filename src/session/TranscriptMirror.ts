@@ -19,7 +19,7 @@ import {
   SessionStore,
   type SessionStoreError
 } from "./SessionStore.js"
-import { type SessionState, sessionState } from "./SessionState.js"
+import { growingStates, type SessionState } from "./SessionState.js"
 import * as HarnessLog from "../platform/HarnessLog.js"
 
 export type MirrorError = SessionStoreError | InvalidSessionId
@@ -180,6 +180,7 @@ export const make = Effect.gen(function* () {
 
   // a session is read before every turn; its corrupt lines are said once per process, not once per turn
   const warned = new Set<string>()
+  const states = growingStates()
 
   const service: TranscriptMirrorService = {
     read: (sessionId) =>
@@ -190,7 +191,7 @@ export const make = Effect.gen(function* () {
           warned.add(sessionId)
           yield* HarnessLog.warning(corruptWarning(store.locate(sessionId), sessionId, contents.corrupt))
         }
-        return { contents, state: sessionState(contents.records) }
+        return { contents, state: states(sessionId, contents.records) }
       }),
     prompt: (sessionId, text, kind = "user") =>
       append(sessionId, { _tag: "user", at: now(), text, ...(kind !== "user" ? { kind } : {}) }),
