@@ -4,7 +4,7 @@
 // carries it. The hub slides:
 // a subscriber that falls more than `capacity` events behind loses the oldest ones instead of holding up every turn (a
 // turn's own stream too, in the extreme: it then still ends within a bound, see TurnStream.ts).
-import { Context, Effect, Layer, PubSub, type Queue, type Scope, Stream, SubscriptionRef } from "effect"
+import { Context, Effect, Layer, Mailbox, PubSub, type Queue, type Scope, Stream, SubscriptionRef } from "effect"
 import type { ControlEvent } from "../../schemas/control.js"
 import { Delivery } from "../ports/Delivery.js"
 import { replyEvent } from "./jsonEvents.js"
@@ -26,6 +26,12 @@ export interface EventHubService {
   readonly recorded: (sessionId: string, runId: number) => Effect.Effect<void>
   readonly end: (sessionId: string, runId: number) => Effect.Effect<void>
   readonly subscribe: Effect.Effect<Queue.Dequeue<Published>, never, Scope.Scope>
+  /**
+   * The same subscription as a mailbox that slides as the hub does, ended when the hub closes: a message's stream
+   * (TurnStream) reads its run's events this way, a burst in one `takeAll` and one wake per tick, where taking each from
+   * a PubSub subscription cost about as many run-loop steps as the rest of serve's work on the event
+   */
+  readonly subscribeMailbox: Effect.Effect<Mailbox.ReadonlyMailbox<Published>, never, Scope.Scope>
   /** a message's stream to a client, counted while it is read (see `delivered`) */
   readonly track: <A, E, R>(stream: Stream.Stream<A, E, R>) => Stream.Stream<A, E, R>
   /** `track` for what is read within a scope (a mailbox the RPC server reads): counted until the scope closes */
@@ -43,14 +49,39 @@ export const layer = Layer.scoped(
   EventHub,
   Effect.gen(function* () {
     const hub = yield* Effect.acquireRelease(PubSub.sliding<Published>(capacity), PubSub.shutdown)
+    // the PubSub's subscribers (Watch streams, the cluster's views), counted so that a publish with none skips it, and
+    // the mailbox subscribers (messages' streams), each offered every event; both slide at `capacity`
+    let queueSubscribers = 0
+    const mailboxes = new Set<Mailbox.Mailbox<Published>>()
+    let closed = false
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        closed = true
+        const ending = [...mailboxes]
+        mailboxes.clear()
+        return Effect.forEach(ending, (mailbox) => mailbox.end, { discard: true })
+      }))
+    const publish = (published: Published): Effect.Effect<void> => {
+      const toQueues = queueSubscribers === 0 ? Effect.void : Effect.asVoid(PubSub.publish(hub, published))
+      if (mailboxes.size === 0) return toQueues
+      return Effect.zipRight(toQueues, Effect.forEach(mailboxes, (mailbox) => mailbox.offer(published), { discard: true }))
+    }
     const readers = yield* SubscriptionRef.make(0)
     const reading = Effect.acquireRelease(SubscriptionRef.update(readers, (n) => n + 1), () => SubscriptionRef.update(readers, (n) => n - 1))
     return {
-      publish: (sessionId, event, runId) => PubSub.publish(hub, { _tag: "Event", sessionId, event, runId }).pipe(Effect.asVoid),
-      start: (sessionId, runId) => PubSub.publish(hub, { _tag: "Start", sessionId, runId }).pipe(Effect.asVoid),
-      recorded: (sessionId, runId) => PubSub.publish(hub, { _tag: "Recorded", sessionId, runId }).pipe(Effect.asVoid),
-      end: (sessionId, runId) => PubSub.publish(hub, { _tag: "End", sessionId, runId }).pipe(Effect.asVoid),
-      subscribe: PubSub.subscribe(hub),
+      publish: (sessionId, event, runId) => publish({ _tag: "Event", sessionId, event, runId }),
+      start: (sessionId, runId) => publish({ _tag: "Start", sessionId, runId }),
+      recorded: (sessionId, runId) => publish({ _tag: "Recorded", sessionId, runId }),
+      end: (sessionId, runId) => publish({ _tag: "End", sessionId, runId }),
+      subscribe: Effect.acquireRelease(
+        Effect.sync(() => void queueSubscribers++),
+        () => Effect.sync(() => void queueSubscribers--)
+      ).pipe(Effect.zipRight(PubSub.subscribe(hub))),
+      subscribeMailbox: Effect.acquireRelease(
+        Effect.tap(Mailbox.make<Published>({ capacity, strategy: "sliding" }), (mailbox) =>
+          closed ? mailbox.end : Effect.sync(() => void mailboxes.add(mailbox))),
+        (mailbox) => Effect.zipRight(Effect.sync(() => void mailboxes.delete(mailbox)), mailbox.shutdown)
+      ),
       track: (stream) => Stream.unwrapScoped(Effect.as(reading, stream)),
       reading,
       delivered: readers.changes.pipe(Stream.takeUntil((n) => n === 0), Stream.runDrain)

@@ -5,7 +5,7 @@
 // carries the message, as HubObserver publishes them (the turn's own events, its deltas, replies, approvals and
 // questions), up to that run's end mark. The run belongs to the registry, not to the stream: a client that goes away
 // (a reloaded page, a dropped connection) leaves it running; `Interrupt` stops it.
-import { Cause, Context, Deferred, Effect, ExecutionStrategy, Exit, Fiber, Layer, Mailbox, Queue, Scope, type Stream } from "effect"
+import { Cause, Context, Deferred, Effect, ExecutionStrategy, Exit, Fiber, Layer, Mailbox, Scope, type Stream } from "effect"
 import { type ControlEvent, ControlFailure } from "../../schemas/control.js"
 import { eventsVersion } from "../../schemas/events.js"
 import type { HarnessError, SteerOutcome, TurnResult } from "../harness/CodexHarness.js"
@@ -129,7 +129,7 @@ export const open = (
     const parent = options.followIn ?? caller
     const followScope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
     // subscribed before the message is submitted, so nothing the run that carries it publishes is missed
-    const subscription = yield* Scope.extend(hub.subscribe, followScope)
+    const subscription = yield* Scope.extend(hub.subscribeMailbox, followScope)
     const outcome: Array<ControlEvent> = []
     // done when the following has seen the run's end (or stopped): the outcome is then as complete as it gets
     const followed = yield* Deferred.make<void>()
@@ -197,27 +197,31 @@ export const open = (
         let inRun = carried._tag !== "Turn"
         let threadId: string | undefined
         while (true) {
-          const published = yield* Queue.take(subscription)
-          if (published.sessionId !== sessionId) continue
-          if (published._tag === "Start") {
-            if (published.runId === runId) inRun = true
-            continue
+          const [batch, done] = yield* subscription.takeAll
+          for (const published of batch) {
+            if (published.sessionId !== sessionId) continue
+            if (published._tag === "Start") {
+              if (published.runId === runId) inRun = true
+              continue
+            }
+            if (published._tag === "End") {
+              if (published.runId === runId) return
+              continue
+            }
+            if (published._tag === "Recorded") {
+              if (published.runId === runId) yield* Deferred.succeed(sawRecorded, undefined)
+              continue
+            }
+            // a run's own event carries its id; the session's others (replies, approvals) belong to the run under way
+            if (published.runId !== undefined ? published.runId !== runId : !inRun) continue
+            const event = published.event
+            if (event.type === "thread.started") threadId = event.thread_id
+            if (event.type === "turn.started" && options.onStarted !== undefined) yield* options.onStarted(threadId, event.turn_id)
+            if (event.type === "reply" || isTerminal(event)) outcome.push(event)
+            yield* mailbox.offer(event)
           }
-          if (published._tag === "End") {
-            if (published.runId === runId) return
-            continue
-          }
-          if (published._tag === "Recorded") {
-            if (published.runId === runId) yield* Deferred.succeed(sawRecorded, undefined)
-            continue
-          }
-          // a run's own event carries its id; the session's others (replies, approvals) belong to the run under way
-          if (published.runId !== undefined ? published.runId !== runId : !inRun) continue
-          const event = published.event
-          if (event.type === "thread.started") threadId = event.thread_id
-          if (event.type === "turn.started" && options.onStarted !== undefined) yield* options.onStarted(threadId, event.turn_id)
-          if (event.type === "reply" || isTerminal(event)) outcome.push(event)
-          yield* mailbox.offer(event)
+          // the hub closed (the process is stopping): the following ends as when its run ends
+          if (done) return
         }
       })
 
