@@ -28,8 +28,8 @@ export interface EventHubService {
   readonly subscribe: Effect.Effect<Queue.Dequeue<Published>, never, Scope.Scope>
   /**
    * The same subscription as a mailbox that slides as the hub does, ended when the hub closes: a message's stream
-   * (TurnStream) reads its run's events this way, a burst in one `takeAll` and one wake per tick, where taking each from
-   * a PubSub subscription cost about as many run-loop steps as the rest of serve's work on the event
+   * (TurnStream) reads its run's events this way, a burst in one `takeAll` and one wake per tick (125 run-loop steps
+   * fewer a warm turn through serve than taking each from a PubSub subscription, bench/turn-ops.ts --serve)
    */
   readonly subscribeMailbox: Effect.Effect<Mailbox.ReadonlyMailbox<Published>, never, Scope.Scope>
   /** a message's stream to a client, counted while it is read (see `delivered`) */

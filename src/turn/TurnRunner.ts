@@ -258,13 +258,13 @@ interface ProgressCell {
   current: TurnProgress.Progress
 }
 
-/** A turn's own message in its queue: wait `seq` ended with nothing of the turn heard (the SilenceClock's watchdog). */
+/** A turn's own message in its mailbox: wait `seq` ended with nothing of the turn heard (the SilenceClock's watchdog). */
 interface Silence {
   readonly _tag: typeof silenceTag
   readonly seq: number
 }
 const silenceTag = "codex-harness/TurnSilence" as const
-/** the turn's queue, as large as the connection's default subscription buffer */
+/** the turn's mailbox, as large as the connection's default subscription buffer */
 const inboxSize = 4_096
 
 /** A turn the app-server has started, held for the length of a Scope (see `startTurn`). */
@@ -296,7 +296,7 @@ export const startTurn = (
   extras: TurnExtras = {}
 ): Effect.Effect<RunningTurn, RequestError, Scope.Scope> =>
   Effect.gen(function* () {
-    // the turn's own queue, read directly, which also carries the turn's silence checks (see `follow`)
+    // the turn's own mailbox, read directly, which also carries the turn's silence checks (see `follow`)
     const inbox = yield* Mailbox.make<ServerNotification | Silence>({ capacity: inboxSize, strategy: "suspend" })
     yield* connection.subscribeMailbox(inbox, { threadId })
     // where the turn stands, written only by its follower; a plain cell, not a Ref: one Effect step less per message on
@@ -353,7 +353,7 @@ interface Followed {
 /**
  * The turn's notifications folded into its progress until it is done. When the turn goes quiet, the app-server is
  * asked (a passive status read) instead of waited on blindly: one watchdog fiber for the whole turn puts a Silence into
- * the turn's queue when a wait of stallCheckMs (or the deadline) passes with nothing of the turn heard, so a wait
+ * the turn's mailbox when a wait of stallCheckMs (or the deadline) passes with nothing of the turn heard, so a wait
  * costs no timer and no fiber of its own.
  */
 const followTurn = (
