@@ -26,6 +26,7 @@ import { initializeParams } from "./InitializeRequest.js"
 import type { FramedLine } from "./LineFramer.js"
 import * as WireLog from "./WireLog.js"
 import * as Notifications from "./Notifications.js"
+import { registerForScope } from "./ScopedRegistration.js"
 import { ThreadRoutes } from "./ThreadRoutes.js"
 import { answeredByPeople, maskStrings } from "./Redaction.js"
 import { type HandlerFailure, makeRouter, type ServerRequestRoute } from "./ServerRequestRoutes.js"
@@ -221,18 +222,12 @@ export const make = (
           ? effect
           : Effect.catchAllCause(effect, (failure) => HarnessLog.warning(`a notification observer failed on ${n.method}`, failure))
       }
-      // the removal first, then the observer in place unless it ran already (as ServerRequestRoutes.install, for the
-      // same reasons)
-      return Effect.flatMap(Effect.scope, (scope) => {
-        let gone = false
-        const remove = Effect.sync(() => {
-          gone = true
-          observers.remove(filter?.threadId, observer)
-        })
-        return Effect.map(Scope.addFinalizer(scope, remove), () => {
-          if (!subscriptionsClosed && !gone) observers.add(filter?.threadId, observer)
-        })
-      })
+      return registerForScope(
+        () => {
+          if (!subscriptionsClosed) observers.add(filter?.threadId, observer)
+        },
+        Effect.sync(() => observers.remove(filter?.threadId, observer))
+      )
     }
     /** observed, then offered to each subscriber that wants it, in turn; a full queue is waited on before the next message is read */
     const publish = (n: ServerNotification): Effect.Effect<void> => {

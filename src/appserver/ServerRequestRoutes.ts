@@ -2,9 +2,10 @@
 // responses. Params are decoded once, here; a request nobody handles, or whose params cannot be read by a route that
 // has no answer for that, gets a JSON-RPC error reply, so Codex is never left waiting. Routes live as long as the Scope
 // they were installed in; newer routes win.
-import { Deferred, Effect, Schema, Scope } from "effect"
+import { Deferred, Effect, Schema, type Scope } from "effect"
 import type { ParseOptions } from "effect/SchemaAST"
 import { ErrorCodes, type RequestId } from "../../schemas/jsonrpc.js"
+import { registerForScope } from "./ScopedRegistration.js"
 import {
   type ServerRequestMethod,
   type ServerRequestParams,
@@ -71,11 +72,9 @@ export const makeRouter = (): Router => {
   // newest first; replaced (never mutated) so a request in flight keeps the list it started with
   let routes: ReadonlyArray<Installed> = []
 
-  // Every turn installs a dozen routes and observers, so this is on the hot path: the removal is added to the Scope
-  // first and the route registered after it, in place, unless the removal has already run (a Scope already closed runs
-  // it at once); an interruption between the two leaves a removal of nothing. Fewer run-loop steps than acquireRelease.
+  // every turn installs a dozen routes and observers: registered in place (ScopedRegistration), on the hot path
   const install = <M extends ServerRequestMethod>(method: M, route: ServerRequestRoute<M>) =>
-    Effect.flatMap(Effect.zip(Effect.scope, Deferred.make<void>()), ([scope, removed]) => {
+    Effect.flatMap(Deferred.make<void>(), (removed) => {
       const installed: Installed = {
         method,
         threadId: route.threadId,
@@ -84,15 +83,11 @@ export const makeRouter = (): Router => {
         invalid: route.invalid as Installed["invalid"],
         removed
       }
-      let gone = false
       const remove = Effect.suspend(() => {
-        gone = true
         routes = routes.filter((r) => r !== installed)
-        return Deferred.succeed(installed.removed, undefined)
+        return Effect.asVoid(Deferred.succeed(installed.removed, undefined))
       })
-      return Effect.map(Scope.addFinalizer(scope, remove), () => {
-        if (!gone) routes = [installed, ...routes]
-      })
+      return registerForScope(() => void (routes = [installed, ...routes]), remove)
     })
 
   const run = (route: Installed, method: string, work: Effect.Effect<unknown, HandlerFailure>) =>
