@@ -26,6 +26,7 @@
 // from node_modules at run time but the codex binary, which is found at run time through @openai/codex (never imported).
 import * as esbuild from "esbuild"
 import { spawnSync } from "node:child_process"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -105,6 +106,40 @@ const warnAboutConnectEntry = (metafile) => {
   console.warn(`bundle: warning: dist/bundle/connect.cjs (run/chat --connect) loads ${heavy.length} modules of Effect or the harness, e.g. ${heavy.slice(0, 3).join(", ")}`)
 }
 
+/**
+ * `npm test` builds again after `npm ci` has built (prepare), and a developer's test runs build every time: when no
+ * input of any bundle has changed since the last build (dist/bundle/inputs.json: each input file's size and mtime,
+ * and a hash of what else decides the output: this script, the bin, package.json, the lockfile, Node's version),
+ * nothing is bundled again and the code caches runs have written stay. About 2 CPU-s and the `config schema` warm-up
+ * a test run does not repeat. Any change, a missing output or an unreadable stamp builds everything.
+ */
+const stampFile = path.join(outdir, "inputs.json")
+const outputs = ["cli.cjs", "hook-relay.cjs", "prelaunch.cjs", "connect.cjs", "control-ui.js", "control-ui.html", "help.json", "cli.code-cache"]
+const buildKey = () => {
+  const hash = createHash("sha256").update(process.version)
+  for (const file of ["scripts/bundle.mjs", "bin/codex-harness.js", "package.json", "package-lock.json", "src/control/ui/index.html"]) {
+    hash.update(`\0${file}\0`).update(fs.readFileSync(path.join(root, file)))
+  }
+  return hash.digest("hex")
+}
+const sameFile = ([file, size, mtimeMs]) => {
+  const stat = fs.statSync(path.join(root, file), { throwIfNoEntry: false })
+  return stat !== undefined && stat.size === size && stat.mtimeMs === mtimeMs
+}
+const upToDate = () => {
+  try {
+    const stamp = JSON.parse(fs.readFileSync(stampFile, "utf8"))
+    return stamp.key === buildKey() && outputs.every((file) => fs.existsSync(path.join(outdir, file))) &&
+      Array.isArray(stamp.inputs) && stamp.inputs.length > 0 && stamp.inputs.every(sameFile)
+  } catch {
+    return false
+  }
+}
+if (upToDate()) {
+  console.log("bundle: dist/bundle is up to date with its inputs (dist/bundle/inputs.json)")
+  process.exit(0)
+}
+
 // start empty: no stale file (an old code cache, chunks of an earlier layout) is shipped
 fs.rmSync(outdir, { recursive: true, force: true })
 
@@ -122,11 +157,11 @@ const script = {
   banner: { js: 'const __codexHarnessScriptUrl = require("node:url").pathToFileURL(__filename).href;' }
 }
 
-const [cli, , , connect, ui] = await Promise.all([
+const [cli, hookRelay, prelaunch, connect, ui] = await Promise.all([
   esbuild.build({ ...script, entryPoints: { cli: "src/cli/main.ts" }, metafile: true, plugins: [withoutCliFileParsers] }),
-  esbuild.build({ ...script, entryPoints: { "hook-relay": "src/cli/hookRelay.ts" } }),
+  esbuild.build({ ...script, entryPoints: { "hook-relay": "src/cli/hookRelay.ts" }, metafile: true }),
   // a cold `run`'s early spawn of its app-server (src/cli/prelaunch.ts), which the bin runs before loading cli.cjs
-  esbuild.build({ ...script, entryPoints: { prelaunch: "src/cli/prelaunch.ts" } }),
+  esbuild.build({ ...script, entryPoints: { prelaunch: "src/cli/prelaunch.ts" }, metafile: true }),
   // `run --connect` and `chat --connect` without the CLI (src/cli/remote/entry.ts): CommonJS, which the bin loads with
   // require; no Effect in it (a warning below says so if one comes in)
   esbuild.build({ ...common, format: "cjs", entryPoints: { connect: "src/cli/remote/entry.ts" }, outExtension: { ".js": ".cjs" }, metafile: true }),
@@ -178,3 +213,12 @@ const warmUp = spawnSync(process.execPath, [...shebangFlags, binFile, "config", 
 if (warmUp.status !== 0 || !fs.existsSync(path.join(outdir, "cli.code-cache"))) {
   console.warn(`bundle: warning: no code cache written (config schema: exit ${warmUp.status ?? warmUp.signal}); the CLI starts without one`)
 }
+
+// written last: a build that failed before here leaves no stamp, and the next one builds everything
+const inputs = [...new Set([cli, hookRelay, prelaunch, connect, ui].flatMap((result) => Object.keys(result.metafile.inputs)))]
+  .filter((file) => !file.includes(":"))
+  .map((file) => {
+    const stat = fs.statSync(path.join(root, file))
+    return [file, stat.size, stat.mtimeMs]
+  })
+fs.writeFileSync(stampFile, JSON.stringify({ key: buildKey(), inputs }))

@@ -12,9 +12,9 @@
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
-import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
+import { testCacheDir } from "./testCache.js"
 
 export interface ChromiumLaunch {
   readonly executablePath: string
@@ -26,34 +26,6 @@ export interface ChromiumLaunch {
 }
 
 const debianChromium = "/usr/bin/chromium"
-
-/** this user's directory for what the tests cache: created when missing, refused when it is not this user's alone */
-export const testCacheDir = (): string => {
-  const uid = process.getuid?.() ?? 0
-  const home = os.homedir()
-  const base = process.env["XDG_CACHE_HOME"] || (home !== "" ? path.join(home, ".cache") : "")
-  if (base !== "") {
-    try {
-      const dir = path.join(base, "codex-harness-tests")
-      fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-      fs.accessSync(dir, fs.constants.W_OK)
-      return dir
-    } catch {
-      // a home that cannot be written (nobody's /nonexistent): the temp dir
-    }
-  }
-  const dir = path.join(os.tmpdir(), `codex-harness-tests-${uid}`)
-  try {
-    fs.mkdirSync(dir, { mode: 0o700 })
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e
-  }
-  const st = fs.lstatSync(dir)
-  if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) {
-    throw new Error(`${dir} is not a directory of this user's alone (uid ${uid}, mode 0700): remove it, or set XDG_CACHE_HOME`)
-  }
-  return dir
-}
 
 const unpackScript = `
 import { join } from "node:path"

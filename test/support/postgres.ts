@@ -19,6 +19,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
+import { testCacheDir } from "./testCache.js"
 
 /** The one switch: a bin dir holding initdb, pg_ctl and postgres, used instead of npm's binaries. */
 export const binariesSwitch = "CODEX_HARNESS_PG_BIN"
@@ -185,6 +186,61 @@ const reachableBin = (bin: string): Effect.Effect<string, Error, Scope.Scope> =>
       (copy) => Effect.sync(() => fs.rmSync(copy, { recursive: true, force: true }))
     ).pipe(Effect.map((copy) => path.join(copy, path.basename(bin))))
 
+/** how every cluster here is made: the superuser `postgres`, trust on the socket, scram on TCP, no locale, no fsync */
+const initdbArgs = ["-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-locale", "--no-sync"]
+
+/**
+ * A data directory fresh from initdb, made once per PostgreSQL installation and kept in the tests' cache dir: initdb
+ * costs 1-1.5 CPU-s and 2-7 s here, a copy a tenth of that, and a run starts about fifteen servers. Keyed by the
+ * installation's bin dir, its version and initdb's arguments; written whole under another name and renamed into
+ * place, so a server never starts from a half-copied template. Undefined when the cache dir cannot be used.
+ */
+const templatePath = (bin: string, version: string): string | undefined => {
+  try {
+    const key = crypto.createHash("sha256").update(`${bin}\0${version}\0${initdbArgs.join(" ")}`).digest("hex").slice(0, 12)
+    return path.join(testCacheDir(), `pg-data-${key}`)
+  } catch {
+    return undefined
+  }
+}
+
+/** every file and directory under `dir`, and `dir` itself, given to `owner` (a copy made as root for `nobody`) */
+const chownTree = (dir: string, owner: As) => {
+  fs.lchownSync(dir, owner.uid, owner.gid)
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name)
+    if (entry.isDirectory()) chownTree(full, owner)
+    else fs.lchownSync(full, owner.uid, owner.gid)
+  }
+}
+
+/** `data` made from the template when there is one (true), else left to initdb (false, also when the copy failed) */
+const copiedTemplate = (template: string | undefined, data: string, owner: As | undefined): boolean => {
+  if (template === undefined || !fs.existsSync(path.join(template, "PG_VERSION"))) return false
+  try {
+    fs.cpSync(template, data, { recursive: true, verbatimSymlinks: true })
+    if (owner !== undefined) chownTree(data, owner)
+    // the server refuses a data directory others can read
+    fs.chmodSync(data, 0o700)
+    return true
+  } catch {
+    fs.rmSync(data, { recursive: true, force: true })
+    return false
+  }
+}
+
+/** keeps initdb's fresh `data` as the template, unless another server did first; a failure only costs the next initdb */
+const keepAsTemplate = (template: string | undefined, data: string) => {
+  if (template === undefined || fs.existsSync(template)) return
+  const staging = `${template}.${process.pid}.${crypto.randomBytes(4).toString("hex")}`
+  try {
+    fs.cpSync(data, staging, { recursive: true, verbatimSymlinks: true })
+    fs.renameSync(staging, template)
+  } catch {
+    fs.rmSync(staging, { recursive: true, force: true })
+  }
+}
+
 export const startPostgres = (options: PostgresOptions = {}): Effect.Effect<Postgres, Error, Scope.Scope> =>
   Effect.gen(function* () {
     const binaries = yield* findBinaries()
@@ -236,7 +292,11 @@ export const startPostgres = (options: PostgresOptions = {}): Effect.Effect<Post
       }
     }
 
-    yield* server("initdb", ["-D", data, "-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-locale", "--no-sync"], 120_000)
+    const template = templatePath(binaries.bin, version)
+    if (!copiedTemplate(template, data, owner)) {
+      yield* server("initdb", ["-D", data, ...initdbArgs], 120_000)
+      keepAsTemplate(template, data)
+    }
 
     const libDir = path.join(path.dirname(bin), "lib")
     const canTrackStatements = options.statements === true &&
