@@ -16,17 +16,19 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     exclude: ["dist/**", "node_modules/**"],
-    // Integration tests spawn the real app-server and mostly wait on it: six files at a time on two cores. Beside two busy
+    // Integration tests spawn the real app-server and mostly wait on it: five files at a time on two cores. Beside two busy
     // loops of the same shell (`yes > /dev/null &` twice, then `npm test`: the loops share the suite's scheduling group,
     // where the CPU is shared per runnable thread) a run is bound by the suite's share of the CPU, and more files at once
-    // are a larger share: `npm test` 678 s with three workers, 593 s with five, 586 s with six (2026-12-07, one run each).
+    // are a larger share: `npm test` 678 s with three workers, 593 s with five, 586 and 670 s with six (2026-12-07). Each
+    // worker loads the modules its files import (collect: 61 s of the workers' time with three, 141-180 s with six), so
+    // more is not free: five.
     // Files share their worker's modules (`isolate: false`): each file loaded Effect and the harness afresh, 490-540 s
     // of the workers' time in a run (62 s shared; unit and service tests alone 151 s -> 57 s). Vitest 3.2's pool ended
     // such a run with "Terminating worker thread" when it stopped a worker above `minWorkers` at the end (vitest#8564),
     // so the workers are kept (minWorkers = maxWorkers). No test file sets a global another reads: state a file makes
     // lives in its own scope.
-    maxWorkers: fileCpu ? 1 : 6,
-    minWorkers: fileCpu ? 1 : 6,
+    maxWorkers: fileCpu ? 1 : 5,
+    minWorkers: fileCpu ? 1 : 5,
     ...(fileCpu ? { setupFiles: ["test/support/fileCpu.ts"] } : {}),
     isolate: false,
     // the longest files start first, from durations checked in with the tests (test/support/sequencer.ts)

@@ -201,7 +201,7 @@ describe("the Control UI in headless Chromium", () => {
 
       // 10. Interrupt: a turn whose model never answers, stopped from the page once the model has its request
       yield* sendPrompt(page, "take your time")
-      yield* f.model.waitForRequests(5).pipe(Effect.timeout("30 seconds"))
+      yield* f.model.waitForRequests(5).pipe(Effect.timeout("120 seconds"))
       yield* step(() => page.click(`[data-testid="interrupt"]`))
       yield* seen(page, `[data-testid="turn-status"][data-state="interrupted"]`)
       yield* shot(page, "interrupted")
@@ -269,7 +269,7 @@ describe("the Control UI in headless Chromium", () => {
       expect(yield* step(() => page.textContent(steeredLine))).toContain("steered into the running turn")
       yield* shot(page, "01-steered")
       // its effect reaches the model: the turn's next request carries it (the first one did not)
-      const requests = yield* f.model.waitForRequests(2).pipe(Effect.timeout("30 seconds"))
+      const requests = yield* f.model.waitForRequests(2).pipe(Effect.timeout("120 seconds"))
       expect(requests[0]!.body).not.toContain(second)
       expect(requests[1]!.body).toContain(first)
       expect(requests[1]!.body).toContain(second)

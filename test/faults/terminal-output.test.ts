@@ -99,7 +99,7 @@ describe("piped chat ends when it is told to", () => {
     Effect.gen(function* () {
       const f = yield* fixture()
       const chat = yield* startBin(["chat", ...common(f)], { input: "/quit\n" })
-      const exit = yield* chat.exited.pipe(Effect.timeout("15 seconds"), Effect.option)
+      const exit = yield* chat.exited.pipe(Effect.timeout("120 seconds"), Effect.option)
       expect(exit).toMatchObject({ _tag: "Some", value: { code: 0 } })
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }))

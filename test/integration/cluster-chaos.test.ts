@@ -189,7 +189,7 @@ const chaos = (t0: number) =>
       killMachine(runner)
       const killedAt = Date.now() - t0
       slot.client = undefined
-      yield* runner.exited.pipe(Effect.timeout("15 seconds"))
+      yield* runner.exited.pipe(Effect.timeout("120 seconds"))
       if (slot.scope !== undefined) yield* Scope.close(slot.scope, Exit.void)
       yield* start(slot, runner.name, runner.address.split(":")[0]!)
       faults.push(`${seconds(killedAt)} kill -9 of runner ${runner.name} (${runner.address}); back at ${seconds(Date.now() - t0)}`)

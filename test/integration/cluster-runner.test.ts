@@ -72,7 +72,7 @@ describe("a cluster runner over PostgreSQL", () => {
 
         // the runner takes its shards after it has joined: all 300 within a few seconds
         yield* Effect.repeat(Effect.provide(ClusterStatus.status(), db), { until: (r) => r.shardsHeld === 300, schedule: Schedule.spaced("50 millis") }).pipe(
-          Effect.timeout("20 seconds")
+          Effect.timeout("120 seconds")
         )
         const shardsMs = Date.now() - t0
 
@@ -198,7 +198,7 @@ describe("a cluster runner draining", () => {
 
       const turn = yield* Effect.fork(ClusterClient.collect(client.startTurn({ sessionId: "drain-s1", messageId: "d-1", prompt: "take your time" })))
       // the turn is running (its request reached the model) when the runner is told to stop
-      yield* Effect.repeat(f.model.requests, { until: (r) => r.length > 0, schedule: Schedule.spaced("50 millis") }).pipe(Effect.timeout("30 seconds"))
+      yield* Effect.repeat(f.model.requests, { until: (r) => r.length > 0, schedule: Schedule.spaced("50 millis") }).pipe(Effect.timeout("120 seconds"))
       const t0 = Date.now()
       yield* Scope.close(runnerScope, Exit.void)
       const drainMs = Date.now() - t0

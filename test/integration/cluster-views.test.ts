@@ -85,7 +85,7 @@ describe("cluster-wide views", () => {
         const events = yield* Fiber.join(turn)
         expect(events).toContainEqual(expect.objectContaining({ type: "interaction.closed", id, outcome: "answered", by: "a third serve" }))
         expect(events.filter((e) => e.type === "turn.completed")).toEqual([expect.objectContaining({ final_text: "made it" })])
-        const seen = yield* Fiber.join(watching).pipe(Effect.timeout("30 seconds"))
+        const seen = yield* Fiber.join(watching).pipe(Effect.timeout("120 seconds"))
         expect(seen.filter((e) => e.type === "approval.requested").map((e) => (e as { id: string }).id)).toEqual([id])
         expect(seen).toContainEqual(expect.objectContaining({ type: "interaction.closed", id }))
         expect(seen).toContainEqual(expect.objectContaining({ type: "item.completed", item: expect.objectContaining({ kind: "command", exit_code: 0 }) }))

@@ -206,7 +206,7 @@ describe("three runners as processes, one PostgreSQL", () => {
       expect(yield* until("X's app-server", Effect.sync(() => appServerGroups(x).length > 0 ? true : undefined))).toBe(true)
       const t0 = Date.now()
       const groups = killMachine(x)
-      yield* x.exited.pipe(Effect.timeout("10 seconds"))
+      yield* x.exited.pipe(Effect.timeout("120 seconds"))
       yield* until("X's app-servers to be gone", Effect.sync(() => groupsGone(groups) ? true : undefined), 10_000)
 
       // the stream ends, and says how: the dead runner's message is reported, never silently dropped
@@ -302,7 +302,7 @@ describe("three runners as processes, one PostgreSQL", () => {
       expect(ofZ.length).toBeGreaterThan(0)
       const groups = killMachine(z)
       const t0 = Date.now()
-      yield* z.exited.pipe(Effect.timeout("10 seconds"))
+      yield* z.exited.pipe(Effect.timeout("120 seconds"))
       yield* until("Z's app-servers to be gone", Effect.sync(() => groupsGone(groups) ? true : undefined), 10_000)
       // the survivors start app-servers for Z's sessions on this CODEX_HOME at once (Prewarm.ts), which write into it
       // while it is removed: a removal that meets their new files (ENOTEMPTY) is tried again (a newcomer run saw it fail)
@@ -377,7 +377,7 @@ describe("three runners as processes, one PostgreSQL", () => {
       )
       yield* until("the turn's request at the model", requestWith(marker))
       const groups = killMachine(via)
-      yield* via.exited.pipe(Effect.timeout("10 seconds"))
+      yield* via.exited.pipe(Effect.timeout("120 seconds"))
       yield* until("the killed serve's app-servers to be gone", Effect.sync(() => groupsGone(groups) ? true : undefined), 10_000)
       yield* Fiber.join(cut)
 

@@ -204,7 +204,7 @@ describe("a compaction that is the first to load a thread, on the real app-serve
       yield* Effect.addFinalizer(() =>
         serve.child.exitCode !== null || serve.child.signalCode !== null
           ? Effect.void
-          : Effect.sync(() => serve.child.kill("SIGTERM")).pipe(Effect.zipRight(serve.exited), Effect.timeout("20 seconds"), Effect.ignore)
+          : Effect.sync(() => serve.child.kill("SIGTERM")).pipe(Effect.zipRight(serve.exited), Effect.timeout("120 seconds"), Effect.ignore)
       )
       const listening = /codex-harness serve: listening on (\S+) for /
       expect(yield* serve.waitFor(({ stderr }) => listening.test(stderr)), serve.stderr()).toBe(true)
@@ -241,7 +241,7 @@ describe("a compaction that is the first to load a thread, on the real app-serve
 
       expectSameAsControl(compacted, control)
       serve.child.kill("SIGTERM")
-      expect(yield* serve.exited.pipe(Effect.timeout("20 seconds"))).toEqual({ code: 143, signal: null })
+      expect(yield* serve.exited.pipe(Effect.timeout("120 seconds"))).toEqual({ code: 143, signal: null })
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }), 240_000)
 })

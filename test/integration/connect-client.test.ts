@@ -48,7 +48,7 @@ const runIn = (root: string, args: ReadonlyArray<string>, env: Readonly<Record<s
 const stopped = (s: Served) =>
   Effect.gen(function* () {
     s.serve.child.kill("SIGTERM")
-    expect(yield* s.serve.exited.pipe(Effect.timeout("30 seconds"))).toEqual({ code: 143, signal: null })
+    expect(yield* s.serve.exited.pipe(Effect.timeout("120 seconds"))).toEqual({ code: 143, signal: null })
   })
 
 describe("the --connect entry", () => {
@@ -86,9 +86,9 @@ describe("the --connect entry", () => {
         const exited = new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)))
         yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
         // the receipt that the turn runs: the model has its request
-        yield* f.model.waitForRequests(1).pipe(Effect.timeout("30 seconds"))
+        yield* f.model.waitForRequests(1).pipe(Effect.timeout("120 seconds"))
         child.kill(signal)
-        expect(yield* Effect.promise(() => exited).pipe(Effect.timeout("30 seconds"))).toBe(code)
+        expect(yield* Effect.promise(() => exited).pipe(Effect.timeout("120 seconds"))).toBe(code)
         expect(stderr).toBe("interrupted; continue the session with: codex-harness run --session stop-me PROMPT\n")
         // the serve was told: the turn ends interrupted in the session's records
         const file = path.join(f.stateDir, "sessions", "stop-me.jsonl")

@@ -33,7 +33,7 @@ const collect = <T extends ControlWire.StreamTag>(wire: ControlWire.Wire, tag: T
 const stopped = (s: Served) =>
   Effect.gen(function* () {
     s.serve.child.kill("SIGTERM")
-    expect(yield* s.serve.exited.pipe(Effect.timeout("30 seconds"))).toEqual({ code: 143, signal: null })
+    expect(yield* s.serve.exited.pipe(Effect.timeout("120 seconds"))).toEqual({ code: 143, signal: null })
   })
 
 describe("ControlWire on a real serve", () => {

@@ -36,7 +36,7 @@ const recorder = Effect.gen(function* () {
       if (events.some(check)) return
       const done = yield* Deferred.make<void>()
       waiters.push({ check, done })
-      yield* Deferred.await(done).pipe(Effect.timeout("15 seconds"))
+      yield* Deferred.await(done).pipe(Effect.timeout("120 seconds"))
     })
   return { events, observe, waitFor }
 })

@@ -179,7 +179,7 @@ describe("the openai/form MCP extension on the real app-server", () => {
       expect(jsonLines(log)).toEqual([{ tool: "ask_openai_form", answer: { error: { code: -32601, message: "openai/form" } } }])
       // closing stdin is the app-server's shutdown signal; its exit is the receipt
       child.stdin.end()
-      yield* Deferred.await(exited).pipe(Effect.timeout("10 seconds"), Effect.orDie)
+      yield* Deferred.await(exited).pipe(Effect.timeout("120 seconds"), Effect.orDie)
       expect(yield* leftBehind(codexHome)).toEqual([])
       expect(yield* leftBehind(work)).toEqual([])
     }))

@@ -38,7 +38,7 @@ const halfSentFrame = (s: Served, declared: number, sent: number) =>
         socket.write(Buffer.concat([header, Buffer.alloc(sent, 0x20)]))
         resume(Effect.succeed(socket))
       })
-    }).pipe(Effect.timeout("10 seconds")),
+    }).pipe(Effect.timeout("120 seconds")),
     (socket) => Effect.sync(() => socket.destroy())
   )
 

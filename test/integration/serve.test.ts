@@ -47,7 +47,7 @@ describe("codex-harness serve", () => {
       )
       const turn = yield* a.StartTurn({ prompt: "make x.txt", approvals: "ask" }).pipe(Stream.runCollect, Effect.timeout("50 seconds"), Effect.fork)
 
-      const asked = yield* Deferred.await(requested).pipe(Effect.timeout("30 seconds"))
+      const asked = yield* Deferred.await(requested).pipe(Effect.timeout("120 seconds"))
       expect(asked).toMatchObject({ kind: "command", session_id: expect.any(String) })
       expect(asked.subject).toContain("touch x.txt")
       expect(asked.detail).toContain(f.workDir)
@@ -92,7 +92,7 @@ describe("codex-harness serve", () => {
 
       // stopped idle: at once, and nothing of it is left
       s.serve.child.kill("SIGTERM")
-      expect(yield* s.serve.exited.pipe(Effect.timeout("20 seconds"))).toEqual({ code: 143, signal: null })
+      expect(yield* s.serve.exited.pipe(Effect.timeout("120 seconds"))).toEqual({ code: 143, signal: null })
       expect(s.serve.stderr()).toContain("codex-harness serve: stopping\n")
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }))
@@ -117,7 +117,7 @@ describe("codex-harness serve", () => {
 
       // over WebSocket: the right token works, a wrong one fails the call
       expect((yield* (yield* client(s.url, s.token)).Health()).pid).toBe(s.serve.child.pid)
-      const refused = yield* (yield* client(s.url, wrong)).Health().pipe(Effect.flip, Effect.timeout("20 seconds"))
+      const refused = yield* (yield* client(s.url, wrong)).Health().pipe(Effect.flip, Effect.timeout("120 seconds"))
       expect(refused._tag).toBe("RpcClientError")
       const bare = yield* request(s.port, { method: "GET", headers: upgradeHeaders(s.port, { "sec-websocket-protocol": ControlClient.protocol }) })
       expect(bare.status).toBe(401)
@@ -163,11 +163,11 @@ describe("codex-harness serve", () => {
         Effect.fork
       )
       // the receipt that the turn runs: the model has its request (and holds it)
-      yield* f.model.waitForRequests(1).pipe(Effect.timeout("30 seconds"))
+      yield* f.model.waitForRequests(1).pipe(Effect.timeout("120 seconds"))
       expect((yield* a.Health()).active_turns).toEqual([{ session_id: "stopped-1", turn_id: expect.any(String) }])
       const t0 = Date.now()
       s.serve.child.kill("SIGTERM")
-      const exit = yield* s.serve.exited.pipe(Effect.timeout("30 seconds"))
+      const exit = yield* s.serve.exited.pipe(Effect.timeout("120 seconds"))
       const stoppedIn = Date.now() - t0
       expect(exit).toEqual({ code: 143, signal: null })
       // the grace was given, and the bound kept
@@ -216,7 +216,7 @@ describe("codex-harness serve", () => {
       expect(yield* firstChunk.pipe(Effect.timeout("60 seconds"))).toContain('"session.selected"')
       // the receipts that everything was published (B read it all) and that the turn itself is over (its end is in the
       // session's file, written last): A's stream is full, and the turn did not wait for it
-      yield* Deferred.await(completed).pipe(Effect.timeout("30 seconds"))
+      yield* Deferred.await(completed).pipe(Effect.timeout("120 seconds"))
       const turnEnded = Effect.sync(() => {
         const file = path.join(f.stateDir, "sessions", "slow-1.jsonl")
         return fs.existsSync(file) && parseLines(fs.readFileSync(file, "utf8")).records.some((r) => r._tag === "turn")
@@ -230,7 +230,7 @@ describe("codex-harness serve", () => {
         Effect.either
       )
       expect(released._tag, "the session stayed busy").toBe("Right")
-      const next = yield* b.StartTurn({ session: "slow-1", prompt: "again" }).pipe(Stream.runCollect, Effect.timeout("30 seconds"))
+      const next = yield* b.StartTurn({ session: "slow-1", prompt: "again" }).pipe(Stream.runCollect, Effect.timeout("120 seconds"))
       expect([...next]).toContainEqual(expect.objectContaining({ type: "message.accepted", disposition: "start" }))
       expect([...next]).toContainEqual(expect.objectContaining({ type: "turn.completed", final_text: "the next turn" }))
       a.terminate()
@@ -247,12 +247,12 @@ describe("codex-harness serve", () => {
         Stream.runForEach((e) => Effect.sync(() => events.push(e))),
         Effect.fork
       )
-      yield* f.model.waitForRequests(1).pipe(Effect.timeout("30 seconds"))
+      yield* f.model.waitForRequests(1).pipe(Effect.timeout("120 seconds"))
       // B: another process, the same session, through the serve
       const b = yield* runBin(["run", "--state-dir", f.stateDir, "--session", "steered-1", "actually, keep it short"])
       expect(b, b.stderr).toMatchObject({ code: 0, stdout: "answer with the steer\n" })
       expect(b.stderr).toContain("(a turn is running in this session: steering into it)")
-      yield* Fiber.join(first).pipe(Effect.timeout("30 seconds"))
+      yield* Fiber.join(first).pipe(Effect.timeout("120 seconds"))
       expect(events.find((e) => e.type === "message.accepted")).toMatchObject({ disposition: "start" })
       expect(events.filter((e) => e.type === "turn.completed")).toEqual([expect.objectContaining({ final_text: "answer with the steer" })])
       const requests = yield* f.model.requests

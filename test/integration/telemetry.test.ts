@@ -74,7 +74,7 @@ const collector = (answer = true) =>
     const waitFor = (check: () => boolean) =>
       Effect.gen(function* () {
         while (!check()) yield* Queue.take(changes)
-      }).pipe(Effect.timeout("20 seconds"))
+      }).pipe(Effect.timeout("120 seconds"))
     const port = (server.address() as AddressInfo).port
     return {
       endpoint: `http://127.0.0.1:${port}/v1/traces`,
@@ -286,7 +286,7 @@ describe("serve --otlp", () => {
         return wanted.every((name) => names.has(name))
       })
       s.serve.child.kill("SIGTERM")
-      expect(yield* s.serve.exited.pipe(Effect.timeout("30 seconds"))).toEqual({ code: 143, signal: null })
+      expect(yield* s.serve.exited.pipe(Effect.timeout("120 seconds"))).toEqual({ code: 143, signal: null })
       expect(yield* leftBehind(f.stateDir)).toEqual([])
     }))
 
@@ -299,7 +299,7 @@ describe("serve --otlp", () => {
       const events = yield* a.StartTurn({ session: "otlp-exit", prompt: "hi" }).pipe(Stream.runCollect)
       expect([...events].find((e) => e.type === "turn.completed")).toMatchObject({ final_text: "served" })
       s.serve.child.kill("SIGTERM")
-      const exit = yield* s.serve.exited.pipe(Effect.timeout("30 seconds"))
+      const exit = yield* s.serve.exited.pipe(Effect.timeout("120 seconds"))
       expect(exit).toEqual({ code: 143, signal: null })
       const dropped = s.serve.stderr().split("\n").filter((line) => line.includes("dropped"))
       expect(dropped).toHaveLength(1)
