@@ -21,7 +21,7 @@ export default defineConfig({
     // where the CPU is shared per runnable thread) a run is bound by the suite's share of the CPU, and more files at once
     // are a larger share: `npm test` 678 s with three workers, 593 s with five, 586 and 670 s with six (2026-12-07). Each
     // worker loads the modules its files import (collect: 61 s of the workers' time with three, 141-180 s with six), so
-    // more is not free: five.
+    // more is not free: five (then 602 s as root, and vitest 596 s as an unprivileged user, 927/0 each).
     // Files share their worker's modules (`isolate: false`): each file loaded Effect and the harness afresh, 490-540 s
     // of the workers' time in a run (62 s shared; unit and service tests alone 151 s -> 57 s). Vitest 3.2's pool ended
     // such a run with "Terminating worker thread" when it stopped a worker above `minWorkers` at the end (vitest#8564),
