@@ -74,9 +74,15 @@ const elicitOnce = (sessionId: string, body: Record<string, unknown>) =>
 
 const resultOf = (reply: ClientReply | undefined) => (reply?._tag === "Result" ? reply.result : reply)
 
+/**
+ * Re-checks after each scheduler turn (these tests run on the TestClock, so not a sleep), for at most 60 s of real
+ * time: a count of turns (10,000) was once too few on a loaded machine, where what the probe waits on (the mock's
+ * requests, the port's calls) took longer in real time than that many turns.
+ */
 const waitUntil = (probe: () => boolean) =>
   Effect.gen(function* () {
-    for (let i = 0; i < 10_000 && !probe(); i++) yield* Effect.yieldNow()
+    const bound = Date.now() + 60_000
+    while (!probe() && Date.now() < bound) yield* Effect.yieldNow()
     if (!probe()) return yield* Effect.dieMessage("condition never held")
   })
 
