@@ -22,6 +22,7 @@ import { type LifecycleEvent, PluginHooks } from "../../src/ports/PluginHooks.js
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { sessionState } from "../../src/session/SessionState.js"
 import { type Handler, MockAppServer, type MockPeer } from "../../src/testing/MockAppServer.js"
+import { untilHolds } from "../support/untilHolds.js"
 
 const layerWith = (options: CompactionLayerOptions = {}, test: Test.TestLayerOptions = {}) =>
   compactionLayer(options).pipe(Layer.provideMerge(Test.layer(test)))
@@ -31,16 +32,7 @@ const recordsOf = (sessionId: string) =>
 const compactionStatuses = (sessionId: string) =>
   Effect.map(recordsOf(sessionId), (records) => records.flatMap((r) => (r._tag === "compaction" ? [r.status] : [])))
 
-/** Retries a check between scheduler yields (never the TestClock): for states reached by other fibers' ordinary work;
- * at most 60 s of real time (a count of yields was once too few on a loaded machine, in questions.test.ts) */
-const eventually = <E, R>(check: Effect.Effect<boolean, E, R>, what: string) =>
-  Effect.gen(function* () {
-    for (const bound = Date.now() + 60_000; Date.now() < bound;) {
-      if (yield* check) return
-      yield* Effect.yieldNow()
-    }
-    return yield* Effect.dieMessage(`never happened: ${what}`)
-  })
+const eventually = <E, R>(check: Effect.Effect<boolean, E, R>, what: string) => untilHolds(check, `never happened: ${what}`)
 
 /** the prompt of a turn is mirrored before the turn passes the fence */
 const promptMirrored = (sessionId: string, text: string) =>

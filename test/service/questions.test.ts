@@ -8,6 +8,7 @@ import { CodexHarness } from "../../src/harness/CodexHarness.js"
 import { type QuestionPrompt, type QuestionReply, Questions as QuestionsPort } from "../../src/ports/Questions.js"
 import { type ClientReply, duringTurn, type Handler, MockAppServer } from "../../src/testing/MockAppServer.js"
 import { SessionWork } from "../../src/harness/SessionWork.js"
+import { untilHolds } from "../support/untilHolds.js"
 
 /** A port recording what it showed, what was withdrawn and what it was told; it answers with `answer`. */
 const recordingPort = (answer: (prompt: QuestionPrompt) => Effect.Effect<QuestionReply> = () => Effect.never) => {
@@ -74,17 +75,7 @@ const elicitOnce = (sessionId: string, body: Record<string, unknown>) =>
 
 const resultOf = (reply: ClientReply | undefined) => (reply?._tag === "Result" ? reply.result : reply)
 
-/**
- * Re-checks after each scheduler turn (these tests run on the TestClock, so not a sleep), for at most 60 s of real
- * time: a count of turns (10,000) was once too few on a loaded machine, where what the probe waits on (the mock's
- * requests, the port's calls) took longer in real time than that many turns.
- */
-const waitUntil = (probe: () => boolean) =>
-  Effect.gen(function* () {
-    const bound = Date.now() + 60_000
-    while (!probe() && Date.now() < bound) yield* Effect.yieldNow()
-    if (!probe()) return yield* Effect.dieMessage("condition never held")
-  })
+const waitUntil = (probe: () => boolean) => untilHolds(Effect.sync(probe))
 
 describe("questions extension", () => {
   it.scoped("[S31] an unknown extended field type in openai/form: a visible operator message and an explicit decline, nobody asked", () => {

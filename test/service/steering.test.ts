@@ -9,6 +9,7 @@ import * as Test from "../../layers/internal/Test.js"
 import { type ClientRequest, type Handler, MockAppServer, type MockPeer, type MockScript } from "../../src/testing/MockAppServer.js"
 import { SessionStore } from "../../src/session/SessionStore.js"
 import { QueueFull, SessionWork, type SessionWorkOptions, layer as steeringLayer } from "../../src/harness/SessionWork.js"
+import { untilHolds } from "../support/untilHolds.js"
 
 const layer = (script: MockScript = {}, options: SessionWorkOptions = {}) =>
   steeringLayer(options).pipe(Layer.provideMerge(Test.layer({ script: { turns: "hang", ...script } })))
@@ -59,17 +60,7 @@ const nthTurn = (n: number) =>
 /** lets forked fibers run while the TestClock stands still */
 const settle = Effect.forEach(Array.from({ length: 50 }), () => Effect.yieldNow(), { discard: true })
 
-/** re-checks after each scheduler turn (the TestClock's tests: not a sleep) for at most 60 s of real time; fails the
- * test when it never holds (a count of turns was too few on a loaded machine in questions.test.ts) */
-const waitUntil = <R>(check: Effect.Effect<boolean, never, R>) =>
-  Effect.gen(function* () {
-    const bound = Date.now() + 60_000
-    while (Date.now() < bound) {
-      if (yield* check) return
-      yield* Effect.yieldNow()
-    }
-    return yield* Effect.dieMessage("condition never held")
-  })
+const waitUntil = <R>(check: Effect.Effect<boolean, never, R>) => untilHolds(check)
 
 const queuedTexts = (sessionId: string) =>
   Effect.flatMap(SessionWork, (q) => q.status(sessionId)).pipe(Effect.map((s) => s.queued.map((m) => m.text)))
